@@ -1,0 +1,43 @@
+# pathprof developer tasks. `make demo` and `make test` set up everything themselves.
+
+SHELL := /bin/bash
+PYTHONS := $(shell scripts/find-pythons)
+BASE_PYTHON := $(firstword $(PYTHONS) python3)
+VENV := .venv
+PIP_FLAGS := --quiet --disable-pip-version-check
+
+.PHONY: demo test test-all lint bench clean
+
+# One virtual environment per interpreter: .venv (baseline), .venv-3.12, .venv-3.13.
+$(VENV)/.installed: pyproject.toml
+	$(BASE_PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install $(PIP_FLAGS) -e '.[test]'
+	touch $@
+
+.venv-%/.installed: pyproject.toml
+	$(filter %python$*,$(PYTHONS)) -m venv .venv-$*
+	.venv-$*/bin/pip install $(PIP_FLAGS) -e '.[test]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(VENV)/bin/pathprof plan examples/ball_larus_figure2.json
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check src tests benchmarks
+
+# The whole suite on the baseline Python, then on every other supported Python found.
+test: lint
+	$(VENV)/bin/python -m pytest
+	@for py in $(wordlist 2,9,$(PYTHONS)); do \
+	  minor=$$($$py -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")'); \
+	  $(MAKE) --no-print-directory .venv-$$minor/.installed || exit 1; \
+	  echo "== Python $$minor =="; \
+	  .venv-$$minor/bin/python -m pytest -q || exit 1; \
+	done
+
+bench: $(VENV)/.installed
+	$(VENV)/bin/python benchmarks/graph_algorithms.py
+	$(VENV)/bin/python benchmarks/counter_kind.py
+
+clean:
+	rm -rf $(VENV) .venv-3.* .pytest_cache .hypothesis build src/*.egg-info

@@ -1,0 +1,7 @@
+"""``python -m pathprof``."""
+
+import sys
+
+from pathprof.cli import main
+
+sys.exit(main())

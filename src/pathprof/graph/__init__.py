@@ -1,0 +1,73 @@
+"""Language-independent graph algorithms of path profiling: pure functions over :class:`Cfg`.
+
+Nothing here imports ``ast`` or knows about Python source; the Python front end
+(:mod:`pathprof.python`) builds a :class:`Cfg` and consumes the plans made here.
+"""
+
+from pathprof.graph.cfg import Cfg, Dag, DagEdge, EdgeKind, find_backedges, loop_depths, to_dag
+from pathprof.graph.counters import ARRAY_THRESHOLD, CounterKind, counter_kind
+from pathprof.graph.edges import EdgeCounterPlan, plan_edge_counters, recover_edge_counts
+from pathprof.graph.numbering import (
+    AcyclicPath,
+    Numbering,
+    PathEnd,
+    PathStart,
+    iter_paths,
+    number_paths,
+    path_number,
+    regenerate,
+    regenerate_prefix,
+)
+from pathprof.graph.placement import (
+    Counted,
+    Cut,
+    Placement,
+    Probe,
+    ProbeOp,
+    ProbePlan,
+    Restart,
+    event_increments,
+    maximum_spanning_tree,
+    naive_plan,
+    place,
+    plan_probes,
+    static_weights,
+)
+
+__all__ = [
+    "ARRAY_THRESHOLD",
+    "AcyclicPath",
+    "Cfg",
+    "Counted",
+    "CounterKind",
+    "Cut",
+    "Dag",
+    "DagEdge",
+    "EdgeCounterPlan",
+    "EdgeKind",
+    "Numbering",
+    "PathEnd",
+    "PathStart",
+    "Placement",
+    "Probe",
+    "ProbeOp",
+    "ProbePlan",
+    "Restart",
+    "counter_kind",
+    "event_increments",
+    "find_backedges",
+    "iter_paths",
+    "loop_depths",
+    "maximum_spanning_tree",
+    "naive_plan",
+    "number_paths",
+    "path_number",
+    "place",
+    "plan_edge_counters",
+    "plan_probes",
+    "recover_edge_counts",
+    "regenerate",
+    "regenerate_prefix",
+    "static_weights",
+    "to_dag",
+]

@@ -1,0 +1,1 @@
+"""Renderers: each takes plain data and returns something to print or write."""

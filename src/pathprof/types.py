@@ -1,0 +1,14 @@
+"""Type aliases that say what an ``int`` means in pathprof's signatures."""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+#: A basic block of a control-flow graph, numbered from 0.
+BlockId: TypeAlias = int
+#: An edge of a :class:`~pathprof.graph.cfg.Cfg`, numbered from 0 in the order given.
+EdgeId: TypeAlias = int
+#: An edge of a :class:`~pathprof.graph.cfg.Dag` (CFG edges minus backedges, plus dummies).
+DagEdgeId: TypeAlias = int
+#: A Ball-Larus path number: the sum of edge values along an acyclic path.
+PathId: TypeAlias = int
