@@ -1,0 +1,202 @@
+"""Which block of an instrumented function an instruction belongs to.
+
+Used by :mod:`pathprof.runtime` when an exception cuts a path (the traceback tells
+which instruction raised), and by the test suite's instruction-trace oracle.
+Standard library only.
+
+An instruction's source position usually falls inside exactly one piece of one
+block. The exceptions are the parts of ``for`` and ``with`` statements that CPython
+locates at the whole statement (3.11, 3.12) or at the iterable / context manager
+(3.13): there the opcode decides -- ``GET_ITER`` belongs to the block before the
+loop, ``FOR_ITER`` to the loop's header, ``BEFORE_WITH`` to the block that enters
+the ``with``, and the ``__exit__`` call after it to the block that leaves: the
+``return``/``break``/``continue`` whose code precedes it, or else the block after the
+``with``.
+"""
+
+from __future__ import annotations
+
+import opcode
+from types import CodeType
+from typing import Any
+
+__all__ = ["BlockMap"]
+
+Span = tuple[int, int, int, int]
+
+#: Line of code inserted by pathprof in test builds (instrument.PROBE_MARK_LINE).
+_PROBE_MARK_LINE = (1 << 30) - 1
+
+_ITER_OPS = {"GET_ITER", "GET_AITER"}
+_ENTER_OPS = {"BEFORE_WITH", "BEFORE_ASYNC_WITH"}
+
+
+def _contains(outer: Span, inner: Span) -> bool:
+    return (outer[0], outer[1]) <= (inner[0], inner[1]) and (inner[2], inner[3]) <= (
+        outer[2], outer[3])
+
+
+def _size(span: Span) -> tuple[int, int]:
+    return (span[2] - span[0], (span[3] - span[1]) if span[2] == span[0] else span[3])
+
+
+class BlockMap:
+    """Maps instruction offsets of one function's code object to its blocks."""
+
+    def __init__(self, function_meta: dict[str, Any], code: CodeType) -> None:
+        pieces = []
+        for block_id, block in enumerate(function_meta["blocks"]):
+            for line, col, end_line, end_col, role, flags in block["pieces"]:
+                if role == "with-exit":
+                    continue  # located by the with rules below
+                span = (line, col, end_line, end_col)
+                pieces.append((span, block_id, role, flags))
+        pieces.sort(key=lambda p: _size(p[0]))
+        self.pieces = pieces
+        self.compounds = function_meta["compounds"]
+        self.code = code
+        self.positions = list(code.co_positions())
+        self.ops = code.co_code
+        self._enter_offsets: dict[int, list[tuple[Span, int]]] = {}
+        self._cache: dict[tuple[str, int], int | None] = {}
+
+    # -- helpers ------------------------------------------------------------
+
+    def opname(self, offset: int) -> str:
+        return opcode.opname[self.ops[offset]]
+
+    def position(self, offset: int) -> Span | None:
+        line, end_line, col, end_col = self.positions[offset // 2]
+        if line is None or line < 0 or line == _PROBE_MARK_LINE:
+            return None
+        return (line, col if col is not None else 0, end_line if end_line is not None else line,
+                end_col if end_col is not None else 1 << 30)
+
+    def piece_at(self, span: Span) -> tuple[Span, int, str, str] | None:
+        for piece in self.pieces:
+            if _contains(piece[0], span):
+                return piece
+        return None
+
+    def _compound_at(self, span: Span, kind: str) -> dict[str, Any] | None:
+        """Innermost compound of ``kind`` whose whole span contains ``span``."""
+        candidates = [c for c in self.compounds
+                      if c["kind"] == kind and _contains(tuple(c["span"]), span)]
+        return min(candidates, key=lambda c: _size(tuple(c["span"])), default=None)
+
+    # -- the mapping ----------------------------------------------------------
+
+    def locate(self, offset: int) -> tuple[int, bool] | None:
+        """``(block, is_raise_statement)`` for the instruction at ``offset``, or None."""
+        while self.opname(offset) == "EXTENDED_ARG" and offset + 2 < len(self.ops):
+            offset += 2  # a prefix of the next instruction: the two execute as one
+        span = self.position(offset)
+        if span is None:
+            # An instruction pathprof inserted (no location): it runs on the edge
+            # out of the code before it.
+            for back in range(offset - 2, -1, -2):
+                span = self.position(back)
+                if span is not None:
+                    offset = back
+                    break
+            else:
+                return None
+        op = self.opname(offset)
+        if op in _ITER_OPS:
+            loop = self._compound_at(span, "for")
+            if loop is not None:
+                return loop["for-iter"], False
+        if op in _ENTER_OPS:
+            with_ = self._compound_at(span, "with")
+            if with_ is not None:
+                return with_["with-enter"], False
+        at_with = self._with_code(offset, span)
+        if at_with is not None:
+            return self._with_side(offset, at_with), False
+        loop = self._loop_step(offset, span, op)
+        if loop is not None:
+            return loop["for-next"], False
+        piece = self.piece_at(span)
+        if piece is None:
+            return None
+        _span, block, _role, flags = piece
+        return block, (op == "RAISE_VARARGS" and flags == "raise")
+
+    def _loop_step(self, offset: int, span: Span, op: str) -> dict[str, Any] | None:
+        """The for loop whose step (next item, exhaustion) this instruction is: it is
+        located at the loop (3.11, 3.12) or at its iterable (3.13), after the loop's
+        GET_ITER (before it, that location is the iterable's own code)."""
+        for compound in self.compounds:
+            if compound["kind"] != "for":
+                continue
+            if tuple(compound["span"]) != span and tuple(compound.get("iter", ())) != span:
+                continue
+            start = self._iter_offset(compound)
+            if start is not None and offset > start:
+                return compound
+        return None
+
+    def _iter_offset(self, compound: dict[str, Any]) -> int | None:
+        key = ("iter", id(compound))
+        if key not in self._cache:
+            whole = tuple(compound["span"])
+            iter_span = tuple(compound.get("iter", ()))
+            found = None
+            for offset in range(0, len(self.ops), 2):
+                if self.opname(offset) in _ITER_OPS and self.position(offset) in (whole,
+                                                                                 iter_span):
+                    found = offset
+                    break
+            self._cache[key] = found
+        return self._cache[key]
+
+    def _with_code(self, offset: int, span: Span) -> dict[str, Any] | None:
+        """The with statement this instruction is bookkeeping of (located at the
+        statement itself, after one of its ``__enter__`` instructions)."""
+        for compound in self.compounds:
+            if compound["kind"] != "with":
+                continue
+            if tuple(compound["span"]) == span:
+                return compound  # 3.11, 3.12: located at the whole statement
+            for item_span, enter_offset in self._enters(compound):
+                if item_span == span and offset > enter_offset:
+                    return compound  # 3.13: located at the item, after its __enter__
+        return None
+
+    def _enters(self, compound: dict[str, Any]) -> list[tuple[Span, int]]:
+        """(span, offset) of the BEFORE_WITH instructions of one with statement."""
+        key = id(compound)
+        if key not in self._enter_offsets:
+            whole = tuple(compound["span"])
+            header = tuple(compound["header"])
+            found = []
+            for offset in range(0, len(self.ops), 2):
+                if self.opname(offset) in _ENTER_OPS:
+                    span = self.position(offset)
+                    if span is not None and (span == whole or _contains(header, span)):
+                        found.append((span, offset))
+            self._enter_offsets[key] = found
+        return self._enter_offsets[key]
+
+    def _with_side(self, offset: int, compound: dict[str, Any]) -> int:
+        """Bookkeeping of a with statement belongs to the block that enters it (what
+        follows ``__enter__``, before the body) or to the block that leaves it: the
+        ``return``/``break``/``continue`` whose code comes just before the ``__exit__``
+        call, or else the block after the with."""
+        whole = tuple(compound["span"])
+        enters = {o for _span, o in self._enters(compound)}
+        for back in range(offset - 2, -1, -2):
+            if back in enters:
+                return compound["with-enter"]
+            span = self.position(back)
+            if span is None or span == whole:
+                continue
+            if any(span == item for item, _o in self._enters(compound)):
+                continue
+            piece = self.piece_at(span)
+            if piece is None or not _contains(whole, piece[0]) or piece[2] == "with-enter":
+                continue
+            if piece[3] == "leave":
+                return piece[1]
+            break
+        return compound["with-exit"]

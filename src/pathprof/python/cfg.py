@@ -1,0 +1,713 @@
+"""Python source to control-flow graphs: one :class:`FunctionCfg` per function.
+
+What a block and a path are in Python is the contract of DESIGN §4: blocks are runs
+of statements; decisions are ``if``/``elif``/``while`` tests, the ``for`` step, ``match``
+cases and guards, ``try`` dispatch, ``with`` exits, and the statements that leave a
+block (``return``, ``raise``, ``break``, ``continue``). Expressions (``and``/``or``,
+conditional expressions, comprehensions, lambdas) do not split blocks.
+
+Every CFG edge records its *site*: where code for that edge can go in the AST, or
+that it has none (then it must stay uninstrumented, a tree edge). Blocks where a
+path restarts after an exception (``except`` bodies, the code after a ``with`` whose
+``__exit__`` may swallow an exception, a ``finally`` entered by an exception, the code
+after an ``except*`` try) are the CFG's restart blocks.
+
+This module knows nothing of probes; :mod:`pathprof.python.instrument` turns the
+sites into code.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from pathprof.graph.cfg import Cfg
+from pathprof.types import BlockId
+
+__all__ = [
+    "Block",
+    "Edge",
+    "FinallyInfo",
+    "FunctionCfg",
+    "Piece",
+    "Role",
+    "Site",
+    "SiteKind",
+    "build_cfg",
+    "iter_functions",
+]
+
+
+class Role(enum.Enum):
+    """What part of a statement a piece of a block is (used to map instructions)."""
+
+    STMT = "stmt"  #: a whole simple statement
+    TEST = "test"  #: the test of an ``if``, ``elif`` or ``while``
+    FOR_ITER = "for-iter"  #: the iterable of a ``for`` (evaluated once, before the loop)
+    FOR_NEXT = "for-next"  #: the step of a ``for``: next item, bound to the target
+    WITH_ENTER = "with-enter"  #: the context managers of a ``with`` and their ``__enter__``
+    WITH_EXIT = "with-exit"  #: the ``__exit__`` calls of a ``with`` on fall-through
+    SUBJECT = "subject"  #: the subject of a ``match``
+    PATTERN = "pattern"  #: one ``case`` pattern
+    GUARD = "guard"  #: one ``case`` guard
+
+
+@dataclass
+class Piece:
+    """One statement, or one part of a compound statement, inside a block."""
+
+    node: ast.AST
+    role: Role
+    #: for FOR_ITER/FOR_NEXT/WITH_*: the compound statement the piece belongs to
+    owner: ast.AST | None = None
+
+    def span(self) -> tuple[int, int, int, int]:
+        """``(line, col, end_line, end_col)`` of the source this piece stands for.
+
+        A ``with`` piece stands for the header only (up to the last context
+        manager), not for the body the statement node spans."""
+        node = self.node
+        if self.role in (Role.WITH_ENTER, Role.WITH_EXIT):
+            assert isinstance(node, ast.With | ast.AsyncWith)
+            last = node.items[-1]
+            tail = last.optional_vars or last.context_expr
+            return (node.lineno, node.col_offset, tail.end_lineno or node.lineno,
+                    tail.end_col_offset or 0)
+        decorators = getattr(node, "decorator_list", None)
+        if decorators:  # a def or class statement starts with its decorators
+            first = decorators[0]
+            return (first.lineno, first.col_offset, node.end_lineno or node.lineno,  # type: ignore[attr-defined]
+                    node.end_col_offset or 0)  # type: ignore[attr-defined]
+        return (node.lineno, node.col_offset,  # type: ignore[attr-defined]
+                node.end_lineno or node.lineno,  # type: ignore[attr-defined]
+                node.end_col_offset or 0)  # type: ignore[attr-defined]
+
+
+@dataclass
+class Block:
+    id: BlockId
+    kind: str
+    pieces: list[Piece] = field(default_factory=list)
+    #: a short description for blocks without source (entry, exit, synthetic joins)
+    label: str = ""
+
+    def lines(self) -> tuple[int, int] | None:
+        """First and last source line of the block's pieces, or None if it has none."""
+        spans = [p.span() for p in self.pieces]
+        if not spans:
+            return None
+        return min(s[0] for s in spans), max(s[2] for s in spans)
+
+
+class SiteKind(enum.Enum):
+    INSERT = "insert"  #: before ``stmts[index]`` (``index == len(stmts)``: at the end)
+    GUARD = "guard"  #: inside a ``case`` guard, before the guard is evaluated
+    DISPATCH = "dispatch"  #: at the end of a ``finally``, for one continuation
+    NONE = "none"  #: nowhere: the edge must stay uninstrumented
+
+
+@dataclass(frozen=True, eq=False)
+class Site:
+    """Where code for an edge goes."""
+
+    kind: SiteKind
+    stmts: list[ast.stmt] | None = None
+    index: int = 0
+    node: ast.AST | None = None  # match_case (GUARD) or Try (DISPATCH)
+    route: int = 0  # DISPATCH: the continuation code
+
+
+NO_SITE = Site(SiteKind.NONE)
+
+# Continuation codes of a ``finally`` (stored in its route flag).
+ROUTE_FALL, ROUTE_RETURN, ROUTE_BREAK, ROUTE_CONTINUE, ROUTE_RAISE = 0, 1, 2, 3, -1
+
+
+@dataclass
+class Edge:
+    src: BlockId
+    dst: BlockId
+    label: str
+    site: Site
+
+
+@dataclass
+class FinallyInfo:
+    """A ``try`` statement with a ``finally`` clause."""
+
+    index: int  # numbers the route flag ``_@pp_k<index>``
+    node: ast.Try | ast.TryStar
+    start: BlockId  # first block of the finally (a restart block)
+    exit: BlockId = -1  # block at whose end the continuation is dispatched
+    #: continuation code -> (target block, label); filled as leaving statements are seen
+    continuations: dict[int, tuple[BlockId, str]] = field(default_factory=dict)
+
+
+@dataclass
+class RouteFlag:
+    """``_@pp_k<finally> = code`` before a leaving statement ``stmts[index]``."""
+
+    stmts: list[ast.stmt]
+    index: int
+    finally_index: int
+    code: int
+
+
+@dataclass
+class Restart:
+    """A restart block and what enters it."""
+
+    block: BlockId
+    kind: str  # "handler", "with", "finally", "except*"
+    node: ast.AST  # the ExceptHandler, With, or Try node
+
+
+@dataclass
+class FunctionCfg:
+    """The CFG of one function, with what the instrumenter needs to find its sites."""
+
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    qualname: str
+    blocks: list[Block]
+    edges: list[Edge]
+    entry: BlockId
+    exit: BlockId
+    restarts: list[Restart]
+    finallies: list[FinallyInfo]
+    route_flags: list[RouteFlag]
+    #: bare ``raise`` statements: (statement list, index, block)
+    bare_raises: list[tuple[list[ast.stmt], int, BlockId]]
+    #: ``except*`` handlers whose end records the path: (handler, block at its end)
+    star_handler_ends: list[tuple[ast.ExceptHandler, BlockId]]
+    #: where the function body starts (after the docstring)
+    body_start: int
+
+    def to_graph(self) -> Cfg:
+        return Cfg(
+            len(self.blocks),
+            self.entry,
+            self.exit,
+            [(e.src, e.dst) for e in self.edges],
+            [r.block for r in self.restarts],
+        )
+
+    def out_edges(self, block: BlockId) -> list[int]:
+        return [i for i, e in enumerate(self.edges) if e.src == block]
+
+
+# ---------------------------------------------------------------------------
+# The builder
+
+
+@dataclass
+class _Pending:
+    """An edge whose target is not known yet: control leaves ``src`` here."""
+
+    src: BlockId
+    label: str
+    site: Site
+
+
+@dataclass
+class _Loop:
+    header: BlockId
+    breaks: list[_Pending]
+
+
+@dataclass
+class _With:
+    node: ast.With | ast.AsyncWith
+
+
+@dataclass
+class _Finally:
+    info: FinallyInfo
+
+
+_Context = _Loop | _With | _Finally
+
+_CONSTANT_TRUE = (True, 1)
+
+
+def _is_constant_true(test: ast.expr) -> bool:
+    return isinstance(test, ast.Constant) and test.value in _CONSTANT_TRUE and bool(test.value)
+
+
+def _is_irrefutable(pattern: ast.pattern) -> bool:
+    if isinstance(pattern, ast.MatchAs):
+        return pattern.pattern is None or _is_irrefutable(pattern.pattern)
+    if isinstance(pattern, ast.MatchOr):
+        return any(_is_irrefutable(p) for p in pattern.patterns)
+    return False
+
+
+class _Builder:
+    """Walks one function's statements, keeping the edges that leave the code so far."""
+
+    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> None:
+        self.node = node
+        self.qualname = qualname
+        self.blocks: list[Block] = []
+        self.edges: list[Edge] = []
+        self.restarts: list[Restart] = []
+        self.finallies: list[FinallyInfo] = []
+        self.route_flags: list[RouteFlag] = []
+        self.bare_raises: list[tuple[list[ast.stmt], int, BlockId]] = []
+        self.star_handler_ends: list[tuple[ast.ExceptHandler, BlockId]] = []
+        self.context: list[_Context] = []
+        self.entry = self.new_block("entry", f"entry to {qualname}")
+        self.exit = self.new_block("exit", f"exit from {qualname}")
+        # Control state: edges leaving the code so far, and the block that may still
+        # take more statements (its only pending edge is a plain fall-through).
+        self.pending: list[_Pending] = []
+        self.open: BlockId | None = None
+        self.has_out_edges: set[BlockId] = set()
+
+    # -- blocks and edges -------------------------------------------------
+
+    def new_block(self, kind: str, label: str = "") -> BlockId:
+        self.blocks.append(Block(len(self.blocks), kind, label=label))
+        return len(self.blocks) - 1
+
+    def edge(self, src: BlockId, dst: BlockId, label: str, site: Site) -> None:
+        self.edges.append(Edge(src, dst, label, site))
+        self.has_out_edges.add(src)
+
+    def mergeable(self) -> BlockId | None:
+        """The block the next statement can join: control just falls out of it."""
+        if len(self.pending) != 1:
+            return None
+        p = self.pending[0]
+        if p.label not in ("next", "with") or p.src in self.has_out_edges:
+            return None
+        return p.src
+
+    def connect(self, pending: Sequence[_Pending], dst: BlockId) -> None:
+        for p in pending:
+            self.edge(p.src, dst, p.label, p.site)
+
+    def start_block(self, kind: str, label: str = "") -> BlockId:
+        """A new block that the pending edges flow into."""
+        block = self.new_block(kind, label)
+        self.connect(self.pending, block)
+        self.pending = []
+        self.open = block
+        return block
+
+    def current_block(self, kind: str = "code") -> BlockId:
+        """The block the next piece goes into: the open block, or a new one."""
+        merge = self.mergeable()
+        if merge is not None:
+            self.pending = []
+            return merge
+        if self.open is not None and not self.pending and not self.blocks[self.open].pieces:
+            return self.open  # an empty block reached by edges made earlier
+        return self.start_block(kind)
+
+    def add_piece(self, piece: Piece, stmts: list[ast.stmt], index: int, kind: str = "code"
+                  ) -> BlockId:
+        """Append a piece; control falls through after ``stmts[index]``."""
+        block = self.current_block(kind)
+        self.blocks[block].pieces.append(piece)
+        self.pending = [_Pending(block, "next", Site(SiteKind.INSERT, stmts, index + 1))]
+        self.open = block
+        return block
+
+    def leave(self) -> None:
+        """Control does not fall through (return, raise, break, continue)."""
+        self.pending = []
+        self.open = None
+
+    # -- statement lists --------------------------------------------------
+
+    def body(self, stmts: list[ast.stmt], start: int = 0) -> None:
+        for index in range(start, len(stmts)):
+            if not self.pending and self.open is None:
+                # Unreachable code: give it a block of its own with no way in.
+                self.open = self.new_block("code", "unreachable")
+            self.statement(stmts, index)
+
+    def statement(self, stmts: list[ast.stmt], index: int) -> None:
+        node = stmts[index]
+        handler = getattr(self, f"_handle_{type(node).__name__}", None)
+        if handler is None:
+            if not isinstance(node, SIMPLE_STATEMENTS):
+                raise NotImplementedError(f"no CFG rule for {type(node).__name__}")
+            self.add_piece(Piece(node, Role.STMT), stmts, index)
+        else:
+            handler(node, stmts, index)
+
+    def branch(self, stmts: list[ast.stmt], entry: _Pending) -> list[_Pending]:
+        """Build a nested statement list entered by one edge; return its exits.
+
+        The entering edge's site is the start of the list, so the list always
+        starts a new block."""
+        self.pending = [entry]
+        self.open = None
+        self.start_block("code")
+        self.body(stmts)
+        exits = self.pending
+        return exits
+
+    # -- simple leaving statements -----------------------------------------
+
+    def _route(self, stmts: list[ast.stmt], index: int, block: BlockId, kind: str) -> None:
+        """Edges for return/break/continue from ``block``, through any finally."""
+        code = {"return": ROUTE_RETURN, "break": ROUTE_BREAK, "continue": ROUTE_CONTINUE}[kind]
+        exact = kind != "return"  # a return's value is computed after any code before it
+        site = Site(SiteKind.INSERT, stmts, index) if exact else NO_SITE
+        src = block
+        for ctx in reversed(self.context):
+            if isinstance(ctx, _With):
+                site = NO_SITE if kind != "continue" else site
+            elif isinstance(ctx, _Finally):
+                info = ctx.info
+                self.route_flags.append(RouteFlag(stmts, index, info.index, code))
+                self.edge(src, info.start, kind, site)
+                # Where this continuation goes after the finally is decided by the
+                # contexts outside it; remember the first hop.
+                self._finally_continuation(info, code, kind, self.context.index(ctx))
+                return
+            elif isinstance(ctx, _Loop) and kind in ("break", "continue"):
+                if kind == "break":
+                    ctx.breaks.append(_Pending(src, "break", site))
+                else:
+                    self.edge(src, ctx.header, "continue", site)
+                return
+        if kind != "return":
+            raise SyntaxError(f"'{kind}' outside loop")  # the compiler says the same
+        self.edge(src, self.exit, "return", NO_SITE)
+
+    def _finally_continuation(self, info: FinallyInfo, code: int, kind: str, depth: int) -> None:
+        """Record where ``info``'s finally goes next for continuation ``code``."""
+        if code in info.continuations:
+            return
+        target: BlockId | None = None
+        for ctx in reversed(self.context[:depth]):
+            if isinstance(ctx, _Finally):
+                target = ctx.info.start
+                self._finally_continuation(ctx.info, code, kind, self.context.index(ctx))
+                break
+            if isinstance(ctx, _Loop) and kind in ("break", "continue"):
+                target = ctx.header if kind == "continue" else -1
+                break
+        if target is None:
+            target = self.exit
+        info.continuations[code] = (target, kind)
+
+    def _handle_Return(self, node: ast.Return, stmts: list[ast.stmt], index: int) -> None:
+        block = self.add_piece(Piece(node, Role.STMT), stmts, index)
+        self.leave()
+        self._route(stmts, index, block, "return")
+
+    def _handle_Break(self, node: ast.Break, stmts: list[ast.stmt], index: int) -> None:
+        block = self.add_piece(Piece(node, Role.STMT), stmts, index)
+        self.leave()
+        self._route(stmts, index, block, "break")
+
+    def _handle_Continue(self, node: ast.Continue, stmts: list[ast.stmt], index: int) -> None:
+        block = self.add_piece(Piece(node, Role.STMT), stmts, index)
+        self.leave()
+        self._route(stmts, index, block, "continue")
+
+    def _handle_Raise(self, node: ast.Raise, stmts: list[ast.stmt], index: int) -> None:
+        block = self.add_piece(Piece(node, Role.STMT), stmts, index)
+        self.leave()
+        if node.exc is None:
+            # A bare raise re-raises: the traceback still points where the exception
+            # first arose, so the path is recorded by code placed just before it.
+            self.bare_raises.append((stmts, index, block))
+            self.edge(block, self.exit, "raise", Site(SiteKind.INSERT, stmts, index))
+        else:
+            self.edge(block, self.exit, "raise", NO_SITE)
+
+    # -- compound statements ----------------------------------------------
+
+    def _handle_If(self, node: ast.If, stmts: list[ast.stmt], index: int) -> None:
+        test = self.add_piece(Piece(node.test, Role.TEST), stmts, index, kind="test")
+        self.pending = []
+        exits = self.branch(node.body, _Pending(test, "true", Site(SiteKind.INSERT, node.body, 0)))
+        false = _Pending(test, "false", Site(SiteKind.INSERT, node.orelse, 0))
+        if node.orelse:
+            exits = exits + self.branch(node.orelse, false)
+        else:
+            exits = [*exits, false]
+        self.pending = exits
+        self.open = None
+
+    def _loop_header(self, kind: str) -> BlockId:
+        if self.open is not None and not self.pending and not self.blocks[self.open].pieces:
+            self.blocks[self.open].kind = kind
+            return self.open
+        return self.start_block(kind)
+
+    def _handle_While(self, node: ast.While, stmts: list[ast.stmt], index: int) -> None:
+        header = self._loop_header("loop")
+        self.blocks[header].pieces.append(Piece(node.test, Role.TEST))
+        loop = _Loop(header, [])
+        self.context.append(loop)
+        body_site = Site(SiteKind.INSERT, node.body, 0)
+        exits = self.branch(node.body, _Pending(header, "true", body_site))
+        self.connect(exits, header)
+        self.context.pop()
+        self.pending = []
+        if not _is_constant_true(node.test):
+            done = _Pending(header, "false", Site(SiteKind.INSERT, node.orelse, 0))
+            if node.orelse:
+                self.pending = self.branch(node.orelse, done)
+            else:
+                self.pending = [done]
+        self.pending = self.pending + loop.breaks
+        self.open = None
+
+    def _handle_For(self, node: ast.For | ast.AsyncFor, stmts: list[ast.stmt], index: int) -> None:
+        # The iterable is evaluated once, in the block before the loop. No code can go
+        # between it and the first step, so the edge into the header has no site.
+        self.add_piece(Piece(node.iter, Role.FOR_ITER, node), stmts, index)
+        (before,) = self.pending
+        self.pending = [_Pending(before.src, "loop", NO_SITE)]
+        self.open = None
+        header = self.start_block("for")
+        self.blocks[header].pieces.append(Piece(node.target, Role.FOR_NEXT, node))
+        loop = _Loop(header, [])
+        self.context.append(loop)
+        body_site = Site(SiteKind.INSERT, node.body, 0)
+        exits = self.branch(node.body, _Pending(header, "next", body_site))
+        self.connect(exits, header)
+        self.context.pop()
+        done = _Pending(header, "exhausted", Site(SiteKind.INSERT, node.orelse, 0))
+        self.pending = self.branch(node.orelse, done) if node.orelse else [done]
+        self.pending = self.pending + loop.breaks
+        self.open = None
+
+    _handle_AsyncFor = _handle_For
+
+    def _handle_With(self, node: ast.With | ast.AsyncWith, stmts: list[ast.stmt], index: int
+                     ) -> None:
+        block = self.add_piece(Piece(node, Role.WITH_ENTER, node), stmts, index)
+        # No decision on entry: the body continues the block.
+        self.pending = [_Pending(block, "with", Site(SiteKind.INSERT, node.body, 0))]
+        self.context.append(_With(node))
+        self.body(node.body)
+        exits = self.pending
+        self.context.pop()
+        # The code after the with starts with __exit__; an exception that __exit__
+        # swallows restarts a path there.
+        after = self.new_block("with-after", f"end of with at line {node.lineno}")
+        self.blocks[after].pieces.append(Piece(node, Role.WITH_EXIT, node))
+        self.connect(exits, after)
+        self.restarts.append(Restart(after, "with", node))
+        self.pending = [_Pending(after, "next", Site(SiteKind.INSERT, stmts, index + 1))]
+        self.open = after
+
+    _handle_AsyncWith = _handle_With
+
+    def _handle_Try(self, node: ast.Try | ast.TryStar, stmts: list[ast.stmt], index: int) -> None:
+        star = isinstance(node, ast.TryStar)
+        info: FinallyInfo | None = None
+        if node.finalbody:
+            start = self.new_block("finally", f"finally at line {node.finalbody[0].lineno}")
+            info = FinallyInfo(len(self.finallies), node, start)
+            self.finallies.append(info)
+            self.restarts.append(Restart(start, "finally", node))
+            self.context.append(_Finally(info))
+        # The try body continues the current code (a try costs nothing on entry).
+        self.body(node.body)
+        exits = self.pending
+        if node.orelse and exits:
+            self.body(node.orelse)
+            exits = self.pending
+        handler_exits: list[_Pending] = []
+        for handler in node.handlers:
+            block = self.new_block("handler", f"except at line {handler.lineno}")
+            self.restarts.append(Restart(block, "except*" if star else "handler", handler))
+            self.pending = []
+            self.open = block
+            self.body(handler.body)
+            if star:
+                for p in self.pending:
+                    # An except* body hands over to the next matching clause or to the
+                    # code after the try: its path ends here.
+                    self.edge(p.src, self.exit, "except* done", p.site)
+                    self.star_handler_ends.append((handler, p.src))
+            else:
+                handler_exits.extend(self.pending)
+        exits = exits + handler_exits
+        if star:
+            after = self.new_block("after-try*", f"after try at line {node.lineno}")
+            self.restarts.append(Restart(after, "except*", node))
+            self.connect(exits, after)
+            exits = [_Pending(after, "next", Site(SiteKind.INSERT, stmts, index + 1))]
+        if info is not None:
+            self.context.pop()
+            self.connect(exits, info.start)
+            self.pending = []
+            self.open = info.start
+            self.body(node.finalbody)
+            # The finally's end dispatches on how it was entered.
+            end_site_index = len(node.finalbody)
+            merge = self.mergeable()
+            if merge is not None:
+                finally_exit = merge
+            else:
+                finally_exit = self.new_block("finally-exit", f"end of finally at line "
+                                              f"{node.finalbody[-1].end_lineno}")
+                self.connect(self.pending, finally_exit)
+            info.exit = finally_exit
+            self.leave()
+            self._finally_edges(info, node, stmts, index, end_site_index)
+        else:
+            self.pending = exits
+            self.open = exits[0].src if len(exits) == 1 else None
+
+    _handle_TryStar = _handle_Try
+
+    def _finally_edges(self, info: FinallyInfo, node: ast.Try | ast.TryStar,
+                       stmts: list[ast.stmt], index: int, end: int) -> None:
+        src = info.exit
+
+        def site(code: int) -> Site:
+            return Site(SiteKind.DISPATCH, node.finalbody, end, node, code)
+
+        self.edge(src, self.exit, "re-raise", site(ROUTE_RAISE))
+        pending = [_Pending(src, "next", site(ROUTE_FALL))]
+        for code, (target, kind) in sorted(info.continuations.items()):
+            if kind == "return" and target == self.exit:
+                self.edge(src, self.exit, "return", NO_SITE)
+            elif kind == "break" and target == -1:
+                loop = next(c for c in reversed(self.context) if isinstance(c, _Loop))
+                loop.breaks.append(_Pending(src, "break", site(code)))
+            else:
+                self.edge(src, target, kind, site(code))
+        self.pending = pending
+        self.open = None
+
+    def _handle_Match(self, node: ast.Match, stmts: list[ast.stmt], index: int) -> None:
+        self.add_piece(Piece(node.subject, Role.SUBJECT), stmts, index)
+        (before,) = self.pending
+        # Case blocks first, so that a failing case can point at the next one. No code
+        # can go between matching steps: those edges have no site.
+        cases = [self.new_block("case") for _ in node.cases]
+        for block, case in zip(cases, node.cases, strict=True):
+            self.blocks[block].pieces.append(Piece(case.pattern, Role.PATTERN))
+        self.edge(before.src, cases[0], "match", NO_SITE)
+        exits: list[_Pending] = []
+        for number, (block, case) in enumerate(zip(cases, node.cases, strict=True), 1):
+            body_site = Site(SiteKind.INSERT, case.body, 0)
+            fails: list[_Pending] = []
+            if case.guard is not None:
+                guard = self.new_block("guard")
+                self.blocks[guard].pieces.append(Piece(case.guard, Role.GUARD))
+                self.edge(block, guard, f"case {number} matches", Site(SiteKind.GUARD, node=case))
+                exits += self.branch(case.body, _Pending(guard, "guard true", body_site))
+                fails = [_Pending(block, f"case {number} fails", NO_SITE),
+                         _Pending(guard, "guard false", NO_SITE)]
+            else:
+                exits += self.branch(case.body, _Pending(block, f"case {number}", body_site))
+                if not _is_irrefutable(case.pattern):
+                    fails = [_Pending(block, f"case {number} fails", NO_SITE)]
+            if number < len(cases):
+                self.connect(fails, cases[number])
+            else:
+                exits += fails
+        self.pending = exits
+        self.open = None
+
+    # Function and class definitions inside a function are simple statements here:
+    # their bodies get CFGs of their own.
+
+
+SIMPLE_STATEMENTS: tuple[type[ast.stmt], ...] = (
+    ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Import, ast.ImportFrom,
+    ast.Global, ast.Nonlocal, ast.Pass, ast.Delete, ast.Assert,
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+)
+if hasattr(ast, "TypeAlias"):  # Python 3.12+
+    SIMPLE_STATEMENTS = (*SIMPLE_STATEMENTS, ast.TypeAlias)
+
+
+def _docstring_length(body: list[ast.stmt]) -> int:
+    first = body[0] if body else None
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        return 1
+    return 0
+
+
+def build_cfg(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> FunctionCfg:
+    """Build the CFG of one function.
+
+    Parameters
+    ----------
+    node : ast.FunctionDef or ast.AsyncFunctionDef
+    qualname : str
+        The function's qualified name (``Class.method``, ``outer.<locals>.inner``).
+
+    Returns
+    -------
+    FunctionCfg
+        Invariant: every block that can be reached has a way to EXIT in the DAG of
+        :func:`pathprof.graph.to_dag` (so it can be numbered); edges without a site
+        never form a cycle (so the spanning tree can hold them all).
+    """
+    builder = _Builder(node, qualname)
+    start = _docstring_length(node.body)
+    first = builder.new_block("code")
+    site = Site(SiteKind.INSERT, node.body, start)
+    builder.edge(builder.entry, first, "call", site)
+    builder.open = first
+    builder.pending = []
+    if start < len(node.body):
+        builder.body(node.body, start)
+    # Falling off the end returns None.
+    for p in builder.pending:
+        builder.edge(p.src, builder.exit, "return", NO_SITE)
+    if not builder.blocks[first].pieces and start >= len(node.body):
+        # A function with only a docstring: its one block returns.
+        builder.edge(first, builder.exit, "return", NO_SITE)
+    return FunctionCfg(
+        node=node,
+        qualname=qualname,
+        blocks=builder.blocks,
+        edges=builder.edges,
+        entry=builder.entry,
+        exit=builder.exit,
+        restarts=builder.restarts,
+        finallies=builder.finallies,
+        route_flags=builder.route_flags,
+        bare_raises=builder.bare_raises,
+        star_handler_ends=builder.star_handler_ends,
+        body_start=start,
+    )
+
+
+def iter_functions(
+    tree: ast.Module,
+) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
+    """Every function in a module with its qualified name, outer before inner."""
+
+    def walk(nodes: list[ast.stmt], prefix: str) -> Iterator[tuple[ast.AST, str]]:
+        for node in nodes:
+            yield from visit(node, prefix)
+
+    def visit(node: ast.AST, prefix: str) -> Iterator[tuple[ast.AST, str]]:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            qualname = f"{prefix}{node.name}"
+            yield node, qualname
+            yield from walk_children(node, f"{qualname}.<locals>.")
+        elif isinstance(node, ast.ClassDef):
+            yield from walk_children(node, f"{prefix}{node.name}.")
+        else:
+            yield from walk_children(node, prefix)
+
+    def walk_children(node: ast.AST, prefix: str) -> Iterator[tuple[ast.AST, str]]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt | ast.excepthandler | ast.match_case):
+                yield from visit(child, prefix)
+
+    yield from walk(tree.body, "")  # type: ignore[misc]

@@ -1,0 +1,636 @@
+"""Turn probe plans into code: rewrite a module's AST so that it profiles itself.
+
+For every function the CFG of :mod:`pathprof.python.cfg` is numbered and planned by
+:mod:`pathprof.graph` (edges with no site are forced into the spanning tree), then
+the probes are inserted at the edges' sites:
+
+* ``_@pp_r`` is the path register, a local of the frame (so recursion, threads and
+  generators need no locking), set to 0 on entry;
+* chords get ``_@pp_r = c`` or ``_@pp_r += c``; a backedge counts and resets,
+  ``_@pp_c3[_@pp_r + c] += 1; _@pp_r = c2``;
+* the body is wrapped in ``try: ... except BaseException: ... finally:`` whose
+  ``finally`` counts the path of every return (``_@pp_c3[_@pp_r] += 1``) after all
+  of the function's own ``with`` exits and ``finally`` clauses have run, and whose
+  handler records the path an exception cuts short;
+* exception handlers, ``finally`` clauses and ``with`` statements get the calls into
+  :mod:`pathprof.runtime` that record cut paths and start new ones.
+
+Inserted nodes have no source location (line -1): they produce no line events for
+tracers and never appear in tracebacks, and the original nodes keep theirs, so
+tracebacks, ``co_firstlineno``, ``co_qualname`` and coverage tools see the program as
+written. Names hold ``@``, which no identifier can, so they never clash with the
+program's.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pathprof.graph import (
+    CounterKind,
+    Numbering,
+    Probe,
+    ProbeOp,
+    ProbePlan,
+    counter_kind,
+    number_paths,
+    place,
+    plan_probes,
+    static_weights,
+    to_dag,
+)
+from pathprof.python.cfg import (
+    ROUTE_RAISE,
+    FunctionCfg,
+    Role,
+    SiteKind,
+    build_cfg,
+    iter_functions,
+)
+
+__all__ = [
+    "FORMAT_VERSION",
+    "FunctionPlan",
+    "InstrumentedModule",
+    "instrument_source",
+    "plan_function",
+]
+
+#: Version of the metadata handed to the runtime and stored with the data.
+FORMAT_VERSION = 1
+
+RUNTIME = "_@pp_rt"
+MODULE = "_@pp_m"
+REGISTER = "_@pp_r"
+
+
+def counter_name(index: int) -> str:
+    return f"_@pp_c{index}"
+
+
+def flag_name(index: int) -> str:
+    return f"_@pp_k{index}"
+
+
+# ---------------------------------------------------------------------------
+# Planning
+
+
+@dataclass
+class FunctionPlan:
+    """One function's CFG, numbering and probe plan."""
+
+    index: int
+    cfg: FunctionCfg
+    numbering: Numbering
+    plan: ProbePlan
+    kind: CounterKind
+
+    @property
+    def num_paths(self) -> int:
+        return self.numbering.total
+
+
+def plan_function(cfg: FunctionCfg, index: int = 0, weights: Sequence[float] | None = None
+                  ) -> FunctionPlan:
+    """Number a function's paths and place its probes.
+
+    Edges whose site is NONE are forced into the spanning tree. ``weights`` (one per
+    dag edge) replace the static loop-depth estimate, e.g. with measured counts.
+    """
+    dag = to_dag(cfg.to_graph())
+    numbering = number_paths(dag)
+    forced = [
+        dag.normal_edges[eid]
+        for eid, edge in enumerate(cfg.edges)
+        if edge.site.kind is SiteKind.NONE and eid in dag.normal_edges
+    ]
+    placement = place(numbering, weights or static_weights(dag), forced_tree=forced)
+    plan = plan_probes(placement)
+    return FunctionPlan(index, cfg, numbering, plan, counter_kind(numbering.total))
+
+
+# ---------------------------------------------------------------------------
+# Small AST builders. Every node they make is artificial: no source location.
+
+#: The line inserted nodes get. -1 means "no location": CPython then gives the
+#: instructions the location of the instruction before them (so no line event and
+#: no traceback ever shows them). Tests that must tell probe instructions apart
+#: set it to :data:`PROBE_MARK_LINE` instead.
+_probe_line = -1
+#: A line no source file has; the block mapper treats it like "no location".
+PROBE_MARK_LINE = (1 << 30) - 1
+
+
+def _artificial(node: ast.AST) -> ast.AST:
+    for child in ast.walk(node):
+        if "lineno" in child._attributes:
+            child.lineno = _probe_line  # type: ignore[attr-defined]
+            child.end_lineno = _probe_line  # type: ignore[attr-defined]
+            child.col_offset = -1  # type: ignore[attr-defined]
+            child.end_col_offset = -1  # type: ignore[attr-defined]
+    return node
+
+
+def _load(name: str) -> ast.Name:
+    return ast.Name(id=name, ctx=ast.Load())
+
+
+def _store(name: str) -> ast.Name:
+    return ast.Name(id=name, ctx=ast.Store())
+
+
+def _const(value: Any) -> ast.Constant:
+    return ast.Constant(value=value)
+
+
+def _assign(name: str, value: ast.expr) -> ast.stmt:
+    return _artificial(ast.Assign(targets=[_store(name)], value=value))  # type: ignore[return-value]
+
+
+def _add(name: str, value: int) -> ast.stmt:
+    return _artificial(ast.AugAssign(target=_store(name), op=ast.Add(), value=_const(value)))  # type: ignore[return-value]
+
+
+def _register_plus(value: int) -> ast.expr:
+    if value == 0:
+        return _load(REGISTER)
+    return ast.BinOp(left=_load(REGISTER), op=ast.Add(), right=_const(value))
+
+
+def _count(counter: str, index: ast.expr) -> ast.stmt:
+    target = ast.Subscript(value=_load(counter), slice=index, ctx=ast.Store())
+    return _artificial(ast.AugAssign(target=target, op=ast.Add(), value=_const(1)))  # type: ignore[return-value]
+
+
+def _call_module(method: str, *args: ast.expr) -> ast.expr:
+    func = ast.Attribute(value=_load(MODULE), attr=method, ctx=ast.Load())
+    return ast.Call(func=func, args=list(args), keywords=[])
+
+
+# ---------------------------------------------------------------------------
+# Rewriting one function
+
+
+@dataclass
+class _Edits:
+    """Statements to insert, keyed by statement list; applied all at once."""
+
+    inserts: dict[int, tuple[list[ast.stmt], list[tuple[int, int, list[ast.stmt]]]]] = field(
+        default_factory=dict
+    )
+
+    def add(self, stmts: list[ast.stmt], index: int, nodes: list[ast.stmt], priority: int
+            ) -> None:
+        if not nodes:
+            return
+        entry = self.inserts.setdefault(id(stmts), (stmts, []))
+        entry[1].append((index, priority, nodes))
+
+    def apply(self) -> None:
+        for stmts, items in self.inserts.values():
+            by_index: dict[int, list[tuple[int, list[ast.stmt]]]] = defaultdict(list)
+            for index, priority, nodes in items:
+                by_index[index].append((priority, nodes))
+            for index in sorted(by_index, reverse=True):
+                ordered = [n for _, nodes in sorted(by_index[index], key=lambda x: x[0])
+                           for n in nodes]
+                stmts[index:index] = ordered
+
+
+# Priorities at one insertion point: restarting a path comes first, then route
+# flags, then edge probes.
+RESTART, FLAG, PROBE = 0, 1, 2
+
+
+class _FunctionRewriter:
+    def __init__(self, fp: FunctionPlan, edits: _Edits) -> None:
+        self.fp = fp
+        self.cfg = fp.cfg
+        self.dag = fp.numbering.dag
+        self.plan = fp.plan
+        self.edits = edits
+        self.counter = counter_name(fp.index)
+
+    # -- probe code ---------------------------------------------------------
+
+    def probe_code(self, probe: Probe | None, *, ends_call: bool, dummy: bool = False
+                   ) -> list[ast.stmt]:
+        if probe is None:
+            return []
+        if probe.op is ProbeOp.SET:
+            if probe.value == 0 and not dummy:
+                return []  # the register is 0 from the function's start
+            return [_assign(REGISTER, _const(probe.value))]
+        if probe.op is ProbeOp.ADD:
+            return [_add(REGISTER, probe.value)]
+        index = _register_plus(probe.value) if probe.op is ProbeOp.COUNT else _const(probe.value)
+        code = [_count(self.counter, index)]
+        if ends_call:
+            code.append(_assign(REGISTER, _const(None)))
+        return code
+
+    def edge_code(self, eid: int) -> list[ast.stmt]:
+        """Code for CFG edge ``eid`` at its site."""
+        dag = self.dag
+        if eid in dag.backedges:
+            end, start = dag.backedges[eid]
+            return (self.probe_code(self.plan.probes.get(end), ends_call=False)
+                    + self.probe_code(self.plan.probes.get(start), ends_call=False, dummy=True))
+        dag_edge = dag.normal_edges.get(eid)
+        if dag_edge is None:
+            return []  # leaves an unreachable block
+        into_exit = dag.edges[dag_edge].dst == dag.exit
+        return self.probe_code(self.plan.probes.get(dag_edge), ends_call=into_exit)
+
+    def restart_value(self, block: int) -> int:
+        """The register value a path starting at restart ``block`` begins with."""
+        probe = self.plan.probes.get(self.dag.restart_edges[block])
+        assert probe is not None
+        assert probe.op is ProbeOp.SET
+        return probe.value
+
+    # -- the rewrite --------------------------------------------------------
+
+    def rewrite(self) -> None:
+        cfg = self.cfg
+        dispatch: dict[int, dict[int, list[ast.stmt]]] = defaultdict(dict)
+        for eid, edge in enumerate(cfg.edges):
+            site = edge.site
+            if site.kind is SiteKind.NONE:
+                continue
+            if site.kind is SiteKind.INSERT:
+                assert site.stmts is not None
+                self.edits.add(site.stmts, site.index, self.edge_code(eid), PROBE)
+            elif site.kind is SiteKind.GUARD:
+                self.wrap_guard(site.node, self.edge_code(eid))  # type: ignore[arg-type]
+            else:  # DISPATCH
+                code = self.edge_code(eid)
+                if edge.label == "re-raise" and not code:
+                    # A re-raise must still end the path even where it adds nothing.
+                    code = [_assign(REGISTER, _const(None))]
+                dispatch[id(site.node)][site.route] = code
+        for flag in cfg.route_flags:
+            self.edits.add(flag.stmts, flag.index,
+                           [_assign(flag_name(self.flag_index(flag.finally_index)),
+                                    _const(flag.code))], FLAG)
+        self.restart_code()
+        for info in cfg.finallies:
+            self.finally_code(info, dispatch.get(id(info.node), {}))
+
+    def flag_index(self, finally_index: int) -> int:
+        # Route flags are locals: the same names in every function are fine.
+        return finally_index
+
+    def wrap_guard(self, case: ast.match_case, code: list[ast.stmt]) -> None:
+        if not code or case.guard is None:
+            return
+        effects: list[ast.expr] = []
+        for stmt in code:
+            # Guard probes are register updates: turn them into := expressions.
+            if isinstance(stmt, ast.Assign):
+                effects.append(ast.NamedExpr(target=_store(REGISTER), value=stmt.value))
+            elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+                effects.append(ast.NamedExpr(
+                    target=_store(REGISTER),
+                    value=ast.BinOp(left=_load(REGISTER), op=ast.Add(), right=stmt.value)))
+            else:  # pragma: no cover - counts never sit on a guard edge
+                raise AssertionError("unexpected probe on a guard edge")
+        for effect in effects:
+            _artificial(effect)
+        elements = ast.Tuple(elts=[*effects, case.guard], ctx=ast.Load())
+        wrapper = ast.Subscript(value=elements, slice=_const(len(effects)), ctx=ast.Load())
+        # The wrapper stands where the guard stands, so that the jump on its value
+        # is located at the guard, as it is without pathprof.
+        for node in (elements, wrapper, wrapper.slice):
+            ast.copy_location(node, case.guard)
+        case.guard = wrapper
+
+    def restart_code(self) -> None:
+        fidx = _const(self.fp.index)
+        for restart in self.cfg.restarts:
+            if restart.block not in self.dag.restart_edges:
+                continue
+            start = _const(self.restart_value(restart.block))
+            node = restart.node
+            if restart.kind in ("handler", "except*") and isinstance(node, ast.ExceptHandler):
+                call = _call_module("handler", fidx, _load(REGISTER), start)
+                self.edits.add(node.body, 0, [_assign(REGISTER, call)], RESTART)
+            elif restart.kind == "with":
+                assert isinstance(node, ast.With | ast.AsyncWith)
+                self.wrap_with(node, restart.block)
+            elif restart.kind == "except*":
+                # The code after a try with except* clauses.
+                self.after_statement(node, start)
+            # "finally" restarts are made in finally_code.
+
+    def after_statement(self, node: ast.stmt, start: ast.expr) -> None:
+        """``if _@pp_r is None: _@pp_r = start`` right after ``node``."""
+        stmts, index = self.location_of(node)
+        check = ast.If(
+            test=ast.Compare(left=_load(REGISTER), ops=[ast.Is()], comparators=[_const(None)]),
+            body=[_assign(REGISTER, start)], orelse=[])
+        self.edits.add(stmts, index + 1, [_artificial(check)], RESTART)  # type: ignore[list-item]
+
+    def location_of(self, node: ast.stmt) -> tuple[list[ast.stmt], int]:
+        return self.parents[id(node)]
+
+    def wrap_with(self, node: ast.With | ast.AsyncWith, after: int) -> None:
+        """Record the path an exception cuts inside the body before ``__exit__`` sees
+        the exception; restart after the ``with`` if ``__exit__`` swallowed it."""
+        call = _call_module("cut", _const(self.fp.index), _load(REGISTER))
+        handler = ast.ExceptHandler(
+            type=_load("BaseException"), name=None,
+            body=[_assign(REGISTER, call), _artificial(ast.Raise())])
+        self.structural.append(("with", node, _artificial(handler)))
+        self.after_statement(node, _const(self.restart_value(after)))
+
+    def finally_code(self, info: Any, branches: dict[int, list[ast.stmt]]) -> None:
+        node = info.node
+        flag = flag_name(self.flag_index(info.index))
+        # Set the flag to "fall through" before the try.
+        stmts, index = self.location_of(node)
+        self.edits.add(stmts, index, [_assign(flag, _const(0))], FLAG)
+        # Dispatch at the end of the finally on how it was entered.
+        chain: list[ast.stmt] = []
+        fall = branches.pop(0, [])
+        for code in sorted(branches):
+            body = branches[code]
+            if not body:
+                if not fall:
+                    continue  # nothing to do on this route, nor on falling through
+                body = [_artificial(ast.Pass())]  # type: ignore[list-item]
+            test = ast.Compare(left=_load(flag), ops=[ast.Eq()], comparators=[_const(code)])
+            chain.append(ast.If(test=test, body=body, orelse=[]))  # type: ignore[arg-type]
+        dispatch: list[ast.stmt] = fall
+        for branch in reversed(chain):
+            assert isinstance(branch, ast.If)
+            branch.orelse = dispatch
+            dispatch = [branch]
+        for stmt in dispatch:
+            _artificial_shell(stmt)
+        self.edits.add(node.finalbody, len(node.finalbody), dispatch, PROBE)
+        # Entering the finally by an exception: record the cut path, start a new one.
+        if info.start in self.dag.restart_edges:
+            start = _const(self.restart_value(info.start))
+        else:
+            start = _const(0)
+        call = _call_module("handler", _const(self.fp.index), _load(REGISTER), start)
+        handler = ast.ExceptHandler(
+            type=_load("BaseException"), name=None,
+            body=[_assign(REGISTER, call), _assign(flag, _const(ROUTE_RAISE)),
+                  _artificial(ast.Raise())])
+        self.structural.append(("finally", node, _artificial(handler)))
+
+    structural: list[tuple[str, Any, Any]]
+    parents: dict[int, tuple[list[ast.stmt], int]]
+
+
+def _artificial_shell(node: ast.AST) -> None:
+    """Make an inserted compound statement artificial without touching the probe
+    statements inside it (already artificial)."""
+    _artificial(node)
+
+
+def _parents(func: ast.AST) -> dict[int, tuple[list[ast.stmt], int]]:
+    """Statement id -> (the list holding it, its index), within one function."""
+    result: dict[int, tuple[list[ast.stmt], int]] = {}
+    for node in ast.walk(func):
+        for field_name in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field_name, None)
+            if isinstance(stmts, list):
+                for i, stmt in enumerate(stmts):
+                    if isinstance(stmt, ast.stmt):
+                        result[id(stmt)] = (stmts, i)
+    return result
+
+
+def _apply_structural(structural: list[tuple[str, Any, Any]],
+                      parents: dict[int, tuple[list[ast.stmt], int]]) -> None:
+    """Wrap ``with`` bodies and ``try``/``finally`` statements (after the inserts)."""
+    for kind, node, handler in structural:
+        if kind == "with":
+            inner = ast.Try(body=node.body, handlers=[handler], orelse=[], finalbody=[])
+            node.body = [_artificial_try(inner)]
+            continue
+        # try/finally: the user's clauses move into an inner try, and the outer one
+        # gets our handler, which runs before the finally when an exception leaves.
+        body = node.body
+        if node.handlers or node.orelse or isinstance(node, ast.TryStar):
+            inner = type(node)(body=node.body, handlers=node.handlers, orelse=node.orelse,
+                               finalbody=[])
+            ast.copy_location(inner, node)
+            body = [inner]
+        outer = ast.Try(body=body, handlers=[handler], orelse=[], finalbody=node.finalbody)
+        ast.copy_location(outer, node)
+        stmts = parents[id(node)][0]
+        stmts[next(i for i, s in enumerate(stmts) if s is node)] = outer
+
+
+def _artificial_try(node: ast.Try) -> ast.Try:
+    node.lineno = node.end_lineno = _probe_line
+    node.col_offset = node.end_col_offset = -1
+    return node
+
+
+def _wrap_function(fp: FunctionPlan) -> None:
+    """Register on entry; count on return; record the cut path on an exception."""
+    node = fp.cfg.node
+    start = fp.cfg.body_start
+    head, body = node.body[:start], node.body[start:]
+    if not body:
+        body = [_artificial(ast.Pass())]  # type: ignore[list-item]
+    leave = _call_module("leave", _const(fp.index), _load(REGISTER))
+    handler = ast.ExceptHandler(
+        type=_load("BaseException"), name=None,
+        body=[_assign(REGISTER, leave), _artificial(ast.Raise())])
+    wrapper = ast.Try(
+        body=body,
+        handlers=[_artificial(handler)],  # type: ignore[list-item]
+        orelse=[],
+        finalbody=[_count(counter_name(fp.index), _load(REGISTER))],
+    )
+    _artificial_try(wrapper)
+    node.body = [*head, _assign(REGISTER, _const(0)), wrapper]
+
+
+# ---------------------------------------------------------------------------
+# Modules
+
+
+@dataclass
+class InstrumentedModule:
+    """The rewritten module and what the runtime and the data file need to know."""
+
+    tree: ast.Module
+    functions: list[FunctionPlan]
+    metadata: dict[str, Any]
+
+    def compile(self, filename: str) -> Any:
+        return compile(self.tree, filename, "exec", dont_inherit=True)
+
+
+def source_hash(source: str | bytes) -> str:
+    data = source.encode("utf-8") if isinstance(source, str) else source
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
+def instrument_source(source: str | bytes, filename: str, *, module_key: str | None = None,
+                      mark_probes: bool = False) -> InstrumentedModule:
+    """Parse, plan and rewrite a module's source.
+
+    Raises whatever :func:`ast.parse` raises for source that does not parse, so a
+    module that fails to parse fails the way it would without pathprof.
+    ``mark_probes`` (for tests) locates inserted code at :data:`PROBE_MARK_LINE`.
+    """
+    global _probe_line
+    previous, _probe_line = _probe_line, (PROBE_MARK_LINE if mark_probes else -1)
+    try:
+        return _instrument(source, filename, module_key)
+    finally:
+        _probe_line = previous
+
+
+def _instrument(source: str | bytes, filename: str, module_key: str | None
+                ) -> InstrumentedModule:
+    tree = ast.parse(source, filename)
+    functions = [build_cfg(node, qualname) for node, qualname in iter_functions(tree)]
+    plans = [plan_function(cfg, i) for i, cfg in enumerate(functions)]
+    key = module_key or f"{filename}:{source_hash(source)}"
+    for fp in plans:
+        edits = _Edits()
+        rewriter = _FunctionRewriter(fp, edits)
+        rewriter.structural = []
+        rewriter.parents = _parents(fp.cfg.node)
+        rewriter.rewrite()
+        edits.apply()
+        _apply_structural(rewriter.structural, rewriter.parents)
+        _wrap_function(fp)
+    metadata = module_metadata(plans, filename, key, source)
+    _add_prologue(tree, plans, filename, key, metadata)
+    return InstrumentedModule(tree, plans, metadata)
+
+
+def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, key: str,
+                  metadata: dict[str, Any]) -> None:
+    position = 0
+    body = tree.body
+    if _is_docstring(body[0] if body else None):
+        position = 1
+    while (position < len(body) and isinstance(body[position], ast.ImportFrom)
+           and body[position].module == "__future__"):  # type: ignore[attr-defined]
+        position += 1
+    sizes = ast.Tuple(
+        elts=[_const(fp.num_paths if fp.kind is CounterKind.ARRAY else -1) for fp in plans],
+        ctx=ast.Load())
+    register = ast.Call(
+        func=ast.Attribute(value=_load(RUNTIME), attr="register", ctx=ast.Load()),
+        args=[_load("__name__"), _const(filename), _const(key), sizes,
+              _const(json.dumps(metadata, separators=(",", ":")))],
+        keywords=[])
+    prologue: list[ast.stmt] = [
+        ast.Import(names=[ast.alias(name="pathprof.runtime", asname=RUNTIME)]),
+        ast.Assign(targets=[_store(MODULE)], value=register),
+    ]
+    if plans:
+        targets = ast.Tuple(elts=[_store(counter_name(fp.index)) for fp in plans],
+                            ctx=ast.Store())
+        prologue.append(ast.Assign(
+            targets=[targets],
+            value=ast.Attribute(value=_load(MODULE), attr="counters", ctx=ast.Load())))
+    for stmt in prologue:
+        _artificial(stmt)
+    body[position:position] = prologue
+
+
+def _is_docstring(node: ast.stmt | None) -> bool:
+    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str))
+
+
+# ---------------------------------------------------------------------------
+# Metadata: the CFG as plain data, for the runtime (query increments, block spans)
+# and for reports (blocks, edges, labels).
+
+
+def function_metadata(fp: FunctionPlan) -> dict[str, Any]:
+    cfg = fp.cfg
+    dag = fp.numbering.dag
+    blocks = []
+    for block in cfg.blocks:
+        blocks.append({
+            "kind": block.kind,
+            "label": block.label,
+            "pieces": [
+                [*piece.span(), piece.role.value, _piece_flags(piece)]
+                for piece in block.pieces
+            ],
+        })
+    restarts = [[r.block, r.kind] for r in cfg.restarts]
+    edges = [[e.src, e.dst, e.label] for e in cfg.edges]
+    # For and with statements: their whole span, and the blocks of their parts, so
+    # that instructions located at the statement can be told apart by opcode.
+    parts: dict[int, dict[str, Any]] = {}
+    for block in cfg.blocks:
+        for piece in block.pieces:
+            if piece.owner is None:
+                continue
+            owner = piece.owner
+            entry = parts.setdefault(id(owner), {
+                "kind": "for" if isinstance(owner, ast.For | ast.AsyncFor) else "with",
+                "async": isinstance(owner, ast.AsyncFor | ast.AsyncWith),
+                "span": [owner.lineno, owner.col_offset, owner.end_lineno,
+                         owner.end_col_offset],
+            })
+            entry[piece.role.value] = block.id
+            if piece.role is Role.WITH_ENTER:
+                entry["header"] = list(piece.span())
+            if piece.role is Role.FOR_ITER:
+                entry["iter"] = list(piece.span())
+    compounds = list(parts.values())
+    return {
+        "qualname": cfg.qualname,
+        "first_line": cfg.node.lineno,
+        "last_line": cfg.node.end_lineno,
+        "def_line": cfg.node.lineno,
+        "code_line": min([cfg.node.lineno, *(d.lineno for d in cfg.node.decorator_list)]),
+        "is_async": isinstance(cfg.node, ast.AsyncFunctionDef),
+        "entry": cfg.entry,
+        "exit": cfg.exit,
+        "blocks": blocks,
+        "edges": edges,
+        "restarts": restarts,
+        "num_paths": str(fp.num_paths),
+        "counter": fp.kind.value,
+        "query": list(fp.plan.placement.query),
+        "compounds": compounds,
+        "unreachable": sorted(set(range(len(cfg.blocks))) - dag.reachable),
+    }
+
+
+def _piece_flags(piece: Any) -> str:
+    node = piece.node
+    if piece.role is Role.STMT:
+        if isinstance(node, ast.Raise):
+            return "raise" if node.exc is not None else "reraise"
+        if isinstance(node, ast.Return | ast.Break | ast.Continue):
+            return "leave"
+    return ""
+
+
+def module_metadata(plans: list[FunctionPlan], filename: str, key: str,
+                    source: str | bytes) -> dict[str, Any]:
+    return {
+        "format": FORMAT_VERSION,
+        "file": filename,
+        "key": key,
+        "source_hash": source_hash(source),
+        "functions": [function_metadata(fp) for fp in plans],
+    }
+

@@ -1,0 +1,212 @@
+"""What runs inside the profiled program: counter tables, cut paths, and their hand-over.
+
+Imports only the standard library (and, lazily on the first exception, the
+stdlib-only :mod:`pathprof._blockmap`). An instrumented module calls
+:func:`register` once as it is executed; its functions then index their counter
+tables directly (``_@pp_c3[_@pp_r] += 1``), which is the whole fast path. Exceptions
+call :meth:`ModuleState.handler`, :meth:`ModuleState.cut` and
+:meth:`ModuleState.leave`, which find the block that raised from the traceback.
+
+Counts are exact under threads on the CPython versions pathprof supports (3.11 to
+3.13 with the GIL): ``table[r] += 1`` on a list or a ``defaultdict(int)`` compiles to
+a subscript, an integer add and a store, none of which can drop the GIL (CPython
+only switches threads at instructions that check the eval breaker: calls, backward
+jumps and function entry); ``tests/test_runtime.py`` hammers it from many threads
+with ``sys.setswitchinterval(1e-6)``. Free-threaded builds are not supported.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import sys
+from typing import Any
+
+__all__ = ["GARBAGE", "ModuleState", "modules", "register", "take_snapshot"]
+
+#: Counter index for paths that ended by an exception and are recorded elsewhere:
+#: the last list slot (or key -1 of a hash table). Its count is the number of calls
+#: that left by an exception.
+GARBAGE = -1
+
+_modules: list[ModuleState] = []
+_hooks: dict[str, Any] = {"after_fork_in_child": None}
+
+
+class ModuleState:
+    """The counters of one instrumented module, and what decodes its exceptions."""
+
+    __slots__ = ("_maps", "_meta", "counters", "cuts", "filename", "key", "meta_json", "name",
+                 "unattributed")
+
+    def __init__(self, name: str, filename: str, key: str, sizes: tuple[int, ...],
+                 meta_json: str) -> None:
+        self.name = name
+        self.filename = filename
+        self.key = key
+        self.meta_json = meta_json
+        self._meta: dict[str, Any] | None = None
+        self._maps: dict[int, Any] = {}
+        self.counters: tuple[Any, ...] = tuple(_new_table(n) for n in sizes)
+        #: per function: (block, prefix value) -> count, for paths cut by an exception
+        self.cuts: tuple[dict[tuple[int, int], int], ...] = tuple({} for _ in sizes)
+        #: per function: exceptions whose block could not be found
+        self.unattributed: list[int] = [0] * len(sizes)
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        if self._meta is None:
+            self._meta = json.loads(self.meta_json)
+        return self._meta
+
+    # -- called by instrumented code on exceptions --------------------------
+
+    def handler(self, index: int, register: int | None, start: int) -> int:
+        """An exception is caught: record the path it cut; start the handler's path."""
+        if register is not None:
+            self._record(index, register, sys._getframe(1))
+        return start
+
+    def cut(self, index: int, register: int | None) -> None:
+        """An exception leaves a ``with`` body: record the path it cut."""
+        if register is not None:
+            self._record(index, register, sys._getframe(1))
+
+    def leave(self, index: int, register: int | None) -> int:
+        """An exception leaves the function: record the path it cut."""
+        if register is not None:
+            self._record(index, register, sys._getframe(1))
+        return GARBAGE
+
+    def _record(self, index: int, register: int, frame: Any) -> None:
+        try:
+            exc = sys.exception()
+            located = self.locate(index, frame, exc)
+            if located is None:
+                self.unattributed[index] += 1
+                return
+            block, raised = located
+            if raised:
+                # An explicit raise statement: the path ends by its edge to EXIT,
+                # whose number is the register (the edge carries no code).
+                self.counters[index][register] += 1
+            else:
+                key = (block, register + self.meta["functions"][index]["query"][block])
+                cuts = self.cuts[index]
+                cuts[key] = cuts.get(key, 0) + 1
+        except Exception:  # never let profiling change the program's exception
+            self.unattributed[index] += 1
+
+    def locate(self, index: int, frame: Any, exc: BaseException | None
+               ) -> tuple[int, bool] | None:
+        """The block (and whether it was a raise statement) where ``exc`` arose in ``frame``."""
+        while exc is not None:
+            tb = exc.__traceback__
+            if tb is None or tb.tb_frame is not frame:
+                return None
+            blockmap = self._maps.get(index)
+            if blockmap is None:
+                from pathprof._blockmap import BlockMap
+
+                blockmap = self._maps[index] = BlockMap(self.meta["functions"][index],
+                                                       frame.f_code)
+            located = blockmap.locate(tb.tb_lasti)
+            if located is not None:
+                return located
+            # Raised while matching an except clause: the exception being matched
+            # (its context) tells where the path was.
+            exc = exc.__context__
+        return None
+
+
+def _new_table(size: int) -> Any:
+    if size < 0:
+        return collections.defaultdict(int)
+    return [0] * (size + 1)  # the extra slot is GARBAGE
+
+
+def register(name: str, filename: str, key: str, sizes: tuple[int, ...], meta_json: str
+             ) -> ModuleState:
+    """Called once by an instrumented module when it is executed."""
+    state = ModuleState(name, filename, key, sizes, meta_json)
+    _modules.append(state)
+    return state
+
+
+def modules() -> list[ModuleState]:
+    return list(_modules)
+
+
+def take_snapshot(reset: bool = True) -> list[tuple[ModuleState, list[dict[int, int]],
+                                                    list[dict[tuple[int, int], int]],
+                                                    list[int], list[int]]]:
+    """Copy every module's counts; with ``reset``, subtract what was copied.
+
+    Returns, per module: path counts per function ({path: count}), cut counts per
+    function, calls ended by an exception per function, and unattributed
+    exceptions per function. Copying a table and subtracting the copy entry by
+    entry loses no increment made meanwhile by another thread: each subtraction
+    is as atomic as the increments are.
+    """
+    result = []
+    for state in list(_modules):
+        paths: list[dict[int, int]] = []
+        raised: list[int] = []
+        for table in state.counters:
+            if isinstance(table, list):
+                copy = table[:]
+                counts = {i: c for i, c in enumerate(copy[:-1]) if c}
+                garbage = copy[-1]
+                if reset:
+                    for i, c in counts.items():
+                        table[i] -= c
+                    table[-1] -= garbage
+            else:
+                copy_d = dict(table)
+                garbage = copy_d.pop(GARBAGE, 0)
+                counts = {i: c for i, c in copy_d.items() if c}
+                if reset:
+                    for i, c in counts.items():
+                        table[i] -= c
+                    table[GARBAGE] -= garbage
+            paths.append(counts)
+            raised.append(garbage)
+        cuts: list[dict[tuple[int, int], int]] = []
+        for table_c in state.cuts:
+            copy_c = dict(table_c)
+            if reset:
+                for k, c in copy_c.items():
+                    table_c[k] -= c
+            cuts.append({k: c for k, c in copy_c.items() if c})
+        unattributed = list(state.unattributed)
+        if reset:
+            for i, c in enumerate(unattributed):
+                state.unattributed[i] -= c
+        result.append((state, paths, cuts, raised, unattributed))
+    return result
+
+
+def _zero_all() -> None:
+    for state in _modules:
+        for table in state.counters:
+            if isinstance(table, list):
+                table[:] = [0] * len(table)
+            else:
+                table.clear()
+        for cuts in state.cuts:
+            cuts.clear()
+        state.unattributed[:] = [0] * len(state.unattributed)
+
+
+def _after_fork_in_child() -> None:
+    # The child starts with a copy of the parent's counts, which the parent will
+    # save itself: start from zero so nothing is counted twice.
+    _zero_all()
+    hook = _hooks["after_fork_in_child"]
+    if hook is not None:
+        hook()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -1,0 +1,48 @@
+"""match statements: literals, sequences, mappings, classes, guards."""
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Point:
+    x: int
+    y: int
+
+
+def describe(value):
+    match value:
+        case 0 | 1:
+            return "bit"
+        case int(n) if n < 0:
+            return "negative"
+        case int():
+            return "int"
+        case [x, y]:
+            return f"pair {x} {y}"
+        case [x, *rest] if len(rest) > 2:
+            return "long"
+        case {"kind": kind, **extra}:
+            return f"dict {kind} {len(extra)}"
+        case Point(x=0, y=y):
+            return f"on y axis {y}"
+        case Point(x, y) if x == y:
+            return "diagonal"
+        case str() as s:
+            return s.upper()
+    return "unknown"
+
+
+def no_default(value):
+    label = "?"
+    match value:
+        case 1:
+            label = "one"
+        case 2:
+            label = "two"
+    return label
+
+
+def drive():
+    values = [0, 1, -5, 7, [1, 2], [1, 2, 3, 4], [1, 2, 3], {"kind": "k", "a": 1},
+              Point(0, 3), Point(2, 2), Point(1, 2), "abc", 2.5]
+    return [describe(v) for v in values] + [no_default(v) for v in (1, 2, 3)]

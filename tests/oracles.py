@@ -1,0 +1,313 @@
+"""Independent oracles for path profiles.
+
+``BlockTraceOracle`` watches instrumented functions run with ``sys.settrace`` and
+opcode events: every executed instruction is mapped to its block by its source
+location (artificial probe instructions and ``with`` bookkeeping are ignored), and
+the block sequence of each call is split into acyclic paths by the oracle itself:
+at CFG backedges, at ``exception`` events (a new exception in the frame), and where
+control reaches a restart block without a CFG edge (a re-raise that was caught).
+It never reads pathprof's counters, registers or probes.
+
+``profile_paths`` decodes what pathprof recorded into the same form, so tests can
+compare the two as multisets: ``Counter[(blocks, start, end)]``.
+"""
+
+from __future__ import annotations
+
+import dis
+import sys
+from collections import Counter, deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pathprof._blockmap import BlockMap
+from pathprof.graph import (
+    Cfg,
+    EdgeKind,
+    PathEnd,
+    PathStart,
+    find_backedges,
+    number_paths,
+    regenerate,
+    regenerate_prefix,
+    to_dag,
+)
+
+PathKey = tuple[tuple[int, ...], str, str]  # (visible blocks, start, end)
+
+_RETURN_OPS = {"RETURN_VALUE", "RETURN_CONST"}
+#: Stack and jump bookkeeping: cannot raise, executes no statement, and CPython
+#: sometimes locates it at a neighbouring construct (the subject clean-up after a
+#: case guard is located at the pattern). Ignored.
+_BOOKKEEPING_OPS = {"POP_TOP", "COPY", "SWAP", "JUMP_FORWARD", "JUMP_BACKWARD",
+                    "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT", "CACHE",
+                    "EXTENDED_ARG", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE",
+                    "POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_FORWARD_IF_NOT_NONE",
+                    "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE",
+                    "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE",
+                    "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
+                    "POP_JUMP_IF_NOT_NONE", "TO_BOOL"}
+_SUSPEND_OPS = {"YIELD_VALUE", "SEND"}
+_ITERATION_OPS = {"SEND", "FOR_ITER", "END_ASYNC_FOR", "YIELD_VALUE", "GET_ANEXT",
+                  "END_SEND", "CLEANUP_THROW"}
+
+
+@dataclass
+class FunctionInfo:
+    """What the oracle knows about one instrumented function."""
+
+    meta: dict[str, Any]
+    code: Any
+    blockmap: BlockMap = field(init=False)
+    cfg: Cfg = field(init=False)
+    visible: frozenset[int] = field(init=False)
+    backedges: frozenset[tuple[int, int]] = field(init=False)
+    succ: dict[int, set[int]] = field(init=False)
+    restarts: frozenset[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        meta = self.meta
+        self.blockmap = BlockMap(meta, self.code)
+        self.cfg = cfg_of(meta)
+        back = find_backedges(self.cfg)
+        self.backedges = frozenset(self.cfg.edges[e] for e in back)
+        self.succ = {}
+        for src, dst in self.cfg.edges:
+            self.succ.setdefault(src, set()).add(dst)
+        self.restarts = frozenset(self.cfg.restarts)
+        visible = set()
+        not_nop = set()
+        for offset in range(0, len(self.code.co_code), 2):
+            block = self.block_of(offset)
+            if block is not None:
+                visible.add(block)
+                if self.blockmap.opname(offset) != "NOP":
+                    not_nop.add(block)
+        self.visible = frozenset(visible)
+        #: blocks whose only instructions are NOPs carrying a line number: a jump can
+        #: skip them (3.12 and later jump past the NOP of a `while True:` header).
+        self.skippable = frozenset(visible - not_nop)
+
+    def block_of(self, offset: int) -> int | None:
+        """The block an executed instruction belongs to, or None if it is a probe
+        (no location) or bookkeeping of a with statement."""
+        bm = self.blockmap
+        while bm.opname(offset) == "EXTENDED_ARG":
+            offset += 2
+        span = bm.position(offset)
+        if span is None:
+            return None
+        op = bm.opname(offset)
+        if op in _BOOKKEEPING_OPS:
+            return None
+        if bm._with_code(offset, span) is not None and op not in ("BEFORE_WITH",
+                                                                 "BEFORE_ASYNC_WITH"):
+            return None
+        located = bm.locate(offset)
+        return None if located is None else located[0]
+
+    def hidden_path(self, src: int, dst: int, cycle: bool = False
+                    ) -> list[tuple[int, int]] | None:
+        """CFG edges from ``src`` to ``dst`` through invisible or skippable blocks
+        only (with ``cycle``, at least one such block in between)."""
+        if dst in self.succ.get(src, ()) and not cycle:
+            return [(src, dst)]
+        queue: deque[tuple[int, list[tuple[int, int]]]] = deque([(src, [])])
+        seen = {src}
+        while queue:
+            block, path = queue.popleft()
+            for nxt in sorted(self.succ.get(block, ())):
+                edge_path = [*path, (block, nxt)]
+                if nxt == dst:
+                    return edge_path
+                if (nxt not in self.visible or nxt in self.skippable) and nxt not in seen:
+                    seen.add(nxt)
+                    queue.append((nxt, edge_path))
+        return None
+
+
+def cfg_of(meta: dict[str, Any]) -> Cfg:
+    return Cfg(len(meta["blocks"]), meta["entry"], meta["exit"],
+               [(s, d) for s, d, _label in meta["edges"]], [b for b, _k in meta["restarts"]])
+
+
+@dataclass
+class _CallState:
+    blocks: list[int] = field(default_factory=list)
+    start: str = "entry"
+    open: bool = True  # a path is in progress
+    after_exception: bool = False
+    visit_start: int = -1  # offset of the first instruction of the current block visit
+
+
+class BlockTraceOracle:
+    """Record the acyclic paths of instrumented functions by tracing instructions."""
+
+    def __init__(self, functions: Iterable[FunctionInfo]) -> None:
+        self.by_code = {f.code: f for f in functions}
+        self.paths: dict[str, Counter[PathKey]] = {
+            f.meta["qualname"]: Counter() for f in self.by_code.values()}
+        self.states: dict[int, _CallState] = {}
+        self.errors: list[str] = []
+
+    def run(self, fn: Callable[[], Any]) -> Any:
+        old = sys.gettrace()
+        # CPython 3.12 switches opcode events on for tracing only if some frame asked
+        # for them when settrace is called: ask in this frame first.
+        here = sys._getframe()
+        here.f_trace_opcodes = True
+        sys.settrace(self._global)
+        try:
+            return fn()
+        finally:
+            sys.settrace(old)
+            here.f_trace_opcodes = False
+
+    # -- tracing --------------------------------------------------------------
+
+    def _global(self, frame: Any, event: str, arg: Any) -> Any:
+        info = self.by_code.get(frame.f_code)
+        if info is None:
+            return None
+        # Set the local trace function before asking for opcode events: from 3.12,
+        # opcode events are only switched on for a frame that already has one.
+        frame.f_trace = self._local
+        frame.f_trace_opcodes = True
+        self._event(info, frame, event, arg)
+        return self._local
+
+    def _local(self, frame: Any, event: str, arg: Any) -> Any:
+        info = self.by_code.get(frame.f_code)
+        if info is not None:
+            self._event(info, frame, event, arg)
+        return self._local
+
+    def _event(self, info: FunctionInfo, frame: Any, event: str, arg: Any) -> None:
+        key = id(frame)
+        if event == "call":
+            if key not in self.states:
+                self.states[key] = _CallState()
+            return
+        state = self.states.get(key)
+        if state is None:  # tracing started inside the call
+            state = self.states[key] = _CallState(open=False)
+        if event == "opcode":
+            block = info.block_of(frame.f_lasti)
+            if block is not None:
+                self._visit(info, state, block, frame.f_lasti)
+        elif event == "exception":
+            op = dis.opname[frame.f_code.co_code[frame.f_lasti]]
+            if issubclass(arg[0], StopIteration | StopAsyncIteration) and op in _ITERATION_OPS:
+                return  # the iteration protocol ending a loop or a yield from: no transfer
+            if state.open and state.blocks:
+                # A raise statement ends its path by an edge of its own; an exception
+                # raised anywhere else cuts the path (an assert is not a raise).
+                located = info.blockmap.locate(frame.f_lasti)
+                explicit = located is not None and located[1]
+                self._end(info, state, "raise" if explicit else "cut")
+            state.after_exception = True
+        elif event == "return":
+            code = frame.f_code.co_code
+            op = dis.opname[code[frame.f_lasti]]
+            if op in _SUSPEND_OPS or (
+                op == "RESUME" and frame.f_lasti >= 2
+                and dis.opname[code[frame.f_lasti - 2]] == "YIELD_VALUE"
+            ):
+                return  # a generator or coroutine suspends (3.13 reports the RESUME after)
+            how = "exit" if op in _RETURN_OPS else "propagate"
+            if state.open:
+                self._end(info, state, how)
+            elif state.after_exception and how == "exit":
+                # A path through blocks with no instructions of their own (say an
+                # empty block after a with that swallowed the exception) returned.
+                state.start = "restart"
+                self._end(info, state, how)
+            del self.states[key]
+
+    def _visit(self, info: FunctionInfo, state: _CallState, block: int, offset: int) -> None:
+        if state.open and state.blocks and state.blocks[-1] == block:
+            # The same block again: a new visit only if control jumped back to where
+            # this visit began and a loop through unseen blocks leads back here (a
+            # `while True:` header has no instructions of its own).
+            if offset > state.visit_start or info.hidden_path(block, block, cycle=True) is None:
+                return
+            for src, dst in info.hidden_path(block, block, cycle=True) or []:
+                if (src, dst) in info.backedges:
+                    self._end(info, state, "backedge")
+                    state.blocks, state.start, state.open = [dst], "loop-header", True
+                elif dst in info.visible:
+                    state.blocks.append(dst)
+            state.visit_start = offset
+            return
+        state.visit_start = offset
+        if not state.open or not state.blocks:
+            if state.after_exception or (state.blocks == [] and not state.open):
+                state.start = "restart"
+            state.blocks = [block]
+            state.open = True
+            state.after_exception = False
+            return
+        route = info.hidden_path(state.blocks[-1], block)
+        if route is None:
+            if block in info.restarts:
+                self._end(info, state, "propagate")
+                state.blocks, state.start, state.open = [block], "restart", True
+                return
+            self.errors.append(
+                f"{info.meta['qualname']}: no CFG edge from block {state.blocks[-1]} "
+                f"to block {block}")
+            state.blocks.append(block)
+            return
+        for src, dst in route:
+            if (src, dst) in info.backedges:
+                self._end(info, state, "backedge")
+                state.blocks, state.start, state.open = [dst], "loop-header", True
+            elif dst in info.visible:
+                state.blocks.append(dst)
+
+    def _end(self, info: FunctionInfo, state: _CallState, how: str) -> None:
+        visible = tuple(b for b in state.blocks if b in info.visible)
+        self.paths[info.meta["qualname"]][(visible, state.start, how)] += 1
+        state.blocks = []
+        state.open = False
+
+
+# ---------------------------------------------------------------------------
+# What pathprof recorded, in the oracle's terms
+
+
+_START = {PathStart.ENTRY: "entry", PathStart.LOOP_HEADER: "loop-header",
+          PathStart.RESTART: "restart"}
+
+
+def _end_kind(meta: dict[str, Any], numbering: Any, path: Any) -> str:
+    if path.end is PathEnd.BACKEDGE:
+        return "backedge"
+    last = numbering.dag.edges[path.edges[-1]]
+    if last.kind is not EdgeKind.NORMAL:
+        return "backedge"
+    label = meta["edges"][last.cfg_edge][2]
+    if label == "return":
+        return "exit"
+    if label == "raise":
+        pieces = meta["blocks"][last.src]["pieces"]
+        return "raise" if pieces and pieces[-1][5] == "raise" else "propagate"
+    return "propagate"  # re-raise at the end of a finally, end of an except* body
+
+
+def profile_paths(meta: dict[str, Any], counts: dict[int, int],
+                  cuts: dict[tuple[int, int], int], visible: frozenset[int]
+                  ) -> Counter[PathKey]:
+    """Decode one function's recorded counts into the oracle's form."""
+    numbering = number_paths(to_dag(cfg_of(meta)))
+    result: Counter[PathKey] = Counter()
+    for number, count in counts.items():
+        path = regenerate(numbering, number)
+        blocks = tuple(b for b in path.blocks if b in visible)
+        result[(blocks, _START[path.start], _end_kind(meta, numbering, path))] += count
+    for (block, value), count in cuts.items():
+        path = regenerate_prefix(numbering, block, value)
+        blocks = tuple(b for b in path.blocks if b in visible)
+        result[(blocks, _START[path.start], "cut")] += count
+    return result
