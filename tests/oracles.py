@@ -204,7 +204,7 @@ class BlockTraceOracle:
                 # A raise statement ends its path by an edge of its own; an exception
                 # raised anywhere else cuts the path (an assert is not a raise).
                 located = info.blockmap.locate(frame.f_lasti)
-                explicit = located is not None and located[1]
+                explicit = located is not None and located[1] == "raise"
                 self._end(info, state, "raise" if explicit else "cut")
             state.after_exception = True
         elif event == "return":

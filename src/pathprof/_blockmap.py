@@ -86,8 +86,10 @@ class BlockMap:
 
     # -- the mapping ----------------------------------------------------------
 
-    def locate(self, offset: int) -> tuple[int, bool] | None:
-        """``(block, is_raise_statement)`` for the instruction at ``offset``, or None."""
+    def locate(self, offset: int) -> tuple[int, str] | None:
+        """``(block, how)`` for the instruction at ``offset``, or None. ``how`` is
+        "raise" for a raise statement's own raise, "return-exit" or "continue-exit"
+        for a with's exit code on the way out of a return or continue, else "cut"."""
         while self.opname(offset) == "EXTENDED_ARG" and offset + 2 < len(self.ops):
             offset += 2  # a prefix of the next instruction: the two execute as one
         span = self.position(offset)
@@ -105,22 +107,22 @@ class BlockMap:
         if op in _ITER_OPS:
             loop = self._compound_at(span, "for")
             if loop is not None:
-                return loop["for-iter"], False
+                return loop["for-iter"], "cut"
         if op in _ENTER_OPS:
             with_ = self._compound_at(span, "with")
             if with_ is not None:
-                return with_["with-enter"], False
+                return with_["with-enter"], "cut"
         at_with = self._with_code(offset, span)
         if at_with is not None:
-            return self._with_side(offset, at_with), False
+            return self._with_side(offset, at_with)
         loop = self._loop_step(offset, span, op)
         if loop is not None:
-            return loop["for-next"], False
+            return loop["for-next"], "cut"
         piece = self.piece_at(span)
         if piece is None:
             return None
         _span, block, _role, flags = piece
-        return block, (op == "RAISE_VARARGS" and flags == "raise")
+        return block, ("raise" if op == "RAISE_VARARGS" and flags == "raise" else "cut")
 
     def _loop_step(self, offset: int, span: Span, op: str) -> dict[str, Any] | None:
         """The for loop whose step (next item, exhaustion) this instruction is: it is
@@ -178,7 +180,7 @@ class BlockMap:
             self._enter_offsets[key] = found
         return self._enter_offsets[key]
 
-    def _with_side(self, offset: int, compound: dict[str, Any]) -> int:
+    def _with_side(self, offset: int, compound: dict[str, Any]) -> tuple[int, str]:
         """Bookkeeping of a with statement belongs to the block that enters it (what
         follows ``__enter__``, before the body) or to the block that leaves it: the
         ``return``/``break``/``continue`` whose code comes just before the ``__exit__``
@@ -187,7 +189,7 @@ class BlockMap:
         enters = {o for _span, o in self._enters(compound)}
         for back in range(offset - 2, -1, -2):
             if back in enters:
-                return compound["with-enter"]
+                return compound["with-enter"], "cut"
             span = self.position(back)
             if span is None or span == whole:
                 continue
@@ -196,7 +198,8 @@ class BlockMap:
             piece = self.piece_at(span)
             if piece is None or not _contains(whole, piece[0]) or piece[2] == "with-enter":
                 continue
-            if piece[3] == "leave":
-                return piece[1]
+            if piece[3] in ("return", "break", "continue"):
+                how = "cut" if piece[3] == "break" else f"{piece[3]}-exit"
+                return piece[1], how
             break
-        return compound["with-exit"]
+        return compound["with-exit"], "cut"

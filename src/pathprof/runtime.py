@@ -23,12 +23,7 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["GARBAGE", "ModuleState", "modules", "register", "take_snapshot"]
-
-#: Counter index for paths that ended by an exception and are recorded elsewhere:
-#: the last list slot (or key -1 of a hash table). Its count is the number of calls
-#: that left by an exception.
-GARBAGE = -1
+__all__ = ["ModuleState", "modules", "register", "take_snapshot"]
 
 _modules: list[ModuleState] = []
 _hooks: dict[str, Any] = {"after_fork_in_child": None}
@@ -38,7 +33,7 @@ class ModuleState:
     """The counters of one instrumented module, and what decodes its exceptions."""
 
     __slots__ = ("_maps", "_meta", "counters", "cuts", "filename", "key", "meta_json", "name",
-                 "unattributed")
+                 "raised", "unattributed")
 
     def __init__(self, name: str, filename: str, key: str, sizes: tuple[int, ...],
                  meta_json: str) -> None:
@@ -51,6 +46,8 @@ class ModuleState:
         self.counters: tuple[Any, ...] = tuple(_new_table(n) for n in sizes)
         #: per function: (block, prefix value) -> count, for paths cut by an exception
         self.cuts: tuple[dict[tuple[int, int], int], ...] = tuple({} for _ in sizes)
+        #: per function: calls that ended by an exception
+        self.raised: list[int] = [0] * len(sizes)
         #: per function: exceptions whose block could not be found
         self.unattributed: list[int] = [0] * len(sizes)
 
@@ -73,11 +70,11 @@ class ModuleState:
         if register is not None:
             self._record(index, register, sys._getframe(1))
 
-    def leave(self, index: int, register: int | None) -> int:
+    def leave(self, index: int, register: int | None) -> None:
         """An exception leaves the function: record the path it cut."""
+        self.raised[index] += 1
         if register is not None:
             self._record(index, register, sys._getframe(1))
-        return GARBAGE
 
     def _record(self, index: int, register: int, frame: Any) -> None:
         try:
@@ -86,21 +83,33 @@ class ModuleState:
             if located is None:
                 self.unattributed[index] += 1
                 return
-            block, raised = located
-            if raised:
+            block, how = located
+            function = self.meta["functions"][index]
+            if how == "raise":
                 # An explicit raise statement: the path ends by its edge to EXIT,
                 # whose number is the register (the edge carries no code).
                 self.counters[index][register] += 1
-            else:
-                key = (block, register + self.meta["functions"][index]["query"][block])
-                cuts = self.cuts[index]
-                cuts[key] = cuts.get(key, 0) + 1
+                return
+            if how == "continue-exit":
+                # __exit__ raised while a continue left a with: the backedge has
+                # already counted and reset the register (documented limitation).
+                self.unattributed[index] += 1
+                return
+            if how == "return-exit":
+                # __exit__ raised after a return counted its path: take it back.
+                op, value = function["returns"][str(block)]
+                self.counters[index][value if op == "COUNT_CONST" else register + value] -= 1
+            key = (block, register + function["query"][block])
+            cuts = self.cuts[index]
+            cuts[key] = cuts.get(key, 0) + 1
         except Exception:  # never let profiling change the program's exception
             self.unattributed[index] += 1
 
     def locate(self, index: int, frame: Any, exc: BaseException | None
-               ) -> tuple[int, bool] | None:
-        """The block (and whether it was a raise statement) where ``exc`` arose in ``frame``."""
+               ) -> tuple[int, str] | None:
+        """Where ``exc`` arose in ``frame``: ``(block, how)``, how being "cut",
+        "raise" (a raise statement), "return-exit" or "continue-exit" (a with's
+        ``__exit__`` called on the way out of a return or continue)."""
         while exc is not None:
             tb = exc.__traceback__
             if tb is None or tb.tb_frame is not frame:
@@ -123,7 +132,7 @@ class ModuleState:
 def _new_table(size: int) -> Any:
     if size < 0:
         return collections.defaultdict(int)
-    return [0] * (size + 1)  # the extra slot is GARBAGE
+    return [0] * size
 
 
 def register(name: str, filename: str, key: str, sizes: tuple[int, ...], meta_json: str
@@ -152,35 +161,28 @@ def take_snapshot(reset: bool = True) -> list[tuple[ModuleState, list[dict[int, 
     result = []
     for state in list(_modules):
         paths: list[dict[int, int]] = []
-        raised: list[int] = []
         for table in state.counters:
             if isinstance(table, list):
                 copy = table[:]
-                counts = {i: c for i, c in enumerate(copy[:-1]) if c}
-                garbage = copy[-1]
-                if reset:
-                    for i, c in counts.items():
-                        table[i] -= c
-                    table[-1] -= garbage
+                counts = {i: c for i, c in enumerate(copy) if c}
             else:
-                copy_d = dict(table)
-                garbage = copy_d.pop(GARBAGE, 0)
-                counts = {i: c for i, c in copy_d.items() if c}
-                if reset:
-                    for i, c in counts.items():
-                        table[i] -= c
-                    table[GARBAGE] -= garbage
+                counts = {i: c for i, c in dict(table).items() if c}
+            if reset:
+                for i, c in counts.items():
+                    table[i] -= c
             paths.append(counts)
-            raised.append(garbage)
         cuts: list[dict[tuple[int, int], int]] = []
         for table_c in state.cuts:
-            copy_c = dict(table_c)
+            copy_c = {k: c for k, c in dict(table_c).items() if c}
             if reset:
                 for k, c in copy_c.items():
                     table_c[k] -= c
-            cuts.append({k: c for k, c in copy_c.items() if c})
+            cuts.append(copy_c)
+        raised = list(state.raised)
         unattributed = list(state.unattributed)
         if reset:
+            for i, c in enumerate(raised):
+                state.raised[i] -= c
             for i, c in enumerate(unattributed):
                 state.unattributed[i] -= c
         result.append((state, paths, cuts, raised, unattributed))
@@ -196,6 +198,7 @@ def _zero_all() -> None:
                 table.clear()
         for cuts in state.cuts:
             cuts.clear()
+        state.raised[:] = [0] * len(state.raised)
         state.unattributed[:] = [0] * len(state.unattributed)
 
 

@@ -103,6 +103,7 @@ class Block:
 
 class SiteKind(enum.Enum):
     INSERT = "insert"  #: before ``stmts[index]`` (``index == len(stmts)``: at the end)
+    RETURN = "return"  #: in ``return`` statement ``stmts[index]``, after its value
     GUARD = "guard"  #: inside a ``case`` guard, before the guard is evaluated
     DISPATCH = "dispatch"  #: at the end of a ``finally``, for one continuation
     NONE = "none"  #: nowhere: the edge must stay uninstrumented
@@ -356,16 +357,23 @@ class _Builder:
     def _route(self, stmts: list[ast.stmt], index: int, block: BlockId, kind: str) -> None:
         """Edges for return/break/continue from ``block``, through any finally."""
         code = {"return": ROUTE_RETURN, "break": ROUTE_BREAK, "continue": ROUTE_CONTINUE}[kind]
-        exact = kind != "return"  # a return's value is computed after any code before it
-        site = Site(SiteKind.INSERT, stmts, index) if exact else NO_SITE
+        if kind == "return":
+            # Code for the return edge runs once the value is computed.
+            site = Site(SiteKind.RETURN, stmts, index, stmts[index])
+        else:
+            site = Site(SiteKind.INSERT, stmts, index)
         src = block
         for ctx in reversed(self.context):
             if isinstance(ctx, _With):
-                site = NO_SITE if kind != "continue" else site
+                # __exit__ runs between the code before a break and the jump: no
+                # site. (A return keeps its site; the runtime takes the count back
+                # if __exit__ raises. A continue keeps its site too: see the docs.)
+                site = NO_SITE if kind == "break" else site
             elif isinstance(ctx, _Finally):
                 info = ctx.info
                 self.route_flags.append(RouteFlag(stmts, index, info.index, code))
-                self.edge(src, info.start, kind, site)
+                # The finally runs between a return's value and its return: no site.
+                self.edge(src, info.start, kind, NO_SITE if kind == "return" else site)
                 # Where this continuation goes after the finally is decided by the
                 # contexts outside it; remember the first hop.
                 self._finally_continuation(info, code, kind, self.context.index(ctx))
@@ -378,7 +386,7 @@ class _Builder:
                 return
         if kind != "return":
             raise SyntaxError(f"'{kind}' outside loop")  # the compiler says the same
-        self.edge(src, self.exit, "return", NO_SITE)
+        self.edge(src, self.exit, "return", site)
 
     def _finally_continuation(self, info: FinallyInfo, code: int, kind: str, depth: int) -> None:
         """Record where ``info``'s finally goes next for continuation ``code``."""
@@ -574,9 +582,7 @@ class _Builder:
         self.edge(src, self.exit, "re-raise", site(ROUTE_RAISE))
         pending = [_Pending(src, "next", site(ROUTE_FALL))]
         for code, (target, kind) in sorted(info.continuations.items()):
-            if kind == "return" and target == self.exit:
-                self.edge(src, self.exit, "return", NO_SITE)
-            elif kind == "break" and target == -1:
+            if kind == "break" and target == -1:
                 loop = next(c for c in reversed(self.context) if isinstance(c, _Loop))
                 loop.breaks.append(_Pending(src, "break", site(code)))
             else:
@@ -666,10 +672,10 @@ def build_cfg(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> Fu
         builder.body(node.body, start)
     # Falling off the end returns None.
     for p in builder.pending:
-        builder.edge(p.src, builder.exit, "return", NO_SITE)
+        builder.edge(p.src, builder.exit, "return", p.site)
     if not builder.blocks[first].pieces and start >= len(node.body):
         # A function with only a docstring: its one block returns.
-        builder.edge(first, builder.exit, "return", NO_SITE)
+        builder.edge(first, builder.exit, "return", Site(SiteKind.INSERT, node.body, start))
     return FunctionCfg(
         node=node,
         qualname=qualname,

@@ -68,6 +68,7 @@ FORMAT_VERSION = 1
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
 REGISTER = "_@pp_r"
+RETURN_VALUE = "_@pp_v"
 
 
 def counter_name(index: int) -> str:
@@ -138,6 +139,24 @@ def _artificial(node: ast.AST) -> ast.AST:
     return node
 
 
+def _locate_at(nodes: list[ast.stmt], anchor: ast.AST) -> list[ast.stmt]:
+    """Give inserted ``nodes`` the location of ``anchor`` (production build only).
+
+    Code without a location that starts a basic block makes the next real line
+    look new to tracers (an extra ``line`` event); code located at the line that
+    runs next anyway adds no event and never shows in a traceback, since probe
+    code does not raise.
+    """
+    if _probe_line != -1:
+        return nodes
+    for node in nodes:
+        for part in ast.walk(node):
+            if "lineno" in part._attributes and getattr(part, "lineno", -1) in (-1, None):
+                ast.copy_location(part, anchor)
+                part.end_lineno = anchor.lineno  # type: ignore[attr-defined]
+    return nodes
+
+
 def _load(name: str) -> ast.Name:
     return ast.Name(id=name, ctx=ast.Load())
 
@@ -174,6 +193,26 @@ def _call_module(method: str, *args: ast.expr) -> ast.expr:
     return ast.Call(func=func, args=list(args), keywords=[])
 
 
+def _observer(effects: list[tuple[str, ast.expr]]) -> ast.ExceptHandler:
+    """An except clause that never matches, whose type expression has effects.
+
+    ``except ((_@pp_r := call(...)), ())[1]: pass``: when an exception passes, the
+    type expression runs (``sys.exception()`` is the exception), assigns, and
+    evaluates to ``()``, which matches nothing. CPython then re-raises the
+    exception itself, restoring the frame's last instruction, so tracebacks,
+    ``f_lineno`` and the ``return`` event of tracers stay exactly as without
+    pathprof (a ``raise`` in a handler would leave the frame at the ``raise``).
+    """
+    parts: list[ast.expr] = [ast.NamedExpr(target=_store(name), value=value)
+                             for name, value in effects]
+    parts.append(ast.Tuple(elts=[], ctx=ast.Load()))
+    kind = ast.Subscript(value=ast.Tuple(elts=parts, ctx=ast.Load()),
+                         slice=_const(len(parts) - 1), ctx=ast.Load())
+    handler = ast.ExceptHandler(type=kind, name=None, body=[ast.Pass()])
+    _artificial(handler)
+    return handler
+
+
 # ---------------------------------------------------------------------------
 # Rewriting one function
 
@@ -205,8 +244,8 @@ class _Edits:
 
 
 # Priorities at one insertion point: restarting a path comes first, then route
-# flags, then edge probes.
-RESTART, FLAG, PROBE = 0, 1, 2
+# flags, then edge probes, then the code of a return statement.
+RESTART, FLAG, PROBE, RETURN_CODE = 0, 1, 2, 3
 
 
 class _FunctionRewriter:
@@ -267,7 +306,12 @@ class _FunctionRewriter:
                 continue
             if site.kind is SiteKind.INSERT:
                 assert site.stmts is not None
-                self.edits.add(site.stmts, site.index, self.edge_code(eid), PROBE)
+                code = self.edge_code(eid)
+                if site.index < len(site.stmts):
+                    _locate_at(code, _first_code(site.stmts[site.index:]) or site.stmts[site.index])
+                self.edits.add(site.stmts, site.index, code, PROBE)
+            elif site.kind is SiteKind.RETURN:
+                self.return_code(site, self.edge_code(eid))
             elif site.kind is SiteKind.GUARD:
                 self.wrap_guard(site.node, self.edge_code(eid))  # type: ignore[arg-type]
             else:  # DISPATCH
@@ -287,6 +331,23 @@ class _FunctionRewriter:
     def flag_index(self, finally_index: int) -> int:
         # Route flags are locals: the same names in every function are fine.
         return finally_index
+
+    def return_code(self, site: Any, code: list[ast.stmt]) -> None:
+        """Run ``code`` after the return value is computed, before returning:
+        ``_@pp_v = value; <code>; return _@pp_v`` (a constant needs no temporary).
+        The value keeps its locations, the return statement its own."""
+        if not code:
+            return
+        node: ast.Return = site.node
+        if node.value is not None and not isinstance(node.value, ast.Constant):
+            keep = ast.Assign(targets=[_store(RETURN_VALUE)], value=node.value)
+            _artificial(keep.targets[0])
+            keep.lineno = keep.end_lineno = _probe_line
+            keep.col_offset = keep.end_col_offset = -1
+            node.value = ast.Name(id=RETURN_VALUE, ctx=ast.Load())
+            ast.copy_location(node.value, node)
+            code = [keep, *code]
+        self.edits.add(site.stmts, site.index, _locate_at(code, node), RETURN_CODE)
 
     def wrap_guard(self, case: ast.match_case, code: list[ast.stmt]) -> None:
         if not code or case.guard is None:
@@ -345,10 +406,7 @@ class _FunctionRewriter:
         """Record the path an exception cuts inside the body before ``__exit__`` sees
         the exception; restart after the ``with`` if ``__exit__`` swallowed it."""
         call = _call_module("cut", _const(self.fp.index), _load(REGISTER))
-        handler = ast.ExceptHandler(
-            type=_load("BaseException"), name=None,
-            body=[_assign(REGISTER, call), _artificial(ast.Raise())])
-        self.structural.append(("with", node, _artificial(handler)))
+        self.structural.append(("with", node, _observer([(REGISTER, call)])))
         self.after_statement(node, _const(self.restart_value(after)))
 
     def finally_code(self, info: Any, branches: dict[int, list[ast.stmt]]) -> None:
@@ -382,11 +440,8 @@ class _FunctionRewriter:
         else:
             start = _const(0)
         call = _call_module("handler", _const(self.fp.index), _load(REGISTER), start)
-        handler = ast.ExceptHandler(
-            type=_load("BaseException"), name=None,
-            body=[_assign(REGISTER, call), _assign(flag, _const(ROUTE_RAISE)),
-                  _artificial(ast.Raise())])
-        self.structural.append(("finally", node, _artificial(handler)))
+        handler = _observer([(REGISTER, call), (flag, _const(ROUTE_RAISE))])
+        self.structural.append(("finally", node, handler))
 
     structural: list[tuple[str, Any, Any]]
     parents: dict[int, tuple[list[ast.stmt], int]]
@@ -440,24 +495,47 @@ def _artificial_try(node: ast.Try) -> ast.Try:
 
 
 def _wrap_function(fp: FunctionPlan) -> None:
-    """Register on entry; count on return; record the cut path on an exception."""
+    """Set the register on entry; record the path an exception cuts as it leaves.
+
+    The body goes in ``try: ... except <observer>: pass`` whose clause never matches:
+    returns are counted where they happen, so nothing runs after the body on the
+    way out, and an exception leaves exactly as it would without pathprof.
+    """
     node = fp.cfg.node
     start = fp.cfg.body_start
     head, body = node.body[:start], node.body[start:]
     if not body:
         body = [_artificial(ast.Pass())]  # type: ignore[list-item]
     leave = _call_module("leave", _const(fp.index), _load(REGISTER))
-    handler = ast.ExceptHandler(
-        type=_load("BaseException"), name=None,
-        body=[_assign(REGISTER, leave), _artificial(ast.Raise())])
-    wrapper = ast.Try(
-        body=body,
-        handlers=[_artificial(handler)],  # type: ignore[list-item]
-        orelse=[],
-        finalbody=[_count(counter_name(fp.index), _load(REGISTER))],
-    )
+    observer = _observer([(REGISTER, leave)])
+    # The observer has no location: a tracer's ``return`` event for a frame that an
+    # exception leaves reads ``f_lineno`` None there (CPython does the same for its
+    # own location-less code; pdb prints "lineno is None"). Any line we could give
+    # it would be a wrong line and an extra ``line`` event; see docs/python.md.
+    wrapper = ast.Try(body=body, handlers=[observer], orelse=[], finalbody=[])
     _artificial_try(wrapper)
-    node.body = [*head, _assign(REGISTER, _const(0)), wrapper]
+    init = _assign(REGISTER, _const(0))
+    # Code at the very start would inherit the location of the def line (from
+    # RESUME) and make tracers see that line again: place it where the first
+    # statement's code starts, whose line comes next anyway.
+    first = _first_code(body)
+    if first is not None and _probe_line == -1:
+        for part in ast.walk(init):
+            if "lineno" in part._attributes:
+                ast.copy_location(part, first)
+    node.body = [*head, init, wrapper]
+
+
+def _first_code(stmts: list[ast.stmt]) -> ast.AST | None:
+    """The node where the first statement that compiles to code begins."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.Global | ast.Nonlocal):
+            continue
+        if getattr(stmt, "lineno", -1) in (-1, PROBE_MARK_LINE):
+            continue
+        decorators = getattr(stmt, "decorator_list", None)
+        return decorators[0] if decorators else stmt
+    return None
 
 
 # ---------------------------------------------------------------------------
@@ -574,6 +652,15 @@ def function_metadata(fp: FunctionPlan) -> dict[str, Any]:
         })
     restarts = [[r.block, r.kind] for r in cfg.restarts]
     edges = [[e.src, e.dst, e.label] for e in cfg.edges]
+    # How each return statement counted its path, so that the runtime can take the
+    # count back if a with's __exit__ raises after it.
+    returns: dict[str, list[Any]] = {}
+    for eid, edge in enumerate(cfg.edges):
+        dag_edge = dag.normal_edges.get(eid)
+        if edge.site.kind is SiteKind.RETURN and dag_edge is not None:
+            probe = fp.plan.probes.get(dag_edge)
+            if probe is not None:
+                returns[str(edge.src)] = [probe.op.name, probe.value]
     # For and with statements: their whole span, and the blocks of their parts, so
     # that instructions located at the statement can be told apart by opcode.
     parts: dict[int, dict[str, Any]] = {}
@@ -609,6 +696,7 @@ def function_metadata(fp: FunctionPlan) -> dict[str, Any]:
         "num_paths": str(fp.num_paths),
         "counter": fp.kind.value,
         "query": list(fp.plan.placement.query),
+        "returns": returns,
         "compounds": compounds,
         "unreachable": sorted(set(range(len(cfg.blocks))) - dag.reachable),
     }
@@ -619,8 +707,12 @@ def _piece_flags(piece: Any) -> str:
     if piece.role is Role.STMT:
         if isinstance(node, ast.Raise):
             return "raise" if node.exc is not None else "reraise"
-        if isinstance(node, ast.Return | ast.Break | ast.Continue):
-            return "leave"
+        if isinstance(node, ast.Return):
+            return "return"
+        if isinstance(node, ast.Break):
+            return "break"
+        if isinstance(node, ast.Continue):
+            return "continue"
     return ""
 
 
