@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import types
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ class Loaded:
         return infos
 
     def snapshot(self) -> Any:
-        for state, paths, cuts, raised, unattributed in runtime.take_snapshot():
+        for state, paths, cuts, raised, unattributed, _times in runtime.take_snapshot():
             if state.key == self.metadata["key"]:
                 return paths, cuts, raised, unattributed
         raise LookupError("module not registered")
@@ -57,14 +58,14 @@ def _walk_codes(code: types.CodeType):
             yield from _walk_codes(const)
 
 
-def load_instrumented(path: Path, name: str | None = None, *, mark_probes: bool = True
-                      ) -> Loaded:
+def load_instrumented(path: Path, name: str | None = None, *, mark_probes: bool = True,
+                      mode: str = "path", metric: str | None = None) -> Loaded:
     """Instrument ``path`` in memory. ``mark_probes`` locates inserted code on a
     marker line so the oracle can tell it apart; False is the production build."""
     source = path.read_text(encoding="utf-8")
     name = name or f"pathprof_corpus_{path.stem}"
     instrumented = instrument_source(source, str(path), module_key=f"{name}:{id(source)}",
-                                     mark_probes=mark_probes)
+                                     mark_probes=mark_probes, mode=mode, metric=metric)
     code = instrumented.compile(str(path))
     module = types.ModuleType(name)
     module.__file__ = str(path)
@@ -78,3 +79,32 @@ def load_plain(path: Path, name: str) -> types.ModuleType:
     sys.modules[name] = module
     exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), module.__dict__)
     return module
+
+
+def recorded_all(loadeds: list[Loaded], infos: list[list[FunctionInfo]], since: int = 0
+                 ) -> list[list[Any]]:
+    """Decode, with one snapshot, what each of ``loadeds`` recorded, per function
+    (in the order of ``infos``, one list per module).
+
+    ``Loaded.snapshot`` resets every module's counts but returns one module's, so
+    it cannot read several modules recorded by the same run. A module whose code is
+    executed more than once (fresh imports of one compiled code object) registers
+    one state per execution, all with the same key: their counts are summed. Only
+    states registered from position ``since`` of ``runtime.modules()`` on are read.
+    """
+    snapshot = runtime.take_snapshot()[since:]
+    result = []
+    for loaded, module_infos in zip(loadeds, infos, strict=True):
+        states = [s for s in snapshot if s[0].key == loaded.metadata["key"]]
+        assert states, f"{loaded.module.__name__} was never executed"
+        per_function = []
+        for i, info in enumerate(module_infos):
+            total: Counter[Any] = Counter()
+            for entry in states:  # (state, paths, cuts, raised, unattributed, ...)
+                paths, cuts, unattributed = entry[1], entry[2], entry[4]
+                assert not unattributed[i], (info.meta["qualname"], unattributed[i])
+                # update, not +=, keeps counts that are zero or negative
+                total.update(profile_paths(info.meta, paths[i], cuts[i], info.visible))
+            per_function.append(total)
+        result.append(per_function)
+    return result

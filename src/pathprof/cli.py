@@ -7,8 +7,11 @@ Exit codes: 0 success, 1 a pathprof error (message printed, no traceback),
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from pathprof import __version__
@@ -32,7 +35,57 @@ def _parser() -> argparse.ArgumentParser:
         "with the naive plan.",
     )
     plan.add_argument("cfg_file", metavar="CFG.json")
+
+    run = commands.add_parser(
+        "run",
+        help="run a Python program and measure its path profile",
+        description="Run a program (a script, -m module, or a console script such as "
+        "pytest) with the selected code instrumented, and save its exact acyclic path "
+        "profile to the data file.",
+    )
+    _data_file_option(run)
+    run.add_argument("--source", action="append", default=[], metavar="DIR|MODULE",
+                     help="measure code in this directory or package (repeatable); default: "
+                     "the script's directory, or the current one for -m and console scripts")
+    run.add_argument("--include", action="append", default=[], metavar="PATTERN",
+                     help="measure only files matching this pattern (repeatable)")
+    run.add_argument("--omit", action="append", default=[], metavar="PATTERN",
+                     help="do not measure files matching this pattern (repeatable)")
+    run.add_argument("--mode", choices=("path", "edge"), default="path",
+                     help="path: Ball-Larus path profile (default); edge: edge and branch "
+                     "counts, the baseline")
+    run.add_argument("--metric", choices=("time",), default=None,
+                     help="also measure wall time spent on each path (inclusive of calls)")
+    run.add_argument("-a", "--append", action="store_true",
+                     help="add to the data file instead of replacing it")
+    run.add_argument("--no-cache", action="store_true",
+                     help="do not read or write instrumented code in __pycache__")
+    run.add_argument("-m", dest="module", action="store_true",
+                     help="PROGRAM is a module name, run as with python -m")
+    run.add_argument("program", metavar="PROGRAM")
+    run.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
+
+    report = commands.add_parser(
+        "report",
+        help="show the hottest paths of each function",
+        description="Report the measured paths: per function, the paths run out of the "
+        "paths possible and the hottest paths shown on the source.",
+    )
+    _data_file_option(report)
+    report.add_argument("--format", choices=("text", "json"), default="text")
+    report.add_argument("--top", type=int, default=5, metavar="N",
+                        help="paths shown per function (text; default 5; json: all)")
+    report.add_argument("--functions", type=int, default=None, metavar="N",
+                        help="show only the N functions that executed most paths")
+    report.add_argument("--show-unrun", action="store_true",
+                        help="list measured functions that never ran")
+    report.add_argument("-o", "--output", metavar="FILE", help="write to FILE")
     return parser
+
+
+def _data_file_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-file", default=".pathprof", metavar="FILE",
+                        help="the data file (default: .pathprof)")
 
 
 def _command_plan(args: argparse.Namespace) -> int:
@@ -55,13 +108,107 @@ def _command_plan(args: argparse.Namespace) -> int:
     return OK
 
 
+def _command_run(args: argparse.Namespace) -> int:
+    from pathprof.execfile import resolve_program, run_module, run_script
+    from pathprof.profiler import Profiler
+    from pathprof.python.importhook import compile_instrumented
+
+    program_args = args.args[1:] if args.args[:1] == ["--"] else args.args
+    if args.program == "--":
+        if not program_args:
+            raise PathprofError("nothing to run after --")
+        args.program, program_args = program_args[0], program_args[1:]
+    if args.module:
+        path, default_dirs = None, [os.getcwd()]
+    else:
+        path, on_path = resolve_program(args.program)
+        default_dirs = [os.getcwd() if on_path else os.path.dirname(path)]
+    profiler = Profiler(data_file=args.data_file, source=args.source, include=args.include,
+                        omit=args.omit, default_dirs=default_dirs, mode=args.mode,
+                        metric=args.metric, append=args.append, cache=not args.no_cache,
+                        argv=[args.program, *program_args])
+
+    def compile_main(source: bytes, filename: str) -> object:
+        if profiler.selection.wants("__main__", filename):
+            try:
+                return compile_instrumented(source, filename, profiler.options)
+            except (SyntaxError, ValueError):
+                pass  # fails below exactly as without pathprof
+        return compile(source, filename, "exec", dont_inherit=True)
+
+    status = OK
+    profiler.start()
+    try:
+        if args.module:
+            run_module(args.program, program_args)
+        else:
+            assert path is not None
+            run_script(path, program_args, compile_main)
+    except SystemExit as exit_:
+        status = _exit_status(exit_.code)
+    except PathprofError:
+        raise
+    except BaseException:
+        # Report the program's exception as Python would, without pathprof's frames.
+        exc_type, exc, tb = sys.exc_info()
+        while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+            tb = tb.tb_next
+        traceback.print_exception(exc_type, exc, tb)
+        status = ERR
+    finally:
+        profiler.stop()
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        written = profiler.save()
+    if written != os.path.abspath(args.data_file):
+        print(f"pathprof: data saved to {written}", file=sys.stderr)
+    return status
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _exit_status(code: object) -> int:
+    if code is None:
+        return OK
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return ERR
+
+
+def _command_report(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from pathprof.profiler import load
+
+    measurement = load(args.data_file)
+    output = open(args.output, "w", encoding="utf-8") if args.output else None  # noqa: SIM115
+    try:
+        if args.format == "json":
+            from pathprof.report.paths_json import to_json
+
+            text = json.dumps(to_json(measurement), indent=2)
+            print(text, file=output or sys.stdout)
+        else:
+            from pathprof.report.paths_text import render_report
+
+            console = Console(file=output, width=120 if output else None)
+            render_report(measurement, console, top=args.top, functions=args.functions,
+                          show_unrun=args.show_unrun)
+    finally:
+        if output is not None:
+            output.close()
+    return OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return USAGE
-    handlers = {"plan": _command_plan}
+    handlers = {"plan": _command_plan, "run": _command_run, "report": _command_report}
     try:
         return handlers[args.command](args)
     except PathprofError as err:

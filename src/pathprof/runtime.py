@@ -23,7 +23,7 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["ModuleState", "modules", "register", "take_snapshot"]
+__all__ = ["ModuleState", "modules", "register", "set_hooks", "take_snapshot"]
 
 _modules: list[ModuleState] = []
 _hooks: dict[str, Any] = {"after_fork_in_child": None}
@@ -33,7 +33,7 @@ class ModuleState:
     """The counters of one instrumented module, and what decodes its exceptions."""
 
     __slots__ = ("_maps", "_meta", "counters", "cuts", "filename", "key", "meta_json", "name",
-                 "raised", "unattributed")
+                 "raised", "times", "unattributed")
 
     def __init__(self, name: str, filename: str, key: str, sizes: tuple[int, ...],
                  meta_json: str) -> None:
@@ -44,6 +44,8 @@ class ModuleState:
         self._meta: dict[str, Any] | None = None
         self._maps: dict[int, Any] = {}
         self.counters: tuple[Any, ...] = tuple(_new_table(n) for n in sizes)
+        #: per function, with ``--metric time``: nanoseconds spent on each path
+        self.times: tuple[Any, ...] = tuple(_new_table(n) for n in sizes)
         #: per function: (block, prefix value) -> count, for paths cut by an exception
         self.cuts: tuple[dict[tuple[int, int], int], ...] = tuple({} for _ in sizes)
         #: per function: calls that ended by an exception
@@ -60,9 +62,17 @@ class ModuleState:
     # -- called by instrumented code on exceptions --------------------------
 
     def handler(self, index: int, register: int | None, start: int) -> int:
-        """An exception is caught: record the path it cut; start the handler's path."""
+        """An exception is caught: record the path it cut; start the handler's path.
+
+        In edge mode ``start`` is the counter slot of the virtual edge into the
+        handler (negative: none) and the register is 0 while the call's flow is live.
+        """
         if register is not None:
             self._record(index, register, sys._getframe(1))
+        if self.meta["functions"][index].get("mode") == "edge":
+            if start >= 0:
+                self.counters[index][start] += 1
+            return 0
         return start
 
     def cut(self, index: int, register: int | None) -> None:
@@ -85,6 +95,9 @@ class ModuleState:
                 return
             block, how = located
             function = self.meta["functions"][index]
+            if function.get("mode") == "edge":
+                self._record_edge(index, function, block, how)
+                return
             if how == "raise":
                 # An explicit raise statement: the path ends by its edge to EXIT,
                 # whose number is the register (the edge carries no code).
@@ -104,6 +117,25 @@ class ModuleState:
             cuts[key] = cuts.get(key, 0) + 1
         except Exception:  # never let profiling change the program's exception
             self.unattributed[index] += 1
+
+    def _record_edge(self, index: int, function: dict[str, Any], block: int, how: str
+                     ) -> None:
+        """Edge mode: an exception left ``block`` — count its virtual exception edge
+        (a raise statement's own edge is in the spanning tree: flow gives it)."""
+        if how == "raise":
+            return
+        if how == "continue-exit":
+            self.unattributed[index] += 1
+            return
+        table = self.counters[index]
+        if how == "return-exit":
+            returned = function["returns"].get(str(block))
+            if returned is not None:
+                table[returned[1]] -= 1
+        plan = function["edge_plan"]
+        raise_edge = (len(function["edges"]) + len(function["restarts"])
+                      + plan["raising"].index(block))
+        table[plan["chords"].index(raise_edge)] += 1
 
     def locate(self, index: int, frame: Any, exc: BaseException | None
                ) -> tuple[int, str] | None:
@@ -147,30 +179,40 @@ def modules() -> list[ModuleState]:
     return list(_modules)
 
 
-def take_snapshot(reset: bool = True) -> list[tuple[ModuleState, list[dict[int, int]],
-                                                    list[dict[tuple[int, int], int]],
-                                                    list[int], list[int]]]:
+def set_hooks(*, after_fork_in_child: Any = None) -> None:
+    """Install the callable the runtime calls in a child process after ``fork``."""
+    _hooks["after_fork_in_child"] = after_fork_in_child
+
+
+def _copy_table(table: Any, reset: bool) -> dict[int, int]:
+    if isinstance(table, list):
+        copy = table[:]
+        counts = {i: c for i, c in enumerate(copy) if c}
+    else:
+        counts = {i: c for i, c in dict(table).items() if c}
+    if reset:
+        for i, c in counts.items():
+            table[i] -= c
+    return counts
+
+
+Snapshot = tuple[ModuleState, list[dict[int, int]], list[dict[tuple[int, int], int]],
+                 list[int], list[int], list[dict[int, int]]]
+
+
+def take_snapshot(reset: bool = True) -> list[Snapshot]:
     """Copy every module's counts; with ``reset``, subtract what was copied.
 
     Returns, per module: path counts per function ({path: count}), cut counts per
-    function, calls ended by an exception per function, and unattributed
-    exceptions per function. Copying a table and subtracting the copy entry by
-    entry loses no increment made meanwhile by another thread: each subtraction
-    is as atomic as the increments are.
+    function, calls ended by an exception per function, unattributed exceptions
+    per function, and nanoseconds per path per function. Copying a table and
+    subtracting the copy entry by entry loses no increment made meanwhile by
+    another thread: each subtraction is as atomic as the increments are.
     """
     result = []
     for state in list(_modules):
-        paths: list[dict[int, int]] = []
-        for table in state.counters:
-            if isinstance(table, list):
-                copy = table[:]
-                counts = {i: c for i, c in enumerate(copy) if c}
-            else:
-                counts = {i: c for i, c in dict(table).items() if c}
-            if reset:
-                for i, c in counts.items():
-                    table[i] -= c
-            paths.append(counts)
+        paths = [_copy_table(table, reset) for table in state.counters]
+        times = [_copy_table(table, reset) for table in state.times]
         cuts: list[dict[tuple[int, int], int]] = []
         for table_c in state.cuts:
             copy_c = {k: c for k, c in dict(table_c).items() if c}
@@ -185,13 +227,13 @@ def take_snapshot(reset: bool = True) -> list[tuple[ModuleState, list[dict[int, 
                 state.raised[i] -= c
             for i, c in enumerate(unattributed):
                 state.unattributed[i] -= c
-        result.append((state, paths, cuts, raised, unattributed))
+        result.append((state, paths, cuts, raised, unattributed, times))
     return result
 
 
 def _zero_all() -> None:
     for state in _modules:
-        for table in state.counters:
+        for table in (*state.counters, *state.times):
             if isinstance(table, list):
                 table[:] = [0] * len(table)
             else:

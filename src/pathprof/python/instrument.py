@@ -30,10 +30,12 @@ import json
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from pathprof.graph import (
     CounterKind,
+    EdgeCounterPlan,
     Numbering,
     Probe,
     ProbeOp,
@@ -41,6 +43,7 @@ from pathprof.graph import (
     counter_kind,
     number_paths,
     place,
+    plan_edge_counters,
     plan_probes,
     static_weights,
     to_dag,
@@ -92,10 +95,28 @@ class FunctionPlan:
     numbering: Numbering
     plan: ProbePlan
     kind: CounterKind
+    #: In edge mode: which edges carry counters (counter slot i counts chord i).
+    edge_plan: EdgeCounterPlan | None = None
 
     @property
     def num_paths(self) -> int:
         return self.numbering.total
+
+    @property
+    def table_size(self) -> int:
+        """Size of the counter list, or -1 for a hash table."""
+        if self.edge_plan is not None:
+            return len(self.edge_plan.chords)
+        return self.num_paths if self.kind is CounterKind.ARRAY else -1
+
+    def chord_slot(self, extended_edge: int) -> int | None:
+        assert self.edge_plan is not None
+        return self._slots.get(extended_edge)
+
+    @cached_property
+    def _slots(self) -> dict[int, int]:
+        assert self.edge_plan is not None
+        return {e: i for i, e in enumerate(self.edge_plan.chords)}
 
 
 def plan_function(cfg: FunctionCfg, index: int = 0, weights: Sequence[float] | None = None
@@ -115,6 +136,18 @@ def plan_function(cfg: FunctionCfg, index: int = 0, weights: Sequence[float] | N
     placement = place(numbering, weights or static_weights(dag), forced_tree=forced)
     plan = plan_probes(placement)
     return FunctionPlan(index, cfg, numbering, plan, counter_kind(numbering.total))
+
+
+def plan_edge_function(cfg: FunctionCfg, index: int = 0) -> FunctionPlan:
+    """Place edge counters (Knuth; Ball-Larus [BL94]): counters on the chords of a
+    spanning tree whose uninstrumentable edges (site NONE) are forced in; every
+    block may raise, so each gets a virtual exception edge, counted by the runtime."""
+    graph = cfg.to_graph()
+    fp = plan_function(cfg, index)
+    forced = [eid for eid, edge in enumerate(cfg.edges) if edge.site.kind is SiteKind.NONE]
+    raising = [b for b in range(graph.num_blocks) if b not in (graph.entry, graph.exit)]
+    fp.edge_plan = plan_edge_counters(graph, raising=raising, forced_tree=forced)
+    return fp
 
 
 # ---------------------------------------------------------------------------
@@ -277,6 +310,13 @@ class _FunctionRewriter:
 
     def edge_code(self, eid: int) -> list[ast.stmt]:
         """Code for CFG edge ``eid`` at its site."""
+        if self.fp.edge_plan is not None:
+            slot = self.fp.chord_slot(eid)
+            code = [] if slot is None else [_count(self.counter, _const(slot))]
+            edge = self.cfg.edges[eid]
+            if edge.dst == self.cfg.exit or edge.label == "re-raise":
+                code.append(_assign(REGISTER, _const(None)))  # the call's flow has ended
+            return code
         dag = self.dag
         if eid in dag.backedges:
             end, start = dag.backedges[eid]
@@ -289,7 +329,12 @@ class _FunctionRewriter:
         return self.probe_code(self.plan.probes.get(dag_edge), ends_call=into_exit)
 
     def restart_value(self, block: int) -> int:
-        """The register value a path starting at restart ``block`` begins with."""
+        """The register value a path starting at restart ``block`` begins with; in
+        edge mode, the counter slot of the virtual edge ENTRY -> ``block``."""
+        if self.fp.edge_plan is not None:
+            slot = self.fp.chord_slot(self.fp.edge_plan.restart_edge(block))
+            assert slot is not None
+            return slot
         probe = self.plan.probes.get(self.dag.restart_edges[block])
         assert probe is not None
         assert probe.op is ProbeOp.SET
@@ -361,7 +406,18 @@ class _FunctionRewriter:
                 effects.append(ast.NamedExpr(
                     target=_store(REGISTER),
                     value=ast.BinOp(left=_load(REGISTER), op=ast.Add(), right=stmt.value)))
-            else:  # pragma: no cover - counts never sit on a guard edge
+            elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Subscript):
+                # Edge mode counts a guard edge: ``c.__setitem__(k, c[k] + 1)``, as
+                # free of thread switches as ``c[k] += 1`` (the only call is the C
+                # method that stores; CPython checks for switches after it returns).
+                table, slot = stmt.target.value, stmt.target.slice
+                read = ast.Subscript(value=_load(table.id), slice=slot, ctx=ast.Load())  # type: ignore[attr-defined]
+                effects.append(ast.Call(
+                    func=ast.Attribute(value=_load(table.id), attr="__setitem__",  # type: ignore[attr-defined]
+                                       ctx=ast.Load()),
+                    args=[slot, ast.BinOp(left=read, op=ast.Add(), right=_const(1))],
+                    keywords=[]))
+            else:  # pragma: no cover - nothing else sits on a guard edge
                 raise AssertionError("unexpected probe on a guard edge")
         for effect in effects:
             _artificial(effect)
@@ -394,9 +450,14 @@ class _FunctionRewriter:
     def after_statement(self, node: ast.stmt, start: ast.expr) -> None:
         """``if _@pp_r is None: _@pp_r = start`` right after ``node``."""
         stmts, index = self.location_of(node)
+        body = [_assign(REGISTER, start)]
+        if self.fp.edge_plan is not None:
+            # Edge mode: count the virtual restart edge; the register only says
+            # whether the call's flow is live (0) or has ended (None).
+            body = [_count(self.counter, start), _assign(REGISTER, _const(0))]
         check = ast.If(
             test=ast.Compare(left=_load(REGISTER), ops=[ast.Is()], comparators=[_const(None)]),
-            body=[_assign(REGISTER, start)], orelse=[])
+            body=body, orelse=[])
         self.edits.add(stmts, index + 1, [_artificial(check)], RESTART)  # type: ignore[list-item]
 
     def location_of(self, node: ast.stmt) -> tuple[list[ast.stmt], int]:
@@ -438,7 +499,7 @@ class _FunctionRewriter:
         if info.start in self.dag.restart_edges:
             start = _const(self.restart_value(info.start))
         else:
-            start = _const(0)
+            start = _const(0 if self.fp.edge_plan is None else -1)
         call = _call_module("handler", _const(self.fp.index), _load(REGISTER), start)
         handler = _observer([(REGISTER, call), (flag, _const(ROUTE_RAISE))])
         self.structural.append(("finally", node, handler))
@@ -560,7 +621,8 @@ def source_hash(source: str | bytes) -> str:
 
 
 def instrument_source(source: str | bytes, filename: str, *, module_key: str | None = None,
-                      mark_probes: bool = False) -> InstrumentedModule:
+                      mark_probes: bool = False, mode: str = "path",
+                      metric: str | None = None) -> InstrumentedModule:
     """Parse, plan and rewrite a module's source.
 
     Raises whatever :func:`ast.parse` raises for source that does not parse, so a
@@ -570,16 +632,19 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
     global _probe_line
     previous, _probe_line = _probe_line, (PROBE_MARK_LINE if mark_probes else -1)
     try:
-        return _instrument(source, filename, module_key)
+        return _instrument(source, filename, module_key, mode, metric)
     finally:
         _probe_line = previous
 
 
-def _instrument(source: str | bytes, filename: str, module_key: str | None
-                ) -> InstrumentedModule:
+def _instrument(source: str | bytes, filename: str, module_key: str | None,
+                mode: str = "path", metric: str | None = None) -> InstrumentedModule:
     tree = ast.parse(source, filename)
+    if mode not in ("path", "edge"):
+        raise ValueError(f"unknown instrumentation mode {mode!r}")
     functions = [build_cfg(node, qualname) for node, qualname in iter_functions(tree)]
-    plans = [plan_function(cfg, i) for i, cfg in enumerate(functions)]
+    planner = plan_edge_function if mode == "edge" else plan_function
+    plans = [planner(cfg, i) for i, cfg in enumerate(functions)]
     key = module_key or f"{filename}:{source_hash(source)}"
     for fp in plans:
         edits = _Edits()
@@ -605,7 +670,7 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
            and body[position].module == "__future__"):  # type: ignore[attr-defined]
         position += 1
     sizes = ast.Tuple(
-        elts=[_const(fp.num_paths if fp.kind is CounterKind.ARRAY else -1) for fp in plans],
+        elts=[_const(fp.table_size) for fp in plans],
         ctx=ast.Load())
     register = ast.Call(
         func=ast.Attribute(value=_load(RUNTIME), attr="register", ctx=ast.Load()),
@@ -657,6 +722,11 @@ def function_metadata(fp: FunctionPlan) -> dict[str, Any]:
     returns: dict[str, list[Any]] = {}
     for eid, edge in enumerate(cfg.edges):
         dag_edge = dag.normal_edges.get(eid)
+        if fp.edge_plan is not None:
+            slot = fp.chord_slot(eid)
+            if edge.site.kind is SiteKind.RETURN and slot is not None:
+                returns[str(edge.src)] = ["SLOT", slot]
+            continue
         if edge.site.kind is SiteKind.RETURN and dag_edge is not None:
             probe = fp.plan.probes.get(dag_edge)
             if probe is not None:
@@ -699,6 +769,11 @@ def function_metadata(fp: FunctionPlan) -> dict[str, Any]:
         "returns": returns,
         "compounds": compounds,
         "unreachable": sorted(set(range(len(cfg.blocks))) - dag.reachable),
+        "mode": "path" if fp.edge_plan is None else "edge",
+        **({} if fp.edge_plan is None else {"edge_plan": {
+            "raising": list(fp.edge_plan.raising),
+            "endpoints": [list(e) for e in fp.edge_plan.endpoints],
+            "chords": list(fp.edge_plan.chords)}}),
     }
 
 

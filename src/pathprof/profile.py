@@ -1,0 +1,203 @@
+"""Path profiles as data: what was measured for each function, decoded into paths.
+
+The runtime records path *numbers* (Ball-Larus 1996, §3.1) and, for paths an
+exception cut short, a (block, prefix value) pair (Ball 1994's query increments
+turn the register into the prefix value). This module turns both back into
+paths — ordered blocks with their source lines, how each path started and how it
+ended (BL §3.4, regeneration) — for reports, JSON and tests.
+
+Invariant: decoding is a function of the function's metadata and the recorded
+numbers only; no source file or running program is needed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from pathprof.graph import (
+    Cfg,
+    EdgeCounterPlan,
+    EdgeKind,
+    Numbering,
+    PathEnd,
+    PathStart,
+    number_paths,
+    recover_edge_counts,
+    regenerate,
+    regenerate_prefix,
+    to_dag,
+)
+
+__all__ = ["END_KINDS", "START_KINDS", "FunctionProfile", "Path", "cfg_of", "decode_paths",
+           "edge_counts"]
+
+#: How a path can start, as reports and JSON name it.
+START_KINDS = ("entry", "loop-header", "handler")
+#: How a path can end: the function returned, a loop went round again, a raise
+#: statement raised, an exception was re-raised on its way out (end of a
+#: ``finally``, of ``except*``), or an exception cut the path inside a block.
+END_KINDS = ("return", "loop-back", "raise", "reraise", "exception")
+
+_START = {PathStart.ENTRY: "entry", PathStart.LOOP_HEADER: "loop-header",
+          PathStart.RESTART: "handler"}
+
+
+@dataclass(frozen=True)
+class Path:
+    """One acyclic path of a function and how often it ran.
+
+    ``key`` is the path's Ball-Larus number as a decimal string, or
+    ``"cut:<block>:<prefix value>"`` for a path an exception cut short.
+    ``blocks`` are CFG block ids in execution order (ENTRY and EXIT excluded).
+    """
+
+    key: str
+    blocks: tuple[int, ...]
+    start: str
+    end: str
+    count: int
+    time_ns: int | None = None
+
+
+def cfg_of(meta: dict[str, Any]) -> Cfg:
+    """The :class:`~pathprof.graph.Cfg` a function's metadata describes."""
+    return Cfg(len(meta["blocks"]), meta["entry"], meta["exit"],
+               [(s, d) for s, d, _label in meta["edges"]], [b for b, _k in meta["restarts"]])
+
+
+def edge_counts(meta: dict[str, Any], slots: dict[int, int], cuts: Any = None
+                ) -> dict[int, int]:
+    """Edge mode: every CFG edge's count from the chord counters (by flow
+    conservation, :func:`~pathprof.graph.recover_edge_counts`). ``slots`` maps
+    counter slots to counts; the result maps CFG edge ids to counts."""
+    plan_data = meta["edge_plan"]
+    plan = EdgeCounterPlan(cfg=cfg_of(meta), raising=tuple(plan_data["raising"]),
+                           endpoints=tuple(tuple(e) for e in plan_data["endpoints"]),
+                           chords=tuple(plan_data["chords"]))
+    chord_counts = {plan.chords[slot]: count for slot, count in slots.items()}
+    counts = recover_edge_counts(plan, chord_counts)
+    return {eid: counts[eid] for eid in range(len(meta["edges"])) if counts[eid]}
+
+
+def numbering_of(meta: dict[str, Any]) -> Numbering:
+    return number_paths(to_dag(cfg_of(meta)))
+
+
+def _end_kind(meta: dict[str, Any], numbering: Numbering, edges: tuple[int, ...],
+              end: PathEnd) -> str:
+    if end is PathEnd.BACKEDGE:
+        return "loop-back"
+    last = numbering.dag.edges[edges[-1]]
+    if last.kind is not EdgeKind.NORMAL:
+        return "loop-back"
+    label = meta["edges"][last.cfg_edge][2]
+    if label == "return":
+        return "return"
+    if label == "raise":
+        pieces = meta["blocks"][last.src]["pieces"]
+        if pieces and pieces[-1][5] == "raise":
+            return "raise"
+    return "reraise"
+
+
+def decode_paths(meta: dict[str, Any], counts: dict[str, int], cuts: dict[str, int],
+                 times: dict[str, int] | None = None,
+                 numbering: Numbering | None = None) -> list[Path]:
+    """Decode recorded counts into paths, hottest first (ties by key).
+
+    ``counts`` maps path numbers (decimal strings) to counts; ``cuts`` maps
+    ``"<block>:<prefix value>"`` to counts; ``times`` maps path numbers to
+    nanoseconds. Raises :class:`ValueError` for a number no path has.
+    """
+    numbering = numbering or numbering_of(meta)
+    exit_block, entry_block = meta["exit"], meta["entry"]
+    paths = []
+    for key, count in counts.items():
+        path = regenerate(numbering, int(key))
+        blocks = tuple(b for b in path.blocks if b not in (entry_block, exit_block))
+        paths.append(Path(key, blocks, _START[path.start],
+                          _end_kind(meta, numbering, path.edges, path.end), count,
+                          (times or {}).get(key)))
+    for key, count in cuts.items():
+        block, value = (int(part) for part in key.split(":"))
+        path = regenerate_prefix(numbering, block, value)
+        blocks = tuple(b for b in path.blocks if b not in (entry_block, exit_block))
+        paths.append(Path(f"cut:{key}", blocks, _START[path.start], "exception", count))
+    paths.sort(key=lambda p: (-p.count, p.key))
+    return paths
+
+
+@dataclass
+class FunctionProfile:
+    """Everything measured for one function, with its CFG metadata."""
+
+    file: str
+    qualname: str
+    first_line: int
+    source_hash: str
+    meta: dict[str, Any]
+    counts: dict[str, int] = field(default_factory=dict)
+    cuts: dict[str, int] = field(default_factory=dict)
+    times: dict[str, int] = field(default_factory=dict)
+    edges: dict[int, int] = field(default_factory=dict)
+    raised: int = 0
+    unattributed: int = 0
+
+    @classmethod
+    def from_json(cls, file: str, source_hash: str, meta_json: str) -> FunctionProfile:
+        meta = json.loads(meta_json)
+        return cls(file, meta["qualname"], meta["code_line"], source_hash, meta)
+
+    @cached_property
+    def paths(self) -> list[Path]:
+        return decode_paths(self.meta, self.counts, self.cuts, self.times)
+
+    @property
+    def total(self) -> int:
+        """Paths executed, counting every execution."""
+        return sum(self.counts.values()) + sum(self.cuts.values())
+
+    @property
+    def paths_possible(self) -> int:
+        """Complete acyclic paths (Ball-Larus NumPaths(ENTRY))."""
+        return int(self.meta["num_paths"])
+
+    @property
+    def paths_run(self) -> int:
+        """Distinct complete paths that ran at least once (cut paths not included)."""
+        return sum(1 for c in self.counts.values() if c)
+
+    def block_lines(self, block: int) -> tuple[int, int] | None:
+        """The first and last source line of a block, or None for a block with no code."""
+        pieces = self.meta["blocks"][block]["pieces"]
+        if not pieces:
+            return None
+        return min(p[0] for p in pieces), max(p[2] for p in pieces)
+
+    def add(self, other: FunctionProfile) -> None:
+        """Add another measurement of the same function (same source hash)."""
+        for mine, theirs in ((self.counts, other.counts), (self.cuts, other.cuts),
+                             (self.times, other.times)):
+            for key, value in theirs.items():
+                mine[key] = mine.get(key, 0) + value
+        for edge, count in other.edges.items():
+            self.edges[edge] = self.edges.get(edge, 0) + count
+        self.raised += other.raised
+        self.unattributed += other.unattributed
+        self.__dict__.pop("paths", None)
+
+
+def merge(profiles: Iterable[FunctionProfile]) -> list[FunctionProfile]:
+    """Merge measurements of the same function (file, qualname, line, source hash)."""
+    merged: dict[tuple[str, str, int, str], FunctionProfile] = {}
+    for profile in profiles:
+        key = (profile.file, profile.qualname, profile.first_line, profile.source_hash)
+        if key in merged:
+            merged[key].add(profile)
+        else:
+            merged[key] = profile
+    return list(merged.values())

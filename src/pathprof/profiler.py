@@ -1,0 +1,258 @@
+"""The measurement API: :class:`Profiler` starts, stops and saves a measurement.
+
+    import pathprof
+    with pathprof.Profiler(source=["myapp"]):
+        import myapp.main
+        myapp.main.run()
+    data = pathprof.load()
+
+A profiler installs the import hook (:mod:`pathprof.python.importhook`): modules
+imported while it runs, and selected, are instrumented; their counters live in
+:mod:`pathprof.runtime`. :meth:`Profiler.save` moves what was counted since the
+last save into the data file, so saving is also the on-demand flush.
+
+Processes: a child made by ``fork`` starts from zero (the parent keeps and saves
+its own counts) and saves its counts when it exits — even through ``os._exit``,
+as ``multiprocessing`` children do — into a file of its own beside the data file;
+the parent adds those files into the data file when it saves.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import glob
+import importlib.util
+import os
+import socket
+import sys
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from pathprof import runtime, store
+from pathprof.exceptions import ConfigError, DataError
+from pathprof.profile import FunctionProfile, edge_counts
+from pathprof.python.importhook import ImportHook, InstrumentOptions
+from pathprof.python.instrument import source_hash
+from pathprof.python.selection import Selection
+
+__all__ = ["Profiler", "load"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_DATA_FILE = ".pathprof"
+MODES = ("path", "edge")
+METRICS = (None, "time")
+
+_active: Profiler | None = None
+
+
+class Profiler:
+    """Measure path profiles of the selected code while started.
+
+    Parameters mirror the command line: ``source``, ``include`` and ``omit`` select
+    what is instrumented (see :class:`~pathprof.python.selection.Selection`; by
+    default the current directory, never the standard library or site-packages);
+    ``mode`` is ``"path"`` or ``"edge"``; ``metric="time"`` adds wall time per
+    path; ``append`` adds to an existing data file instead of replacing it.
+    """
+
+    def __init__(self, *, data_file: str = DEFAULT_DATA_FILE, source: Sequence[str] = (),
+                 include: Sequence[str] = (), omit: Sequence[str] = (),
+                 default_dirs: Sequence[str] | None = None, mode: str = "path",
+                 metric: str | None = None, append: bool = False, cache: bool = True,
+                 argv: Sequence[str] | None = None) -> None:
+        if mode not in MODES:
+            raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if metric not in METRICS:
+            raise ConfigError(f"metric must be 'time' or None, not {metric!r}")
+        if metric is not None and mode != "path":
+            raise ConfigError("--metric time needs path mode")
+        self.data_file = os.path.abspath(data_file)
+        self.options = InstrumentOptions(mode=mode, metric=metric, cache=cache)
+        self.selection = Selection(source, include, omit,
+                                   [os.getcwd()] if default_dirs is None else default_dirs)
+        self.hook = ImportHook(self.selection, self.options)
+        self.append = append
+        self.argv = list(sys.argv if argv is None else argv)
+        self.started_at = time.time()
+        self._token = uuid.uuid4().hex[:12]
+        self._saved_once = False
+        self._started = False
+        self._in_child = False
+
+    # -- start and stop -------------------------------------------------------
+
+    def start(self) -> Profiler:
+        global _active
+        if _active is not None and _active is not self:
+            raise ConfigError("another pathprof Profiler is already running")
+        _active = self
+        self._started = True
+        runtime.set_hooks(after_fork_in_child=self._after_fork_in_child)
+        late = self.hook.already_imported()
+        if late:
+            warnings.warn("pathprof: already imported before profiling started, so not "
+                          f"measured: {', '.join(late[:5])}"
+                          + (f" and {len(late) - 5} more" if len(late) > 5 else ""),
+                          RuntimeWarning, stacklevel=2)
+        self.hook.install()
+        return self
+
+    def stop(self) -> None:
+        global _active
+        self.hook.uninstall()
+        self._started = False
+        if _active is self:
+            _active = None
+            runtime.set_hooks(after_fork_in_child=None)
+
+    def __enter__(self) -> Profiler:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+        self.save()
+
+    def __call__(self, func: F) -> F:
+        """Use as a decorator: profile the modules imported while ``func`` runs."""
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return func(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    # -- saving ---------------------------------------------------------------
+
+    def collect(self) -> tuple[list[FunctionProfile], dict[tuple[str, str], str]]:
+        """Take (and reset) what the runtime counted; decode into function profiles."""
+        functions: list[FunctionProfile] = []
+        sources: dict[tuple[str, str], str] = {}
+        for state, paths, cuts, raised, unattributed, times in runtime.take_snapshot():
+            meta = state.meta
+            digest = meta["source_hash"]
+            text = _read_source(state.filename, digest)
+            if text is not None:
+                sources[(state.filename, digest)] = text
+            for i, fmeta in enumerate(meta["functions"]):
+                fn = FunctionProfile(state.filename, fmeta["qualname"], fmeta["code_line"],
+                                     digest, fmeta)
+                fn.counts = {str(k): v for k, v in paths[i].items()}
+                fn.cuts = {f"{b}:{v}": c for (b, v), c in cuts[i].items()}
+                fn.times = {str(k): v for k, v in times[i].items()}
+                if fmeta.get("mode") == "edge":
+                    fn.edges = edge_counts(fmeta, paths[i], cuts[i])
+                    fn.counts, fn.cuts = {}, {}
+                fn.raised, fn.unattributed = raised[i], unattributed[i]
+                if fn.counts or fn.cuts or fn.edges or fn.raised or fn.unattributed:
+                    functions.append(fn)
+                elif not self._in_child:
+                    functions.append(fn)  # measured but never called: 0 of N paths
+        return functions, sources
+
+    def run_info(self) -> store.RunInfo:
+        version = ".".join(map(str, sys.version_info[:3]))
+        return store.RunInfo(self.started_at, self.argv, version, self.options.mode,
+                             self.options.metric, os.getpid(), socket.gethostname())
+
+    def save(self) -> str:
+        """Write what was counted since the last save; returns the file written.
+
+        The first save of a run replaces the data file (or adds to it with
+        ``append``); later saves add. If the data file cannot be written (locked,
+        corrupt, another schema), the counts go to a new file beside it and a
+        warning names it: nothing measured is lost and nothing is overwritten.
+        """
+        functions, sources = self.collect()
+        target = self.data_file
+        append = self.append or self._saved_once
+        if self._in_child:
+            target = f"{self.data_file}.{self._token}.{socket.gethostname()}.{os.getpid()}"
+            append = True
+        else:
+            functions += self._children()
+        try:
+            store.write(target, self.run_info(), functions, sources, append=append)
+        except (DataError, OSError) as err:
+            fallback = f"{self.data_file}.saved-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+            store.write(fallback, self.run_info(), functions, sources)
+            warnings.warn(f"pathprof: {err}; this run's data was saved to {fallback}",
+                          RuntimeWarning, stacklevel=2)
+            target = fallback
+        else:
+            if not self._in_child:
+                self._remove_children()
+        self._saved_once = True
+        return target
+
+    # -- processes -------------------------------------------------------------
+
+    def _child_files(self) -> list[str]:
+        return sorted(glob.glob(glob.escape(f"{self.data_file}.{self._token}.") + "*"))
+
+    def _children(self) -> list[FunctionProfile]:
+        self._child_paths = []
+        found: list[FunctionProfile] = []
+        for path in self._child_files():
+            try:
+                found += store.read(path).functions
+                self._child_paths.append(path)
+            except DataError as err:  # a child still writing, or killed mid-way
+                warnings.warn(f"pathprof: {err}; left for `pathprof combine`",
+                              RuntimeWarning, stacklevel=3)
+        return found
+
+    def _remove_children(self) -> None:
+        for path in getattr(self, "_child_paths", []):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+    def _after_fork_in_child(self) -> None:
+        self._in_child = True
+        self._saved_once = False
+        _patch_os_exit(self)
+        atexit.register(self._save_at_exit)
+
+    def _save_at_exit(self) -> None:
+        if self._in_child and os.getpid() != getattr(self, "_saved_pid", None):
+            self._saved_pid = os.getpid()
+            self.save()
+
+
+def _patch_os_exit(profiler: Profiler) -> None:
+    """Make ``os._exit`` in a forked child save the child's counts first."""
+    original = getattr(os._exit, "__wrapped__", os._exit)
+
+    @functools.wraps(original)
+    def _exit(status: int) -> None:
+        with contextlib.suppress(Exception):  # never keep a child from exiting
+            profiler._save_at_exit()
+        original(status)
+
+    os._exit = _exit  # type: ignore[assignment]
+
+
+def _read_source(filename: str, digest: str) -> str | None:
+    """The source text, if the file still holds what was instrumented."""
+    try:
+        with open(filename, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if source_hash(data) != digest:
+        return None
+    try:
+        return importlib.util.decode_source(data)
+    except (SyntaxError, UnicodeDecodeError):
+        return None
+
+
+def load(data_file: str = DEFAULT_DATA_FILE) -> store.Measurement:
+    """Read a data file written by :class:`Profiler` or ``pathprof run``."""
+    return store.read(data_file)

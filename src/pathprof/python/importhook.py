@@ -1,0 +1,208 @@
+"""The import hook: selected modules are instrumented as they are imported.
+
+A finder at the front of :data:`sys.meta_path` asks the other finders for the
+module's spec; when the module is a source file the :class:`Selection` wants, it
+swaps in :class:`InstrumentingLoader`, a :class:`~importlib.machinery.SourceFileLoader`
+whose ``get_code`` returns instrumented code. Everything else about importing
+(packages, ``__file__``, ``__spec__``, namespace packages, zip imports) stays the
+standard machinery's.
+
+Instrumented code is cached in ``__pycache__`` beside the normal ``.pyc``, keyed
+on the source's SHA-256, the file's path, the interpreter's cache tag, pathprof's
+version and the instrumentation options, so a second run does no analysis. The
+cache is written atomically (a temporary file renamed into place) and a cache that
+cannot be written (read-only tree) is simply not used.
+
+Source that does not parse is handed to the standard loader, so the import fails
+exactly as it would without pathprof. Should pathprof itself fail on a module,
+the module runs uninstrumented and a warning says so: the program is never broken
+by its profiler.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import marshal
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pathprof.python.selection import Selection
+
+__all__ = ["ImportHook", "InstrumentOptions", "InstrumentingLoader", "compile_instrumented"]
+
+_CACHE_MAGIC = b"PPRF"
+
+
+@dataclass(frozen=True)
+class InstrumentOptions:
+    """What kind of instrumentation to apply."""
+
+    mode: str = "path"  #: "path" (Ball-Larus) or "edge" (chord counters, branch counts)
+    metric: str | None = None  #: None or "time" (wall time per path)
+    cache: bool = True
+
+    def tag(self) -> str:
+        from pathprof import __version__
+        from pathprof.python.instrument import FORMAT_VERSION
+
+        text = f"{__version__}|{FORMAT_VERSION}|{self.mode}|{self.metric}"
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def compile_instrumented(source: bytes, filename: str, options: InstrumentOptions) -> Any:
+    """Instrument and compile ``source``; raises what :func:`compile` raises for bad source."""
+    from pathprof.python.instrument import instrument_source
+
+    instrumented = instrument_source(source, filename, mode=options.mode,
+                                     metric=options.metric)
+    return instrumented.compile(filename)
+
+
+def _cache_path(filename: str, options: InstrumentOptions) -> str | None:
+    try:
+        normal = importlib.util.cache_from_source(filename)
+    except (NotImplementedError, ValueError):
+        return None
+    return normal[: -len(".pyc")] + f".pathprof-{options.tag()}.pyc"
+
+
+def _read_cache(path: str, digest: bytes, filename: str) -> Any | None:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    header = _CACHE_MAGIC + importlib.util.MAGIC_NUMBER + digest
+    name = filename.encode("utf-8", "surrogatepass")
+    prefix = header + len(name).to_bytes(4, "little") + name
+    if not data.startswith(prefix):
+        return None
+    try:
+        return marshal.loads(data[len(prefix):])
+    except (EOFError, ValueError, TypeError):
+        return None
+
+
+def _write_cache(path: str, digest: bytes, filename: str, code: Any) -> None:
+    name = filename.encode("utf-8", "surrogatepass")
+    data = (_CACHE_MAGIC + importlib.util.MAGIC_NUMBER + digest
+            + len(name).to_bytes(4, "little") + name + marshal.dumps(code))
+    temp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(temp, "wb") as f:
+            f.write(data)
+        os.replace(temp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+
+
+def instrumented_code(source: bytes, filename: str, options: InstrumentOptions,
+                      stats: dict[str, int] | None = None) -> Any:
+    """Instrumented code for ``source``, from the cache when it is there."""
+    digest = hashlib.sha256(source).digest()
+    cache = _cache_path(filename, options) if options.cache else None
+    if cache is not None:
+        code = _read_cache(cache, digest, filename)
+        if code is not None:
+            if stats is not None:
+                stats["cache_hits"] = stats.get("cache_hits", 0) + 1
+            return code
+    code = compile_instrumented(source, filename, options)
+    if stats is not None:
+        stats["instrumented"] = stats.get("instrumented", 0) + 1
+    if cache is not None:
+        _write_cache(cache, digest, filename, code)
+    return code
+
+
+class InstrumentingLoader(importlib.machinery.SourceFileLoader):
+    """A source loader whose code is instrumented; otherwise the standard one."""
+
+    def __init__(self, fullname: str, path: str, hook: ImportHook) -> None:
+        super().__init__(fullname, path)
+        self._hook = hook
+
+    def get_code(self, fullname: str) -> Any:
+        path = self.get_filename(fullname)
+        try:
+            source = self.get_data(path)
+        except OSError:
+            return super().get_code(fullname)
+        try:
+            return instrumented_code(source, path, self._hook.options, self._hook.stats)
+        except (SyntaxError, ValueError, UnicodeDecodeError):
+            # Let the standard loader fail the way it always does.
+            return super().get_code(fullname)
+        except RecursionError:
+            warnings.warn(f"pathprof: {path} is nested too deeply to instrument; "
+                          "it runs unmeasured", RuntimeWarning, stacklevel=2)
+            return super().get_code(fullname)
+        except Exception as err:  # a pathprof bug must not break the program
+            warnings.warn(f"pathprof: could not instrument {path} ({type(err).__name__}: "
+                          f"{err}); it runs unmeasured", RuntimeWarning, stacklevel=2)
+            return super().get_code(fullname)
+
+
+class ImportHook(importlib.abc.MetaPathFinder):
+    """Finder that routes selected source modules to :class:`InstrumentingLoader`."""
+
+    def __init__(self, selection: Selection, options: InstrumentOptions) -> None:
+        self.selection = selection
+        self.options = options
+        self.stats: dict[str, int] = {}
+        self._busy = False
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: Any = None) -> Any:
+        if self._busy:
+            return None
+        self._busy = True
+        try:
+            spec = self._find_other(fullname, path, target)
+        finally:
+            self._busy = False
+        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            return spec
+        if not self.selection.wants(fullname, spec.origin):
+            return spec
+        spec.loader = InstrumentingLoader(fullname, spec.origin, self)
+        return spec
+
+    def _find_other(self, fullname: str, path: Any, target: Any) -> Any:
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                return spec
+        return None
+
+    def install(self) -> None:
+        if self not in sys.meta_path:
+            sys.meta_path.insert(0, self)
+        importlib.invalidate_caches()
+
+    def uninstall(self) -> None:
+        while self in sys.meta_path:
+            sys.meta_path.remove(self)
+
+    def already_imported(self) -> list[str]:
+        """Selected modules imported before the hook: they are not measured."""
+        names = []
+        for name, module in list(sys.modules.items()):
+            filename = getattr(module, "__file__", None)
+            if (filename and name != "__main__"
+                    and getattr(module, "_@pp_m", None) is None
+                    and self.selection.wants(name, filename)):
+                names.append(name)
+        return sorted(names)

@@ -1,0 +1,105 @@
+"""Which source files pathprof instruments: ``--source``, ``--include``, ``--omit``.
+
+The rules coverage.py users know. A file is measured when
+
+1. it is a ``.py`` file, and no ``omit`` pattern matches it;
+2. if ``include`` patterns are given, one of them matches it;
+3. if ``source`` entries are given, it lies under one of them (a directory) or
+   its module is one of them or inside one (a package or module name); otherwise
+   it lies under one of the default directories (the script's directory, or the
+   current directory for ``-m`` and console scripts);
+4. it is not in the standard library, in site-packages, or part of pathprof —
+   unless a ``source`` entry names it explicitly (a directory or module there).
+
+Patterns are :mod:`fnmatch` patterns matched against the absolute file path; a
+pattern that is not absolute matches anywhere below (``*/tests/*``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import os
+import site
+import sysconfig
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["Selection"]
+
+
+def _norm(path: str) -> str:
+    return os.path.normcase(os.path.realpath(os.path.abspath(path)))
+
+
+def _under(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def _third_party_dirs() -> list[str]:
+    dirs: set[str] = set()
+    for name in ("stdlib", "platstdlib", "purelib", "platlib"):
+        value = sysconfig.get_paths().get(name)
+        if value:
+            dirs.add(_norm(value))
+    with contextlib.suppress(AttributeError):  # an old virtualenv's site.py lacks it
+        dirs.update(_norm(p) for p in site.getsitepackages())
+    user = site.getusersitepackages() if hasattr(site, "getusersitepackages") else None
+    if isinstance(user, str):
+        dirs.add(_norm(user))
+    dirs.add(_norm(os.path.dirname(os.path.dirname(__file__))))  # pathprof itself
+    return sorted(dirs)
+
+
+def _pattern(pattern: str) -> str:
+    if os.path.isabs(pattern) or pattern.startswith("*"):
+        return os.path.normcase(pattern)
+    return os.path.normcase(os.path.join("*", pattern))
+
+
+@dataclass
+class Selection:
+    """Decides, per module, whether to instrument it. See the module docstring."""
+
+    source: Sequence[str] = ()
+    include: Sequence[str] = ()
+    omit: Sequence[str] = ()
+    default_dirs: Sequence[str] = ()
+    _source_dirs: list[str] = field(init=False, default_factory=list)
+    _source_modules: list[str] = field(init=False, default_factory=list)
+    _excluded: list[str] = field(init=False, default_factory=list)
+
+    def __post_init__(self) -> None:
+        for entry in self.source:
+            if os.path.isdir(entry) or os.sep in entry or entry.endswith(".py"):
+                self._source_dirs.append(_norm(entry))
+            else:
+                self._source_modules.append(entry)
+        self._default = [_norm(d) for d in self.default_dirs]
+        self._excluded = _third_party_dirs()
+        self._include = [_pattern(p) for p in self.include]
+        self._omit = [_pattern(p) for p in self.omit]
+
+    def wants(self, module_name: str | None, filename: str | None) -> bool:
+        if not filename or not filename.endswith(".py"):
+            return False
+        path = _norm(filename)
+        if any(fnmatch.fnmatch(path, p) for p in self._omit):
+            return False
+        if self._include and not any(fnmatch.fnmatch(path, p) for p in self._include):
+            return False
+        named = any(_under(path, d) for d in self._source_dirs) or (
+            module_name is not None
+            and any(module_name == m or module_name.startswith(m + ".")
+                    for m in self._source_modules))
+        if named:
+            return True
+        if self._source_dirs or self._source_modules:
+            return False
+        if self._include:
+            return not self._is_third_party(path)
+        return (any(_under(path, d) for d in self._default)
+                and not self._is_third_party(path))
+
+    def _is_third_party(self, path: str) -> bool:
+        return any(_under(path, d) for d in self._excluded)

@@ -1,0 +1,95 @@
+"""``pathprof report --format json``: the measured paths in a documented, versioned schema.
+
+The schema is described in ``docs/json-format.md``; :data:`JSON_VERSION` changes
+whenever a field changes meaning or disappears (new fields may be added without
+a version change). Path numbers are strings because they can exceed 2**53.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from pathprof import __version__
+from pathprof.profile import FunctionProfile, Path
+from pathprof.store import Measurement
+
+__all__ = ["JSON_VERSION", "to_json"]
+
+JSON_VERSION = 1
+
+
+def _path(fn: FunctionProfile, path: Path, total: int) -> dict[str, Any]:
+    blocks = []
+    for block in path.blocks:
+        lines = fn.block_lines(block)
+        blocks.append({"block": block, "lines": list(lines) if lines else None})
+    entry: dict[str, Any] = {
+        "id": path.key,
+        "count": path.count,
+        "share": path.count / total if total else 0.0,
+        "start": path.start,
+        "end": path.end,
+        "blocks": blocks,
+        "decisions": decisions(fn, path),
+    }
+    if path.time_ns is not None:
+        entry["time_ns"] = path.time_ns
+    return entry
+
+
+def decisions(fn: FunctionProfile, path: Path) -> list[dict[str, Any]]:
+    """The branch taken at each block of the path that has a choice."""
+    out_labels: dict[int, dict[int, list[str]]] = {}
+    for src, dst, label in fn.meta["edges"]:
+        out_labels.setdefault(src, {}).setdefault(dst, []).append(label)
+    result = []
+    sequence = list(path.blocks)
+    if path.end == "return" or path.end in ("raise", "reraise"):
+        sequence.append(fn.meta["exit"])
+    for src, dst in itertools.pairwise(sequence):
+        outs = out_labels.get(src, {})
+        if len(outs) > 1 or sum(len(v) for v in outs.values()) > 1:
+            lines = fn.block_lines(src)
+            result.append({"block": src, "line": lines[1] if lines else None,
+                           "taken": "/".join(outs.get(dst, ["?"]))})
+    return result
+
+
+def function_json(fn: FunctionProfile, top: int | None = None) -> dict[str, Any]:
+    meta = fn.meta
+    total = fn.total
+    paths = fn.paths if top is None else fn.paths[:top]
+    data: dict[str, Any] = {
+        "file": fn.file,
+        "qualname": fn.qualname,
+        "first_line": meta["first_line"],
+        "last_line": meta["last_line"],
+        "source_hash": fn.source_hash,
+        "paths_possible": str(fn.paths_possible),
+        "paths_run": fn.paths_run,
+        "executions": total,
+        "raised": fn.raised,
+        "unattributed": fn.unattributed,
+        "paths": [_path(fn, p, total) for p in paths],
+    }
+    if fn.edges:
+        data["edges"] = [
+            {"src": src, "dst": dst, "label": label, "count": fn.edges.get(i, 0),
+             "line": (fn.block_lines(src) or (None, None))[1]}
+            for i, (src, dst, label) in enumerate(meta["edges"])]
+    return data
+
+
+def to_json(measurement: Measurement, top: int | None = None) -> dict[str, Any]:
+    return {
+        "format": "pathprof",
+        "version": JSON_VERSION,
+        "pathprof_version": __version__,
+        "mode": measurement.mode,
+        "runs": [{"started": r.started, "argv": r.argv, "python": r.python, "mode": r.mode,
+                  "metric": r.metric, "pid": r.pid} for r in measurement.runs],
+        "functions": [function_json(fn, top) for fn in
+                      sorted(measurement.functions, key=lambda f: (f.file, f.first_line,
+                                                                   f.qualname))],
+    }

@@ -1,0 +1,125 @@
+"""``pathprof report``: the hottest paths of each function, shown on the source.
+
+For each measured function, hottest first: how many of its possible paths ran,
+and a table of its hottest paths with count, share of the function's path
+executions, how the path started and ended, and the path itself as the source
+lines it runs with the branch taken at each decision. Functions are ordered by
+how many paths they executed.
+"""
+
+from __future__ import annotations
+
+import os
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from pathprof.profile import FunctionProfile, Path
+from pathprof.report.paths_json import decisions
+from pathprof.store import Measurement
+
+__all__ = ["render_report"]
+
+
+def _source_lines(measurement: Measurement, fn: FunctionProfile) -> list[str] | None:
+    text = measurement.sources.get((fn.file, fn.source_hash))
+    return text.splitlines() if text is not None else None
+
+
+def _path_text(fn: FunctionProfile, path: Path, lines: list[str] | None) -> Text:
+    taken = {d["block"]: d["taken"] for d in decisions(fn, path)}
+    out = Text()
+    for block in path.blocks:
+        span = fn.block_lines(block)
+        if span is None:
+            continue
+        first, last = span
+        code = lines[first - 1].strip() if lines and first - 1 < len(lines) else ""
+        if len(code) > 48:
+            code = code[:47] + "…"
+        if out:
+            out.append("\n")
+        where = f"{first}" if first == last else f"{first}-{last}"
+        out.append(f"{where:>7} ", style="dim")
+        out.append(code)
+        if block in taken:
+            out.append(f"  → {taken[block]}", style="bold cyan")
+    return out
+
+
+def _edge_table(fn: FunctionProfile, lines: list[str] | None) -> Table:
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    table.add_column("line", justify="right", style="dim")
+    table.add_column("branch")
+    table.add_column("taken", justify="right")
+    table.add_column("share", justify="right")
+    outs: dict[int, list[int]] = {}
+    for i, (src, _dst, _label) in enumerate(fn.meta["edges"]):
+        outs.setdefault(src, []).append(i)
+    for src, eids in sorted(outs.items(), key=lambda kv: fn.block_lines(kv[0]) or (0, 0)):
+        if len(eids) < 2:
+            continue
+        total = sum(fn.edges.get(e, 0) for e in eids)
+        span = fn.block_lines(src)
+        line = span[1] if span else None
+        code = lines[line - 1].strip() if lines and line else ""
+        for e in eids:
+            count = fn.edges.get(e, 0)
+            table.add_row(str(line or ""), f"{code[:40]}  → {fn.meta['edges'][e][2]}",
+                          f"{count:,}", f"{count / total:.1%}" if total else "-")
+    return table
+
+
+def render_function(measurement: Measurement, fn: FunctionProfile, top: int) -> Group:
+    lines = _source_lines(measurement, fn)
+    where = f"{os.path.relpath(fn.file)}:{fn.first_line}"
+    head = Text()
+    head.append(fn.qualname, style="bold")
+    head.append(f"  {where}  ", style="dim")
+    if fn.edges and not fn.counts:
+        head.append("edge profile (branch counts)")
+        return Group(head, _edge_table(fn, lines), Text(""))
+    head.append(f"{fn.paths_run} of {fn.paths_possible:,} paths run", style="green")
+    head.append(f" · {fn.total:,} path executions")
+    if fn.raised:
+        head.append(f" · {fn.raised:,} calls ended by an exception")
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    table.add_column("#", justify="right")
+    table.add_column("count", justify="right")
+    table.add_column("share", justify="right")
+    timed = any(p.time_ns is not None for p in fn.paths)
+    if timed:
+        table.add_column("time", justify="right")
+    table.add_column("start → end")
+    table.add_column("path (line, code, branch taken)")
+    total = fn.total
+    for rank, path in enumerate(fn.paths[:top], 1):
+        row = [str(rank), f"{path.count:,}", f"{path.count / total:.1%}"]
+        if timed:
+            row.append("" if path.time_ns is None else f"{path.time_ns / 1e6:,.2f} ms")
+        row += [f"{path.start} → {path.end}", _path_text(fn, path, lines)]
+        table.add_row(*row)
+    parts: list = [head, table]
+    if len(fn.paths) > top:
+        parts.append(Text(f"    … and {len(fn.paths) - top} more paths", style="dim"))
+    parts.append(Text(""))
+    return Group(*parts)
+
+
+def render_report(measurement: Measurement, console: Console, *, top: int = 5,
+                  functions: int | None = None, show_unrun: bool = False) -> None:
+    measured = [f for f in measurement.functions if f.total or f.edges]
+    measured.sort(key=lambda f: (-(f.total or sum(f.edges.values())), f.file, f.first_line))
+    if functions is not None:
+        measured = measured[:functions]
+    if not measured:
+        console.print("No paths were measured.")
+        return
+    for fn in measured:
+        console.print(render_function(measurement, fn, top))
+    unrun = [f for f in measurement.functions if not (f.total or f.edges)]
+    if unrun:
+        console.print(Text(f"{len(unrun)} measured functions never ran"
+                           + (": " + ", ".join(f.qualname for f in unrun) if show_unrun
+                              else " (--show-unrun lists them)."), style="dim"))

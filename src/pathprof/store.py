@@ -1,0 +1,238 @@
+"""The data file: an SQLite database of runs, functions and their path counts.
+
+Like coverage.py's ``.coverage``, one file per measurement (``.pathprof`` by
+default). Never pickle: every value is text or a number, so a file can be read by
+any SQLite client and cannot run code when loaded.
+
+Schema (version :data:`SCHEMA_VERSION`)::
+
+    meta(key PRIMARY KEY, value)           schema_version, pathprof version
+    run(id, started, argv, python, mode, metric, pid, hostname)
+    function(id, file, qualname, first_line, source_hash, cfg)   cfg: metadata JSON
+    source(file, source_hash, text)        the source the CFGs were built from
+    path(function_id, kind, path, count, time_ns)
+        kind 'path': path is the Ball-Larus number, in decimal (numbers can
+        exceed SQLite's 64-bit integers); kind 'cut': "<block>:<prefix value>"
+    edge(function_id, edge, count)         edge mode: count of every CFG edge
+    call_stats(function_id, raised, unattributed)
+
+Guarantees: a write is atomic (a new file is built beside the target and renamed
+over it; ``append`` adds in one SQLite transaction). A file that is not a
+pathprof data file, is corrupt, of another schema, or locked is reported with
+:class:`~pathprof.exceptions.DataError` and never overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from pathprof.exceptions import DataError, NoDataError
+from pathprof.profile import FunctionProfile, merge
+
+__all__ = ["SCHEMA_VERSION", "Measurement", "RunInfo", "read", "write"]
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE run (
+    id INTEGER PRIMARY KEY, started REAL NOT NULL, argv TEXT NOT NULL, python TEXT NOT NULL,
+    mode TEXT NOT NULL, metric TEXT, pid INTEGER NOT NULL, hostname TEXT NOT NULL);
+CREATE TABLE function (
+    id INTEGER PRIMARY KEY, file TEXT NOT NULL, qualname TEXT NOT NULL,
+    first_line INTEGER NOT NULL, source_hash TEXT NOT NULL, cfg TEXT NOT NULL,
+    UNIQUE (file, qualname, first_line, source_hash));
+CREATE TABLE source (
+    file TEXT NOT NULL, source_hash TEXT NOT NULL, text TEXT NOT NULL,
+    PRIMARY KEY (file, source_hash));
+CREATE TABLE path (
+    function_id INTEGER NOT NULL REFERENCES function (id),
+    kind TEXT NOT NULL CHECK (kind IN ('path', 'cut')), path TEXT NOT NULL,
+    count INTEGER NOT NULL, time_ns INTEGER, PRIMARY KEY (function_id, kind, path));
+CREATE TABLE edge (
+    function_id INTEGER NOT NULL REFERENCES function (id), edge INTEGER NOT NULL,
+    count INTEGER NOT NULL, PRIMARY KEY (function_id, edge));
+CREATE TABLE call_stats (
+    function_id INTEGER PRIMARY KEY REFERENCES function (id),
+    raised INTEGER NOT NULL, unattributed INTEGER NOT NULL);
+"""
+
+#: Seconds to wait for another writer before reporting the file as locked.
+LOCK_TIMEOUT = 5.0
+
+
+@dataclass
+class RunInfo:
+    started: float
+    argv: list[str]
+    python: str
+    mode: str
+    metric: str | None
+    pid: int
+    hostname: str
+
+
+@dataclass
+class Measurement:
+    """What a data file holds, with measurements of one function merged."""
+
+    runs: list[RunInfo] = field(default_factory=list)
+    functions: list[FunctionProfile] = field(default_factory=list)
+    sources: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    @property
+    def mode(self) -> str:
+        modes = {run.mode for run in self.runs}
+        return modes.pop() if len(modes) == 1 else "mixed"
+
+
+def _check(db: sqlite3.Connection, path: str) -> None:
+    """Raise DataError unless ``db`` is a pathprof data file of our schema."""
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.DatabaseError as err:
+        raise DataError(f"{path} is not a pathprof data file ({err}); "
+                        "it was left untouched") from err
+    if row is None:
+        raise DataError(f"{path} is not a pathprof data file (no schema version); "
+                        "it was left untouched")
+    if row[0] != str(SCHEMA_VERSION):
+        raise DataError(f"{path} has data schema {row[0]}; this pathprof reads schema "
+                        f"{SCHEMA_VERSION}; it was left untouched")
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    try:
+        return sqlite3.connect(path, timeout=LOCK_TIMEOUT, isolation_level=None)
+    except sqlite3.Error as err:
+        raise DataError(f"cannot open {path}: {err}") from err
+
+
+def _insert(db: sqlite3.Connection, run: RunInfo, functions: Iterable[FunctionProfile],
+            sources: dict[tuple[str, str], str]) -> None:
+    db.execute(
+        "INSERT INTO run (started, argv, python, mode, metric, pid, hostname) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (run.started, json.dumps(run.argv), run.python, run.mode, run.metric, run.pid,
+         run.hostname))
+    for (file, digest), text in sources.items():
+        db.execute("INSERT OR IGNORE INTO source VALUES (?, ?, ?)", (file, digest, text))
+    for fn in functions:
+        db.execute("INSERT OR IGNORE INTO function (file, qualname, first_line, source_hash, "
+                   "cfg) VALUES (?, ?, ?, ?, ?)",
+                   (fn.file, fn.qualname, fn.first_line, fn.source_hash,
+                    json.dumps(fn.meta, separators=(",", ":"))))
+        (fid,) = db.execute(
+            "SELECT id FROM function WHERE file = ? AND qualname = ? AND first_line = ? "
+            "AND source_hash = ?", (fn.file, fn.qualname, fn.first_line, fn.source_hash)
+        ).fetchone()
+        rows = [("path", key, count, fn.times.get(key)) for key, count in fn.counts.items()]
+        rows += [("cut", key, count, None) for key, count in fn.cuts.items()]
+        for kind, key, count, time_ns in rows:
+            db.execute(
+                "INSERT INTO path VALUES (?, ?, ?, ?, ?) ON CONFLICT (function_id, kind, path) "
+                "DO UPDATE SET count = count + excluded.count, "
+                "time_ns = CASE WHEN excluded.time_ns IS NULL THEN time_ns "
+                "ELSE coalesce(time_ns, 0) + excluded.time_ns END",
+                (fid, kind, key, count, time_ns))
+        for edge, count in fn.edges.items():
+            db.execute("INSERT INTO edge VALUES (?, ?, ?) ON CONFLICT (function_id, edge) "
+                       "DO UPDATE SET count = count + excluded.count", (fid, edge, count))
+        db.execute("INSERT INTO call_stats VALUES (?, ?, ?) ON CONFLICT (function_id) DO "
+                   "UPDATE SET raised = raised + excluded.raised, "
+                   "unattributed = unattributed + excluded.unattributed",
+                   (fid, fn.raised, fn.unattributed))
+
+
+def write(path: str, run: RunInfo, functions: Iterable[FunctionProfile],
+          sources: dict[tuple[str, str], str], *, append: bool = False) -> None:
+    """Save one run. Without ``append`` the file is replaced atomically (but never
+    when it exists and is not a pathprof data file); with ``append`` the run is
+    added to the existing file in one transaction (created if missing)."""
+    from pathprof import __version__
+
+    functions = list(functions)
+    if os.path.exists(path):
+        db = _connect(path)
+        try:
+            _check(db, path)
+            if append:
+                try:
+                    db.execute("BEGIN IMMEDIATE")
+                    _insert(db, run, functions, sources)
+                    db.execute("COMMIT")
+                except sqlite3.OperationalError as err:
+                    if db.in_transaction:
+                        db.execute("ROLLBACK")
+                    raise DataError(f"cannot add to {path}: {err}") from err
+                return
+        finally:
+            db.close()
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, temp = tempfile.mkstemp(prefix=".pathprof-", suffix=".tmp", dir=directory)
+    os.close(fd)
+    try:
+        db = sqlite3.connect(temp, isolation_level=None)
+        try:
+            db.executescript(_SCHEMA)
+            db.execute("BEGIN")
+            db.executemany("INSERT INTO meta VALUES (?, ?)",
+                           [("schema_version", str(SCHEMA_VERSION)),
+                            ("pathprof_version", __version__)])
+            _insert(db, run, functions, sources)
+            db.execute("COMMIT")
+        finally:
+            db.close()
+        os.replace(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+
+
+def read(path: str) -> Measurement:
+    """Read a data file; functions measured in several runs come merged."""
+    if not os.path.exists(path):
+        raise NoDataError(f"no data file {path}: run `pathprof run` first")
+    db = _connect(path)
+    try:
+        _check(db, path)
+        try:
+            return _read(db)
+        except (sqlite3.DatabaseError, ValueError, KeyError) as err:
+            raise DataError(f"{path} is corrupt: {err}") from err
+    finally:
+        db.close()
+
+
+def _read(db: sqlite3.Connection) -> Measurement:
+    result = Measurement()
+    for row in db.execute("SELECT started, argv, python, mode, metric, pid, hostname FROM run "
+                          "ORDER BY id"):
+        result.runs.append(RunInfo(row[0], json.loads(row[1]), *row[2:]))
+    functions: dict[int, FunctionProfile] = {}
+    for fid, file, digest, cfg in db.execute(
+            "SELECT id, file, source_hash, cfg FROM function ORDER BY id"):
+        functions[fid] = FunctionProfile.from_json(file, digest, cfg)
+    for fid, kind, key, count, time_ns in db.execute(
+            "SELECT function_id, kind, path, count, time_ns FROM path"):
+        fn = functions[fid]
+        if kind == "path":
+            fn.counts[key] = count
+            if time_ns is not None:
+                fn.times[key] = time_ns
+        else:
+            fn.cuts[key] = count
+    for fid, edge, count in db.execute("SELECT function_id, edge, count FROM edge"):
+        functions[fid].edges[edge] = count
+    for fid, raised, unattributed in db.execute("SELECT * FROM call_stats"):
+        functions[fid].raised, functions[fid].unattributed = raised, unattributed
+    for file, digest, text in db.execute("SELECT file, source_hash, text FROM source"):
+        result.sources[(file, digest)] = text
+    result.functions = merge(functions.values())
+    return result
