@@ -1,4 +1,13 @@
-"""pathprof: exact acyclic path profiles of Python programs (Ball-Larus 1996)."""
+"""pathprof: exact acyclic path profiles of Python programs (Ball-Larus 1996).
+
+The public API is small: :class:`Profiler` measures, :func:`load` reads a data
+file. Both are imported on first use, so that ``import pathprof.runtime`` inside a
+measured program stays cheap and imports only the standard library.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from pathprof.exceptions import (
     CfgError,
@@ -8,6 +17,9 @@ from pathprof.exceptions import (
     PathprofError,
 )
 
+if TYPE_CHECKING:
+    from pathprof.profiler import Profiler, load
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -16,5 +28,15 @@ __all__ = [
     "DataError",
     "NoDataError",
     "PathprofError",
+    "Profiler",
     "__version__",
+    "load",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Profiler", "load"):
+        from pathprof import profiler
+
+        return getattr(profiler, name)
+    raise AttributeError(f"module 'pathprof' has no attribute {name!r}")

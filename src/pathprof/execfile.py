@@ -33,6 +33,13 @@ def resolve_program(name: str) -> tuple[str, bool]:
         return os.path.abspath(name), False
     found = shutil.which(name)
     if found is not None:
+        try:
+            with open(found, "rb") as f:
+                first = f.readline()
+        except OSError as err:
+            raise ConfigError(f"cannot read {found}: {err.strerror}") from err
+        if first.startswith(b"#!") and b"python" not in first:
+            raise ConfigError(f"{found} is not a Python program")
         return found, True
     raise ConfigError(f"no such file or program: {name}")
 

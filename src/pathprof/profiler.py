@@ -25,6 +25,7 @@ import functools
 import glob
 import importlib.util
 import os
+import signal
 import socket
 import sys
 import time
@@ -93,6 +94,10 @@ class Profiler:
             raise ConfigError("another pathprof Profiler is already running")
         _active = self
         self._started = True
+        if not hasattr(self, "_known_before"):
+            # Modules instrumented by an earlier profiler in this process: reported
+            # only for what they count now, not as "measured, never run".
+            self._known_before = {id(state) for state in runtime.modules()}
         runtime.set_hooks(after_fork_in_child=self._after_fork_in_child)
         late = self.hook.already_imported()
         if late:
@@ -134,6 +139,7 @@ class Profiler:
         """Take (and reset) what the runtime counted; decode into function profiles."""
         functions: list[FunctionProfile] = []
         sources: dict[tuple[str, str], str] = {}
+        known_before = getattr(self, "_known_before", set())
         for state, paths, cuts, raised, unattributed, times in runtime.take_snapshot():
             meta = state.meta
             digest = meta["source_hash"]
@@ -152,7 +158,7 @@ class Profiler:
                 fn.raised, fn.unattributed = raised[i], unattributed[i]
                 if fn.counts or fn.cuts or fn.edges or fn.raised or fn.unattributed:
                     functions.append(fn)
-                elif not self._in_child:
+                elif not self._in_child and id(state) not in known_before:
                     functions.append(fn)  # measured but never called: 0 of N paths
         return functions, sources
 
@@ -218,11 +224,25 @@ class Profiler:
         self._saved_once = False
         _patch_os_exit(self)
         atexit.register(self._save_at_exit)
+        _save_on_sigterm(self)
 
     def _save_at_exit(self) -> None:
-        if self._in_child and os.getpid() != getattr(self, "_saved_pid", None):
-            self._saved_pid = os.getpid()
+        """Save a forked child's counts once, as it exits or is terminated.
+
+        SIGTERM is ignored while saving: ``multiprocessing`` terminates workers
+        that are already exiting, which would otherwise cut the save short."""
+        if not self._in_child or os.getpid() == getattr(self, "_saved_pid", None):
+            return
+        self._saved_pid = os.getpid()
+        previous = None
+        with contextlib.suppress(ValueError, AttributeError):  # not the main thread
+            previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
             self.save()
+        finally:
+            if previous is not None:
+                with contextlib.suppress(ValueError):
+                    signal.signal(signal.SIGTERM, previous)
 
 
 def _patch_os_exit(profiler: Profiler) -> None:
@@ -236,6 +256,27 @@ def _patch_os_exit(profiler: Profiler) -> None:
         original(status)
 
     os._exit = _exit  # type: ignore[assignment]
+
+
+def _save_on_sigterm(profiler: Profiler) -> None:
+    """A forked child killed by SIGTERM (``multiprocessing.Pool.terminate``) saves
+    its counts first, then dies of the signal as it would have. Only when the
+    program has not installed a SIGTERM handler of its own."""
+    if not hasattr(signal, "SIGTERM"):  # pragma: no cover - Windows
+        return
+    try:
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            return
+
+        def on_sigterm(signum: int, frame: Any) -> None:
+            with contextlib.suppress(Exception):
+                profiler._save_at_exit()
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        signal.signal(signal.SIGTERM, on_sigterm)
+    except ValueError:  # not the main thread: leave signals alone
+        pass
 
 
 def _read_source(filename: str, digest: str) -> str | None:

@@ -21,11 +21,14 @@ import collections
 import json
 import os
 import sys
+import time
 from typing import Any
 
 __all__ = ["ModuleState", "modules", "register", "set_hooks", "take_snapshot"]
 
 _modules: list[ModuleState] = []
+#: The clock of ``--metric time``: wall time in nanoseconds.
+clock = time.perf_counter_ns
 _hooks: dict[str, Any] = {"after_fork_in_child": None}
 
 
@@ -33,10 +36,10 @@ class ModuleState:
     """The counters of one instrumented module, and what decodes its exceptions."""
 
     __slots__ = ("_maps", "_meta", "counters", "cuts", "filename", "key", "meta_json", "name",
-                 "raised", "times", "unattributed")
+                 "raised", "timed", "times", "unattributed")
 
     def __init__(self, name: str, filename: str, key: str, sizes: tuple[int, ...],
-                 meta_json: str) -> None:
+                 meta_json: str, timed: bool = False) -> None:
         self.name = name
         self.filename = filename
         self.key = key
@@ -45,7 +48,8 @@ class ModuleState:
         self._maps: dict[int, Any] = {}
         self.counters: tuple[Any, ...] = tuple(_new_table(n) for n in sizes)
         #: per function, with ``--metric time``: nanoseconds spent on each path
-        self.times: tuple[Any, ...] = tuple(_new_table(n) for n in sizes)
+        self.timed = timed
+        self.times: tuple[Any, ...] = tuple(_new_table(n if timed else -1) for n in sizes)
         #: per function: (block, prefix value) -> count, for paths cut by an exception
         self.cuts: tuple[dict[tuple[int, int], int], ...] = tuple({} for _ in sizes)
         #: per function: calls that ended by an exception
@@ -102,6 +106,10 @@ class ModuleState:
                 # An explicit raise statement: the path ends by its edge to EXIT,
                 # whose number is the register (the edge carries no code).
                 self.counters[index][register] += 1
+                if self.timed:
+                    started = frame.f_locals.get("_@pp_s")
+                    if started is not None:
+                        self.times[index][register] += clock() - started
                 return
             if how == "continue-exit":
                 # __exit__ raised while a continue left a with: the backedge has
@@ -167,10 +175,10 @@ def _new_table(size: int) -> Any:
     return [0] * size
 
 
-def register(name: str, filename: str, key: str, sizes: tuple[int, ...], meta_json: str
-             ) -> ModuleState:
+def register(name: str, filename: str, key: str, sizes: tuple[int, ...], meta_json: str,
+             timed: bool = False) -> ModuleState:
     """Called once by an instrumented module when it is executed."""
-    state = ModuleState(name, filename, key, sizes, meta_json)
+    state = ModuleState(name, filename, key, sizes, meta_json, timed)
     _modules.append(state)
     return state
 

@@ -72,6 +72,14 @@ RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
 REGISTER = "_@pp_r"
 RETURN_VALUE = "_@pp_v"
+#: With ``metric="time"``: the clock, the time the current path started, a reading.
+CLOCK = "_@pp_k"
+PATH_START = "_@pp_s"
+NOW = "_@pp_x"
+
+
+def timer_name(index: int) -> str:
+    return f"_@pp_t{index}"
 
 
 def counter_name(index: int) -> str:
@@ -97,6 +105,8 @@ class FunctionPlan:
     kind: CounterKind
     #: In edge mode: which edges carry counters (counter slot i counts chord i).
     edge_plan: EdgeCounterPlan | None = None
+    #: ``metric="time"``: also add the wall time of each path to a second table.
+    timed: bool = False
 
     @property
     def num_paths(self) -> int:
@@ -289,6 +299,7 @@ class _FunctionRewriter:
         self.plan = fp.plan
         self.edits = edits
         self.counter = counter_name(fp.index)
+        self.timed = fp.timed
 
     # -- probe code ---------------------------------------------------------
 
@@ -304,6 +315,8 @@ class _FunctionRewriter:
             return [_add(REGISTER, probe.value)]
         index = _register_plus(probe.value) if probe.op is ProbeOp.COUNT else _const(probe.value)
         code = [_count(self.counter, index)]
+        if self.timed:
+            code += _time_path(timer_name(self.fp.index), probe)
         if ends_call:
             code.append(_assign(REGISTER, _const(None)))
         return code
@@ -438,7 +451,10 @@ class _FunctionRewriter:
             node = restart.node
             if restart.kind in ("handler", "except*") and isinstance(node, ast.ExceptHandler):
                 call = _call_module("handler", fidx, _load(REGISTER), start)
-                self.edits.add(node.body, 0, [_assign(REGISTER, call)], RESTART)
+                code = [_assign(REGISTER, call)]
+                if self.timed:
+                    code.append(_restart_clock())
+                self.edits.add(node.body, 0, code, RESTART)
             elif restart.kind == "with":
                 assert isinstance(node, ast.With | ast.AsyncWith)
                 self.wrap_with(node, restart.block)
@@ -451,6 +467,8 @@ class _FunctionRewriter:
         """``if _@pp_r is None: _@pp_r = start`` right after ``node``."""
         stmts, index = self.location_of(node)
         body = [_assign(REGISTER, start)]
+        if self.timed:
+            body.append(_restart_clock())
         if self.fp.edge_plan is not None:
             # Edge mode: count the virtual restart edge; the register only says
             # whether the call's flow is live (0) or has ended (None).
@@ -501,7 +519,10 @@ class _FunctionRewriter:
         else:
             start = _const(0 if self.fp.edge_plan is None else -1)
         call = _call_module("handler", _const(self.fp.index), _load(REGISTER), start)
-        handler = _observer([(REGISTER, call), (flag, _const(ROUTE_RAISE))])
+        effects = [(REGISTER, call), (flag, _const(ROUTE_RAISE))]
+        if self.timed:
+            effects.append((PATH_START, ast.Call(func=_load(CLOCK), args=[], keywords=[])))
+        handler = _observer(effects)
         self.structural.append(("finally", node, handler))
 
     structural: list[tuple[str, Any, Any]]
@@ -549,6 +570,26 @@ def _apply_structural(structural: list[tuple[str, Any, Any]],
         stmts[next(i for i, s in enumerate(stmts) if s is node)] = outer
 
 
+def _time_path(table: str, probe: Probe) -> list[ast.stmt]:
+    """``--metric time``: add the time since the path started to the path's total,
+    and start the next path's clock (Ball-Larus path numbers index both tables)."""
+    index = _register_plus(probe.value) if probe.op is ProbeOp.COUNT else _const(probe.value)
+    target = ast.Subscript(value=_load(table), slice=index, ctx=ast.Load())
+    target.ctx = ast.Store()
+    code = [
+        _assign(NOW, ast.Call(func=_load(CLOCK), args=[], keywords=[])),
+        _artificial(ast.AugAssign(target=target, op=ast.Add(),
+                                  value=ast.BinOp(left=_load(NOW), op=ast.Sub(),
+                                                  right=_load(PATH_START)))),
+        _assign(PATH_START, _load(NOW)),
+    ]
+    return code  # type: ignore[return-value]
+
+
+def _restart_clock() -> ast.stmt:
+    return _assign(PATH_START, ast.Call(func=_load(CLOCK), args=[], keywords=[]))
+
+
 def _artificial_try(node: ast.Try) -> ast.Try:
     node.lineno = node.end_lineno = _probe_line
     node.col_offset = node.end_col_offset = -1
@@ -576,6 +617,7 @@ def _wrap_function(fp: FunctionPlan) -> None:
     wrapper = ast.Try(body=body, handlers=[observer], orelse=[], finalbody=[])
     _artificial_try(wrapper)
     init = _assign(REGISTER, _const(0))
+    starts = [_restart_clock()] if fp.timed else []
     # Code at the very start would inherit the location of the def line (from
     # RESUME) and make tracers see that line again: place it where the first
     # statement's code starts, whose line comes next anyway.
@@ -584,7 +626,9 @@ def _wrap_function(fp: FunctionPlan) -> None:
         for part in ast.walk(init):
             if "lineno" in part._attributes:
                 ast.copy_location(part, first)
-    node.body = [*head, init, wrapper]
+    for stmt in starts:
+        _locate_at([stmt], init)
+    node.body = [*head, init, *starts, wrapper]
 
 
 def _first_code(stmts: list[ast.stmt]) -> ast.AST | None:
@@ -645,6 +689,13 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
     functions = [build_cfg(node, qualname) for node, qualname in iter_functions(tree)]
     planner = plan_edge_function if mode == "edge" else plan_function
     plans = [planner(cfg, i) for i, cfg in enumerate(functions)]
+    if metric not in (None, "time"):
+        raise ValueError(f"unknown metric {metric!r}")
+    if metric == "time":
+        if mode != "path":
+            raise ValueError("the time metric needs path mode")
+        for fp in plans:
+            fp.timed = True
     key = module_key or f"{filename}:{source_hash(source)}"
     for fp in plans:
         edits = _Edits()
@@ -687,6 +738,16 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
         prologue.append(ast.Assign(
             targets=[targets],
             value=ast.Attribute(value=_load(MODULE), attr="counters", ctx=ast.Load())))
+    if any(fp.timed for fp in plans):
+        register.keywords.append(ast.keyword(arg="timed", value=_const(True)))
+        targets = ast.Tuple(elts=[_store(timer_name(fp.index)) for fp in plans],
+                            ctx=ast.Store())
+        prologue.append(ast.Assign(
+            targets=[targets],
+            value=ast.Attribute(value=_load(MODULE), attr="times", ctx=ast.Load())))
+        prologue.append(ast.Assign(
+            targets=[_store(CLOCK)],
+            value=ast.Attribute(value=_load(RUNTIME), attr="clock", ctx=ast.Load())))
     for stmt in prologue:
         _artificial(stmt)
     body[position:position] = prologue

@@ -22,6 +22,16 @@ from pathprof.store import Measurement
 __all__ = ["render_report"]
 
 
+def format_duration(ns: int) -> str:
+    if ns < 1_000:
+        return f"{ns} ns"
+    if ns < 1_000_000:
+        return f"{ns / 1e3:.1f} µs"
+    if ns < 1_000_000_000:
+        return f"{ns / 1e6:.1f} ms"
+    return f"{ns / 1e9:,.2f} s"
+
+
 def _source_lines(measurement: Measurement, fn: FunctionProfile) -> list[str] | None:
     text = measurement.sources.get((fn.file, fn.source_hash))
     return text.splitlines() if text is not None else None
@@ -97,7 +107,7 @@ def render_function(measurement: Measurement, fn: FunctionProfile, top: int) -> 
     for rank, path in enumerate(fn.paths[:top], 1):
         row = [str(rank), f"{path.count:,}", f"{path.count / total:.1%}"]
         if timed:
-            row.append("" if path.time_ns is None else f"{path.time_ns / 1e6:,.2f} ms")
+            row.append("" if path.time_ns is None else format_duration(path.time_ns))
         row += [f"{path.start} → {path.end}", _path_text(fn, path, lines)]
         table.add_row(*row)
     parts: list = [head, table]

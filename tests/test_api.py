@@ -1,0 +1,117 @@
+"""The library API: Profiler as context manager and decorator, load(), the data file."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import pathprof
+from pathprof import store
+from pathprof.exceptions import ConfigError, DataError, NoDataError
+
+MODULE = textwrap.dedent("""
+    def parity(n):
+        if n % 2:
+            return "odd"
+        return "even"
+""")
+
+
+@pytest.fixture
+def module_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    name = f"pp_api_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text(MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+    sys.modules.pop(name, None)
+
+
+def _module_name(module_dir: Path) -> str:
+    return f"pp_api_{module_dir.name.replace('-', '_')}"
+
+
+def test_context_manager_measures_imported_code(module_dir: Path) -> None:
+    name = _module_name(module_dir)
+    with pathprof.Profiler(data_file="out.pathprof", default_dirs=[str(module_dir)]):
+        module = __import__(name)
+        for i in range(5):
+            module.parity(i)
+    (fn,) = pathprof.load("out.pathprof").functions
+    assert fn.qualname == "parity"
+    assert sorted(p.count for p in fn.paths) == [2, 3]
+
+
+def test_decorator_and_save_on_demand(module_dir: Path) -> None:
+    name = _module_name(module_dir)
+    profiler = pathprof.Profiler(data_file="d.pathprof", default_dirs=[str(module_dir)])
+
+    @profiler
+    def work() -> None:
+        module = __import__(name)
+        module.parity(1)
+
+    work()
+    assert pathprof.load("d.pathprof").functions[0].total == 1
+    profiler.start()
+    sys.modules[name].parity(3)
+    profiler.save()  # flush while running: adds to what the first save wrote
+    profiler.stop()
+    assert pathprof.load("d.pathprof").functions[0].total == 2
+
+
+def test_bad_options_are_config_errors() -> None:
+    with pytest.raises(ConfigError):
+        pathprof.Profiler(mode="bogus")
+    with pytest.raises(ConfigError):
+        pathprof.Profiler(mode="edge", metric="time")
+
+
+def _run_info() -> store.RunInfo:
+    return store.RunInfo(0.0, ["x"], "3.11", "path", None, 1, "host")
+
+
+def test_data_file_errors_are_clear_and_nothing_is_overwritten(tmp_path: Path) -> None:
+    with pytest.raises(NoDataError):
+        store.read(str(tmp_path / "missing"))
+    other = tmp_path / "other.db"
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE t (x)")
+    db.commit()
+    db.close()
+    before = other.read_bytes()
+    with pytest.raises(DataError, match="not a pathprof data file"):
+        store.write(str(other), _run_info(), [], {})
+    with pytest.raises(DataError, match="not a pathprof data file"):
+        store.read(str(other))
+    assert other.read_bytes() == before
+
+
+def test_locked_data_file_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = str(tmp_path / "locked.pathprof")
+    store.write(path, _run_info(), [], {})
+    monkeypatch.setattr(store, "LOCK_TIMEOUT", 0.05)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(DataError, match="locked"):
+            store.write(path, _run_info(), [], {}, append=True)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert len(store.read(path).runs) == 1
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = str(tmp_path / "new.pathprof")
+    store.write(path, _run_info(), [], {})
+    db = sqlite3.connect(path)
+    db.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    with pytest.raises(DataError, match="schema 99"):
+        store.read(path)

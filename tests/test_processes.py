@@ -1,0 +1,49 @@
+"""Counts stay exact with threads switching constantly, across fork and in pools."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from .test_run import PROGRAMS, functions_by_name, pathprof_cli
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Path:
+    shutil.copy(PROGRAMS / "threads_and_forks.py", tmp_path / "threads_and_forks.py")
+    return tmp_path
+
+
+def test_threads_lose_no_increment(program: Path) -> None:
+    n = 20_000
+    pathprof_cli(program, "run", "threads_and_forks.py", "threads", str(n))
+    fns = functions_by_name(program / ".pathprof")
+    step = fns["step"]
+    assert step.total == 8 * n
+    counts = sorted(p.count for p in step.paths)
+    third = n // 3
+    assert counts == sorted(8 * c for c in (third + 1, third + 1, third))[::1]
+    hammer = fns["hammer"]
+    # per call: entry->loop-back once, n-1 loop-backs from the header, 1 exit
+    assert hammer.total == 8 * (n + 1)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no fork")
+def test_fork_child_counts_are_saved_once(program: Path) -> None:
+    n = 300
+    pathprof_cli(program, "run", "threads_and_forks.py", "fork", str(n))
+    fns = functions_by_name(program / ".pathprof")
+    assert fns["step"].total == 2 * n  # parent's and child's, neither lost nor doubled
+    assert not list(program.glob(".pathprof.*"))  # children's files were merged
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no fork")
+def test_multiprocessing_pool_children_are_counted(program: Path) -> None:
+    n = 500
+    pathprof_cli(program, "run", "threads_and_forks.py", "pool", str(n))
+    fns = functions_by_name(program / ".pathprof")
+    assert fns["step"].total == 2 * n
+    assert fns["child_work"].total == 2

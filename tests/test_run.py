@@ -1,0 +1,191 @@
+"""End to end: `pathprof run` and `pathprof report` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pathprof
+from pathprof.profile import FunctionProfile
+
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    for name in ("app.py", "helper.py"):
+        shutil.copy(PROGRAMS / name, tmp_path / name)
+    return tmp_path
+
+
+def pathprof_cli(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+    env = {**os.environ, "PATH": path, "COLUMNS": "160"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    result = subprocess.run([sys.executable, "-m", "pathprof", *args], cwd=cwd, env=env,
+                            capture_output=True, text=True, timeout=120)
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+def functions_by_name(data_file: Path) -> dict[str, FunctionProfile]:
+    return {f.qualname: f for f in pathprof.load(str(data_file)).functions}
+
+
+def test_run_measures_script_and_its_imports_exactly(project: Path) -> None:
+    result = pathprof_cli(project, "run", "app.py", "700")
+    assert result.stdout == "2 400\n"  # the program's own output, unchanged
+    fns = functions_by_name(project / ".pathprof")
+    classify = fns["classify"]
+    # i % 7 - 2 for i < 700: 200 negatives, 100 zeros, 400 positives.
+    assert sorted(p.count for p in classify.paths) == [100, 200, 400]
+    assert classify.paths_possible == 3
+    assert classify.paths_run == 3
+    assert {p.end for p in classify.paths} == {"return"}
+    total = fns["total"]
+    assert total.total == 5  # 1 entry path, 3 iterations cut by the backedge, 1 exit
+    assert {(p.start, p.end) for p in total.paths} == {
+        ("entry", "loop-back"), ("loop-header", "loop-back"), ("loop-header", "return")}
+    assert fns["explode"].total == 0  # measured, never called
+
+
+def test_report_text_shows_hot_paths_on_source(project: Path) -> None:
+    pathprof_cli(project, "run", "app.py", "700")
+    text = pathprof_cli(project, "report").stdout
+    assert "classify" in text
+    assert "3 of 3 paths run" in text
+    assert "return \"pos\"" in text
+    assert "57.1%" in text  # 400 of 700
+    assert "→ false" in text
+
+
+def test_report_json_schema(project: Path) -> None:
+    pathprof_cli(project, "run", "app.py", "700")
+    data = json.loads(pathprof_cli(project, "report", "--format", "json").stdout)
+    assert data["format"] == "pathprof"
+    assert data["version"] == 1
+    fn = next(f for f in data["functions"] if f["qualname"] == "classify")
+    hottest = fn["paths"][0]
+    assert hottest["count"] == 400
+    assert hottest["start"] == "entry"
+    assert hottest["end"] == "return"
+    lines = [b["lines"] for b in hottest["blocks"]]
+    assert lines == [[9, 9], [11, 11], [13, 13]]
+    assert [d["taken"] for d in hottest["decisions"]] == ["false", "false"]
+
+
+def test_program_exception_and_exit_status_are_kept(project: Path) -> None:
+    failed = pathprof_cli(project, "run", "app.py", "10", "--fail", check=False)
+    plain = subprocess.run([sys.executable, "app.py", "10", "--fail"], cwd=project,
+                           capture_output=True, text=True)
+    assert failed.returncode == plain.returncode == 1
+    assert failed.stderr.splitlines()[-1] == "RuntimeError: boom"
+    assert failed.stderr.splitlines()[-3:] == plain.stderr.splitlines()[-3:]
+    fns = functions_by_name(project / ".pathprof")
+    assert fns["explode"].raised == 1
+    assert [(p.end, p.count) for p in fns["explode"].paths] == [("raise", 1)]
+    exited = pathprof_cli(project, "run", "app.py", "10", "--exit", check=False)
+    assert exited.returncode == 3
+
+
+def test_append_adds_counts(project: Path) -> None:
+    pathprof_cli(project, "run", "app.py", "7")
+    pathprof_cli(project, "run", "--append", "app.py", "14")
+    measurement = pathprof.load(str(project / ".pathprof"))
+    assert len(measurement.runs) == 2
+    classify = next(f for f in measurement.functions if f.qualname == "classify")
+    assert classify.total == 21
+    pathprof_cli(project, "run", "app.py", "7")
+    assert len(pathprof.load(str(project / ".pathprof")).runs) == 1
+
+
+def test_module_that_fails_to_parse_fails_as_without_pathprof(project: Path) -> None:
+    (project / "broken.py").write_text("def ok():\n    return 1\n\ndef broken(:\n    pass\n")
+    (project / "main.py").write_text("import broken\n")
+    ours = pathprof_cli(project, "run", "main.py", check=False)
+    plain = subprocess.run([sys.executable, "main.py"], cwd=project, capture_output=True,
+                           text=True)
+    assert ours.returncode == plain.returncode == 1
+    assert ours.stderr.splitlines()[-4:] == plain.stderr.splitlines()[-4:]
+    script = pathprof_cli(project, "run", "broken.py", check=False)
+    assert script.returncode == 1
+    assert "SyntaxError" in script.stderr.splitlines()[-1]
+
+
+def test_dash_m_and_console_script_forms(project: Path) -> None:
+    pathprof_cli(project, "run", "-m", "app", "7")
+    assert functions_by_name(project / ".pathprof")["classify"].total == 7
+    (project / "test_app.py").write_text(
+        "import helper\n\ndef test_total():\n    assert helper.total([1, 2]) == 0\n")
+    result = pathprof_cli(project, "run", "--", "pytest", "-q", "-p", "no:cacheprovider",
+                          "test_app.py")
+    assert "1 passed" in result.stdout
+    assert functions_by_name(project / ".pathprof")["total"].total == 3
+
+
+def test_selection_source_and_omit(project: Path) -> None:
+    pathprof_cli(project, "run", "--omit", "*/helper.py", "app.py", "7")
+    assert "total" not in functions_by_name(project / ".pathprof")
+    pathprof_cli(project, "run", "--source", "helper", "app.py", "7")
+    assert set(functions_by_name(project / ".pathprof")) == {"total", "explode"}
+
+
+def test_edge_mode_reports_branch_counts(project: Path) -> None:
+    pathprof_cli(project, "run", "--mode", "edge", "app.py", "700")
+    data = json.loads(pathprof_cli(project, "report", "--format", "json").stdout)
+    fn = next(f for f in data["functions"] if f["qualname"] == "classify")
+    branches = {(e["line"], e["label"]): e["count"] for e in fn["edges"]
+                if e["label"] in ("true", "false")}
+    assert branches == {(9, "true"): 200, (9, "false"): 500, (11, "true"): 100,
+                        (11, "false"): 400}
+    assert "branch" in pathprof_cli(project, "report").stdout
+
+
+def test_time_metric_records_time_per_path(project: Path) -> None:
+    pathprof_cli(project, "run", "--metric", "time", "app.py", "70")
+    classify = functions_by_name(project / ".pathprof")["classify"]
+    assert {p.key for p in classify.paths} == set(classify.times)
+    assert all(p.time_ns is not None and p.time_ns > 0 for p in classify.paths)
+    assert "time" in pathprof_cli(project, "report").stdout
+
+
+def test_instrumented_code_is_cached(project: Path) -> None:
+    pathprof_cli(project, "run", "app.py", "7")
+    cached = list((project / "__pycache__").glob("helper.*.pathprof-*.pyc"))
+    assert len(cached) == 1
+    stamp = cached[0].stat().st_mtime_ns
+    pathprof_cli(project, "run", "app.py", "7")
+    assert cached[0].stat().st_mtime_ns == stamp  # read, not rewritten
+    assert functions_by_name(project / ".pathprof")["total"].total == 5
+    (project / "helper.py").write_text(
+        (project / "helper.py").read_text() + "\n\ndef added():\n    return 1\n")
+    pathprof_cli(project, "run", "app.py", "7")
+    assert "added" in functions_by_name(project / ".pathprof")
+    pathprof_cli(project, "run", "--mode", "edge", "app.py", "7")
+    assert len(list((project / "__pycache__").glob("helper.*.pathprof-*.pyc"))) == 2
+
+
+def test_corrupt_data_file_is_reported_and_kept(project: Path) -> None:
+    (project / ".pathprof").write_bytes(b"this is not sqlite at all" * 40)
+    result = pathprof_cli(project, "run", "app.py", "7")
+    assert "not a pathprof data file" in result.stderr
+    assert (project / ".pathprof").read_bytes() == b"this is not sqlite at all" * 40
+    saved = list(project.glob(".pathprof.saved-*"))
+    assert len(saved) == 1
+    assert functions_by_name(saved[0])["classify"].total == 7
+    report = pathprof_cli(project, "report", check=False)
+    assert report.returncode == 1
+    assert "not a pathprof data file" in report.stderr
+
+
+def test_report_without_data_is_a_clear_error(tmp_path: Path) -> None:
+    result = pathprof_cli(tmp_path, "report", check=False)
+    assert result.returncode == 1
+    assert "no data file" in result.stderr
