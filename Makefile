@@ -19,8 +19,10 @@ $(VENV)/.installed: pyproject.toml
 	.venv-$*/bin/pip install $(PIP_FLAGS) -e '.[test]'
 	touch $@
 
+# Profile the bundled example program and show its hottest paths.
 demo: $(VENV)/.installed
-	$(VENV)/bin/pathprof plan examples/ball_larus_figure2.json
+	$(VENV)/bin/pathprof run --data-file .pathprof-demo examples/demo/orders.py
+	$(VENV)/bin/pathprof report --data-file .pathprof-demo --top 4
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests benchmarks

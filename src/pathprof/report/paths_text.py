@@ -22,6 +22,13 @@ from pathprof.store import Measurement
 __all__ = ["render_report"]
 
 
+#: Source shown per line, so that the branch taken stays visible in 80 columns.
+CODE_WIDTH = 30
+
+#: Short names for the path table; the JSON report and the legend use the full ones.
+_SHORT = {"loop-header": "loop", "loop-back": "loop", "exception": "exc"}
+
+
 def format_duration(ns: int) -> str:
     if ns < 1_000:
         return f"{ns} ns"
@@ -38,23 +45,29 @@ def _source_lines(measurement: Measurement, fn: FunctionProfile) -> list[str] | 
 
 
 def _path_text(fn: FunctionProfile, path: Path, lines: list[str] | None) -> Text:
+    """The path as the source lines that start its statements, in order, with the
+    branch taken after each block that has a choice."""
     taken = {d["block"]: d["taken"] for d in decisions(fn, path)}
-    out = Text()
+    shown: list[tuple[int, str | None]] = []  # (line, branch taken there)
     for block in path.blocks:
-        span = fn.block_lines(block)
-        if span is None:
-            continue
-        first, last = span
-        code = lines[first - 1].strip() if lines and first - 1 < len(lines) else ""
-        if len(code) > 48:
-            code = code[:47] + "…"
+        starts = sorted({piece[0] for piece in fn.meta["blocks"][block]["pieces"]})
+        for i, number in enumerate(starts):
+            branch = taken.get(block) if i == len(starts) - 1 else None
+            if shown and shown[-1][0] == number:
+                shown[-1] = (number, branch or shown[-1][1])  # a for header: init, then step
+            else:
+                shown.append((number, branch))
+    out = Text()
+    for number, branch in shown:
+        code = lines[number - 1].strip() if lines and number - 1 < len(lines) else ""
+        if len(code) > CODE_WIDTH:
+            code = code[:CODE_WIDTH - 1] + "…"
         if out:
             out.append("\n")
-        where = f"{first}" if first == last else f"{first}-{last}"
-        out.append(f"{where:>7} ", style="dim")
+        out.append(f"{number:>5} ", style="dim")
         out.append(code)
-        if block in taken:
-            out.append(f"  → {taken[block]}", style="bold cyan")
+        if branch is not None:
+            out.append(f"  → {branch}", style="bold cyan")
     return out
 
 
@@ -95,20 +108,23 @@ def render_function(measurement: Measurement, fn: FunctionProfile, top: int) -> 
     if fn.raised:
         head.append(f" · {fn.raised:,} calls ended by an exception")
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    table.add_column("#", justify="right")
-    table.add_column("count", justify="right")
-    table.add_column("share", justify="right")
+    paths = fn.paths[:top]
+    count_width = max(5, *(len(f"{p.count:,}") for p in paths)) if paths else 5
+    table.add_column("#", justify="right", no_wrap=True, min_width=max(1, len(str(len(paths)))))
+    table.add_column("count", justify="right", no_wrap=True, min_width=count_width)
+    table.add_column("share", justify="right", no_wrap=True, min_width=6)
     timed = any(p.time_ns is not None for p in fn.paths)
     if timed:
-        table.add_column("time", justify="right")
-    table.add_column("start → end")
-    table.add_column("path (line, code, branch taken)")
+        table.add_column("time", justify="right", no_wrap=True, min_width=9)
+    table.add_column("from → to", no_wrap=True, min_width=14)
+    table.add_column("path: line, code → branch taken", no_wrap=True, overflow="ellipsis")
     total = fn.total
     for rank, path in enumerate(fn.paths[:top], 1):
         row = [str(rank), f"{path.count:,}", f"{path.count / total:.1%}"]
         if timed:
             row.append("" if path.time_ns is None else format_duration(path.time_ns))
-        row += [f"{path.start} → {path.end}", _path_text(fn, path, lines)]
+        row += [f"{_SHORT.get(path.start, path.start)} → {_SHORT.get(path.end, path.end)}",
+                _path_text(fn, path, lines)]
         table.add_row(*row)
     parts: list = [head, table]
     if len(fn.paths) > top:
