@@ -140,8 +140,14 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
             return super().get_code(fullname)
         try:
             return instrumented_code(source, path, self._hook.options, self._hook.stats)
-        except (SyntaxError, ValueError, UnicodeDecodeError):
-            # Let the standard loader fail the way it always does.
+        except (SyntaxError, ValueError, UnicodeDecodeError) as err:
+            try:
+                compile(source, path, "exec", dont_inherit=True)
+            except (SyntaxError, ValueError, UnicodeDecodeError):
+                # Bad source: let the standard loader fail the way it always does.
+                return super().get_code(fullname)
+            warnings.warn(f"pathprof: could not instrument {path} ({type(err).__name__}: "
+                          f"{err}); it runs unmeasured", RuntimeWarning, stacklevel=2)
             return super().get_code(fullname)
         except RecursionError:
             warnings.warn(f"pathprof: {path} is nested too deeply to instrument; "

@@ -196,7 +196,6 @@ def _locate_at(nodes: list[ast.stmt], anchor: ast.AST) -> list[ast.stmt]:
         for part in ast.walk(node):
             if "lineno" in part._attributes and getattr(part, "lineno", -1) in (-1, None):
                 ast.copy_location(part, anchor)
-                part.end_lineno = anchor.lineno  # type: ignore[attr-defined]
     return nodes
 
 

@@ -22,8 +22,9 @@ from pathprof.store import Measurement
 __all__ = ["render_report"]
 
 
-#: Source shown per line, so that the branch taken stays visible in 80 columns.
-CODE_WIDTH = 30
+#: Columns of a path row other than its source code (count, share, from → to,
+#: line number, branch taken): the code gets the rest of the console's width.
+OTHER_COLUMNS = 50
 
 #: Short names for the path table; the JSON report and the legend use the full ones.
 _SHORT = {"loop-header": "loop", "loop-back": "loop", "exception": "exc"}
@@ -44,7 +45,8 @@ def _source_lines(measurement: Measurement, fn: FunctionProfile) -> list[str] | 
     return text.splitlines() if text is not None else None
 
 
-def _path_text(fn: FunctionProfile, path: Path, lines: list[str] | None) -> Text:
+def _path_text(fn: FunctionProfile, path: Path, lines: list[str] | None,
+               code_width: int = 30) -> Text:
     """The path as the source lines that start its statements, in order, with the
     branch taken after each block that has a choice."""
     taken = {d["block"]: d["taken"] for d in decisions(fn, path)}
@@ -60,8 +62,8 @@ def _path_text(fn: FunctionProfile, path: Path, lines: list[str] | None) -> Text
     out = Text()
     for number, branch in shown:
         code = lines[number - 1].strip() if lines and number - 1 < len(lines) else ""
-        if len(code) > CODE_WIDTH:
-            code = code[:CODE_WIDTH - 1] + "…"
+        if len(code) > code_width:
+            code = code[:code_width - 1] + "…"
         if out:
             out.append("\n")
         out.append(f"{number:>5} ", style="dim")
@@ -94,7 +96,8 @@ def _edge_table(fn: FunctionProfile, lines: list[str] | None) -> Table:
     return table
 
 
-def render_function(measurement: Measurement, fn: FunctionProfile, top: int) -> Group:
+def render_function(measurement: Measurement, fn: FunctionProfile, top: int,
+                    code_width: int = 30) -> Group:
     lines = _source_lines(measurement, fn)
     where = f"{os.path.relpath(fn.file)}:{fn.first_line}"
     head = Text()
@@ -124,7 +127,7 @@ def render_function(measurement: Measurement, fn: FunctionProfile, top: int) -> 
         if timed:
             row.append("" if path.time_ns is None else format_duration(path.time_ns))
         row += [f"{_SHORT.get(path.start, path.start)} → {_SHORT.get(path.end, path.end)}",
-                _path_text(fn, path, lines)]
+                _path_text(fn, path, lines, code_width)]
         table.add_row(*row)
     parts: list = [head, table]
     if len(fn.paths) > top:
@@ -143,7 +146,8 @@ def render_report(measurement: Measurement, console: Console, *, top: int = 5,
         console.print("No paths were measured.")
         return
     for fn in measured:
-        console.print(render_function(measurement, fn, top))
+        console.print(render_function(measurement, fn, top,
+                                      max(30, console.width - OTHER_COLUMNS)))
     unrun = [f for f in measurement.functions if not (f.total or f.edges)]
     if unrun:
         console.print(Text(f"{len(unrun)} measured functions never ran"
