@@ -189,3 +189,13 @@ def test_report_without_data_is_a_clear_error(tmp_path: Path) -> None:
     result = pathprof_cli(tmp_path, "report", check=False)
     assert result.returncode == 1
     assert "no data file" in result.stderr
+
+
+def test_combine_adds_saved_aside_files(project: Path) -> None:
+    pathprof_cli(project, "run", "--data-file", ".pathprof.one", "app.py", "7")
+    pathprof_cli(project, "run", "--data-file", ".pathprof.two", "app.py", "14")
+    result = pathprof_cli(project, "combine")
+    assert "combined 2 data files" in result.stdout
+    assert functions_by_name(project / ".pathprof")["classify"].total == 21
+    assert not list(project.glob(".pathprof.*"))
+    assert pathprof_cli(project, "combine", check=False).returncode == 1

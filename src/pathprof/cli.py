@@ -80,6 +80,16 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--show-unrun", action="store_true",
                         help="list measured functions that never ran")
     report.add_argument("-o", "--output", metavar="FILE", help="write to FILE")
+
+    combine = commands.add_parser(
+        "combine",
+        help="add data files of other processes into the data file",
+        description="Add data files written by other processes (forked children still "
+        "running when their parent saved, or runs saved aside) into the data file.",
+    )
+    _data_file_option(combine)
+    combine.add_argument("files", nargs="*", metavar="FILE",
+                         help="files to add (default: DATA_FILE.* beside the data file)")
     return parser
 
 
@@ -202,13 +212,28 @@ def _command_report(args: argparse.Namespace) -> int:
     return OK
 
 
+def _command_combine(args: argparse.Namespace) -> int:
+    import glob
+
+    from pathprof.store import combine
+
+    files = args.files or [p for p in glob.glob(glob.escape(args.data_file) + ".*")
+                           if not p.endswith(".tmp")]
+    if not files:
+        raise PathprofError(f"no data files to combine beside {args.data_file}")
+    combined = combine(args.data_file, files)
+    print(f"combined {len(combined)} data files into {args.data_file}")
+    return OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return USAGE
-    handlers = {"plan": _command_plan, "run": _command_run, "report": _command_report}
+    handlers = {"plan": _command_plan, "run": _command_run, "report": _command_report,
+                "combine": _command_combine}
     try:
         return handlers[args.command](args)
     except PathprofError as err:

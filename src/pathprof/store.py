@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathprof.exceptions import DataError, NoDataError
 from pathprof.profile import FunctionProfile, merge
 
-__all__ = ["SCHEMA_VERSION", "Measurement", "RunInfo", "read", "write"]
+__all__ = ["SCHEMA_VERSION", "Measurement", "RunInfo", "combine", "read", "write"]
 
 SCHEMA_VERSION = 1
 
@@ -113,13 +113,14 @@ def _connect(path: str) -> sqlite3.Connection:
         raise DataError(f"cannot open {path}: {err}") from err
 
 
-def _insert(db: sqlite3.Connection, run: RunInfo, functions: Iterable[FunctionProfile],
+def _insert(db: sqlite3.Connection, runs: list[RunInfo], functions: Iterable[FunctionProfile],
             sources: dict[tuple[str, str], str]) -> None:
-    db.execute(
-        "INSERT INTO run (started, argv, python, mode, metric, pid, hostname) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (run.started, json.dumps(run.argv), run.python, run.mode, run.metric, run.pid,
-         run.hostname))
+    for run in runs:
+        db.execute(
+            "INSERT INTO run (started, argv, python, mode, metric, pid, hostname) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (run.started, json.dumps(run.argv), run.python, run.mode, run.metric, run.pid,
+             run.hostname))
     for (file, digest), text in sources.items():
         db.execute("INSERT OR IGNORE INTO source VALUES (?, ?, ?)", (file, digest, text))
     for fn in functions:
@@ -149,7 +150,7 @@ def _insert(db: sqlite3.Connection, run: RunInfo, functions: Iterable[FunctionPr
                    (fid, fn.raised, fn.unattributed))
 
 
-def write(path: str, run: RunInfo, functions: Iterable[FunctionProfile],
+def write(path: str, run: RunInfo | list[RunInfo], functions: Iterable[FunctionProfile],
           sources: dict[tuple[str, str], str], *, append: bool = False) -> None:
     """Save one run. Without ``append`` the file is replaced atomically (but never
     when it exists and is not a pathprof data file); with ``append`` the run is
@@ -157,6 +158,7 @@ def write(path: str, run: RunInfo, functions: Iterable[FunctionProfile],
     from pathprof import __version__
 
     functions = list(functions)
+    runs = run if isinstance(run, list) else [run]
     if os.path.exists(path):
         db = _connect(path)
         try:
@@ -164,7 +166,7 @@ def write(path: str, run: RunInfo, functions: Iterable[FunctionProfile],
             if append:
                 try:
                     db.execute("BEGIN IMMEDIATE")
-                    _insert(db, run, functions, sources)
+                    _insert(db, runs, functions, sources)
                     db.execute("COMMIT")
                 except sqlite3.OperationalError as err:
                     if db.in_transaction:
@@ -184,7 +186,7 @@ def write(path: str, run: RunInfo, functions: Iterable[FunctionProfile],
             db.executemany("INSERT INTO meta VALUES (?, ?)",
                            [("schema_version", str(SCHEMA_VERSION)),
                             ("pathprof_version", __version__)])
-            _insert(db, run, functions, sources)
+            _insert(db, runs, functions, sources)
             db.execute("COMMIT")
         finally:
             db.close()
@@ -236,3 +238,16 @@ def _read(db: sqlite3.Connection) -> Measurement:
         result.sources[(file, digest)] = text
     result.functions = merge(functions.values())
     return result
+
+
+def combine(target: str, paths: Iterable[str]) -> list[str]:
+    """Add the data files ``paths`` into ``target`` (created if missing) and delete
+    them. Returns the files combined; a file that cannot be read is reported with
+    :class:`DataError` before anything is written or deleted."""
+    paths = [p for p in paths if os.path.abspath(p) != os.path.abspath(target)]
+    measurements = [read(p) for p in paths]
+    for path, measurement in zip(paths, measurements, strict=True):
+        write(target, measurement.runs, measurement.functions, measurement.sources,
+              append=True)
+        os.unlink(path)
+    return paths
