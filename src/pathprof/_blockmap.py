@@ -105,9 +105,13 @@ class BlockMap:
                 return None
         op = self.opname(offset)
         if op in _ITER_OPS:
-            loop = self._compound_at(span, "for")
-            if loop is not None:
-                return loop["for-iter"], "cut"
+            # The loop's own GET_ITER is located exactly at the statement (3.11,
+            # 3.12) or its iterable (3.13); any other (a generator expression or a
+            # comprehension in the body) belongs to the statement around it.
+            for loop in self.compounds:
+                if loop["kind"] == "for" and span in (tuple(loop["span"]),
+                                                      tuple(loop.get("iter", ()))):
+                    return loop["for-iter"], "cut"
         if op in _ENTER_OPS:
             with_ = self._compound_at(span, "with")
             if with_ is not None:
@@ -118,11 +122,18 @@ class BlockMap:
         loop = self._loop_step(offset, span, op)
         if loop is not None:
             return loop["for-next"], "cut"
-        piece = self.piece_at(span)
+        piece = self.piece_at(span) or self._test_of_statement(span)
         if piece is None:
             return None
         _span, block, _role, flags = piece
         return block, ("raise" if op == "RAISE_VARARGS" and flags == "raise" else "cut")
+
+    def _test_of_statement(self, span: Span) -> tuple[Span, int, str, str] | None:
+        """3.11 locates the conditional jump of an ``if``/``while`` at the whole
+        statement, so an exception from the test's ``__bool__`` is there: it belongs
+        to the statement's own test, the first test piece inside it."""
+        tests = [p for p in self.pieces if p[2] == "test" and _contains(span, p[0])]
+        return min(tests, key=lambda p: (p[0][0], p[0][1]), default=None)
 
     def _loop_step(self, offset: int, span: Span, op: str) -> dict[str, Any] | None:
         """The for loop whose step (next item, exhaustion) this instruction is: it is
