@@ -199,3 +199,18 @@ def test_combine_adds_saved_aside_files(project: Path) -> None:
     assert functions_by_name(project / ".pathprof")["classify"].total == 21
     assert not list(project.glob(".pathprof.*"))
     assert pathprof_cli(project, "combine", check=False).returncode == 1
+
+
+def test_pyproject_settings_apply_and_flags_override(project: Path) -> None:
+    (project / "pyproject.toml").write_text(
+        '[tool.pathprof]\nomit = ["*/helper.py"]\ndata_file = "prof.db"\nmode = "edge"\n')
+    pathprof_cli(project, "run", "app.py", "7")
+    fns = functions_by_name(project / "prof.db")
+    assert "total" not in fns
+    assert fns["classify"].edges
+    pathprof_cli(project, "run", "--mode", "path", "app.py", "7")
+    assert functions_by_name(project / "prof.db")["classify"].total == 7
+    (project / "pyproject.toml").write_text('[tool.pathprof]\nbogus = 1\n')
+    result = pathprof_cli(project, "run", "app.py", "7", check=False)
+    assert result.returncode == 1
+    assert "unknown setting tool.pathprof.bogus" in result.stderr

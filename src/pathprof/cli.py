@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="measure only files matching this pattern (repeatable)")
     run.add_argument("--omit", action="append", default=[], metavar="PATTERN",
                      help="do not measure files matching this pattern (repeatable)")
-    run.add_argument("--mode", choices=("path", "edge"), default="path",
+    run.add_argument("--mode", choices=("path", "edge"), default=None,
                      help="path: Ball-Larus path profile (default); edge: edge and branch "
                      "counts, the baseline")
     run.add_argument("--metric", choices=("time",), default=None,
@@ -94,8 +94,25 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _data_file_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-file", default=".pathprof", metavar="FILE",
-                        help="the data file (default: .pathprof)")
+    parser.add_argument("--data-file", default=None, metavar="FILE",
+                        help="the data file (default: .pathprof, or tool.pathprof.data_file "
+                        "in pyproject.toml)")
+
+
+def _apply_config(args: argparse.Namespace) -> None:
+    """Fill what the command line left unset from ``[tool.pathprof]``."""
+    from pathprof.config import read_config
+
+    config = read_config()
+    if args.data_file is None:
+        args.data_file = config.data_file or ".pathprof"
+    for name in ("source", "include", "omit"):
+        if hasattr(args, name) and not getattr(args, name):
+            setattr(args, name, list(getattr(config, name)))
+    if hasattr(args, "mode") and args.mode is None:
+        args.mode = config.mode or "path"
+    if hasattr(args, "metric") and args.metric is None:
+        args.metric = config.metric
 
 
 def _command_plan(args: argparse.Namespace) -> int:
@@ -232,6 +249,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return USAGE
+    if args.command != "plan":
+        try:
+            _apply_config(args)
+        except PathprofError as err:
+            print(f"pathprof: {err}", file=sys.stderr)
+            return ERR
     handlers = {"plan": _command_plan, "run": _command_run, "report": _command_report,
                 "combine": _command_combine}
     try:

@@ -1,0 +1,79 @@
+"""Configuration from ``[tool.pathprof]`` in ``pyproject.toml``, as coverage.py reads
+``[tool.coverage.run]``. Command-line flags override it.
+
+Keys: ``source``, ``include``, ``omit`` (lists of strings), ``data_file``, ``mode``
+(``"path"`` or ``"edge"``), ``metric`` (``"time"``). Relative paths in ``source`` and
+``data_file`` are relative to the directory of ``pyproject.toml``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any
+
+from pathprof.exceptions import ConfigError
+
+__all__ = ["Config", "read_config"]
+
+_LISTS = ("source", "include", "omit")
+_STRINGS = ("data_file", "mode", "metric")
+
+
+@dataclass
+class Config:
+    source: list[str] = field(default_factory=list)
+    include: list[str] = field(default_factory=list)
+    omit: list[str] = field(default_factory=list)
+    data_file: str | None = None
+    mode: str | None = None
+    metric: str | None = None
+    path: str | None = None  #: the pyproject.toml read, if any
+
+
+def _find(start: str) -> str | None:
+    directory = os.path.abspath(start)
+    while True:
+        candidate = os.path.join(directory, "pyproject.toml")
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def read_config(start: str = ".") -> Config:
+    """The ``[tool.pathprof]`` table of the nearest ``pyproject.toml`` at or above ``start``."""
+    path = _find(start)
+    if path is None:
+        return Config()
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as err:
+        raise ConfigError(f"cannot read {path}: {err}") from err
+    table: Any = data.get("tool", {}).get("pathprof", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.pathprof] must be a table")
+    config = Config(path=path)
+    base = os.path.dirname(path)
+    for key, value in table.items():
+        name = key.replace("-", "_")
+        if name in _LISTS:
+            if isinstance(value, str):
+                value = [value]
+            if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+                raise ConfigError(f"{path}: tool.pathprof.{key} must be a list of strings")
+            if name == "source":
+                value = [os.path.join(base, v) if os.path.exists(os.path.join(base, v))
+                         else v for v in value]
+            setattr(config, name, value)
+        elif name in _STRINGS:
+            if not isinstance(value, str):
+                raise ConfigError(f"{path}: tool.pathprof.{key} must be a string")
+            setattr(config, name, os.path.join(base, value) if name == "data_file" else value)
+        else:
+            raise ConfigError(f"{path}: unknown setting tool.pathprof.{key}")
+    return config
