@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -47,3 +48,25 @@ def test_multiprocessing_pool_children_are_counted(program: Path) -> None:
     fns = functions_by_name(program / ".pathprof")
     assert fns["step"].total == 2 * n
     assert fns["child_work"].total == 2
+
+
+def test_recursion_to_the_limit_and_past_it(tmp_path: Path) -> None:
+    shutil.copy(PROGRAMS / "recursion.py", tmp_path / "recursion.py")
+    plain = subprocess.run([sys.executable, "recursion.py"], cwd=tmp_path,
+                           capture_output=True, text=True, check=True)
+    ours = pathprof_cli(tmp_path, "run", "recursion.py")
+    if sys.version_info >= (3, 12):
+        assert ours.stdout == plain.stdout
+    else:
+        # 3.11 counts C calls against the recursion limit: the deepest frame's
+        # exit note raises a second RecursionError (docs/python.md).
+        assert ours.stdout.replace("caught RecursionError", "caught None") == plain.stdout
+    fns = functions_by_name(tmp_path / ".pathprof")
+    down = fns["down"]
+    limit_depth = int(plain.stdout.split()[0]) + 1
+    assert down.total == limit_depth + 201
+    forever = fns["forever"]
+    # Every frame the RecursionError unwound ended its path by the exception.
+    assert forever.raised == forever.total > 900
+    assert forever.unattributed == 0
+    assert [p.end for p in forever.paths] == ["exception"]

@@ -5,7 +5,8 @@ stdlib-only :mod:`pathprof._blockmap`). An instrumented module calls
 :func:`register` once as it is executed; its functions then index their counter
 tables directly (``_@pp_c3[_@pp_r] += 1``), which is the whole fast path. Exceptions
 call :meth:`ModuleState.handler`, :meth:`ModuleState.cut` and
-:meth:`ModuleState.leave`, which find the block that raised from the traceback.
+:meth:`ModuleState.drain` (for the exits noted in :attr:`ModuleState.exits`), which
+find the block that raised from the traceback.
 
 Counts are exact under threads on the CPython versions pathprof supports (3.11 to
 3.13 with the GIL): ``table[r] += 1`` on a list or a ``defaultdict(int)`` compiles to
@@ -29,14 +30,17 @@ __all__ = ["ModuleState", "modules", "register", "set_hooks", "take_snapshot"]
 _modules: list[ModuleState] = []
 #: The clock of ``--metric time``: wall time in nanoseconds.
 clock = time.perf_counter_ns
+#: What instrumented code calls as an exception leaves a function: C functions only.
+exception = sys.exception
+getframe = sys._getframe
 _hooks: dict[str, Any] = {"after_fork_in_child": None}
 
 
 class ModuleState:
     """The counters of one instrumented module, and what decodes its exceptions."""
 
-    __slots__ = ("_maps", "_meta", "counters", "cuts", "filename", "key", "meta_json", "name",
-                 "raised", "timed", "times", "unattributed")
+    __slots__ = ("_maps", "_meta", "counters", "cuts", "exits", "filename", "key", "meta_json",
+                 "name", "raised", "timed", "times", "unattributed")
 
     def __init__(self, name: str, filename: str, key: str, sizes: tuple[int, ...],
                  meta_json: str, timed: bool = False) -> None:
@@ -54,6 +58,11 @@ class ModuleState:
         self.cuts: tuple[dict[tuple[int, int], int], ...] = tuple({} for _ in sizes)
         #: per function: calls that ended by an exception
         self.raised: list[int] = [0] * len(sizes)
+        #: Exits by exception, noted by instrumented code without calling Python
+        #: (``exits.append((index, register, lasti, code[, path start, now]))``) so
+        #: that nothing can raise anew as the exception leaves — not even a
+        #: RecursionError at the recursion limit. :meth:`drain` records them.
+        self.exits: list[tuple[Any, ...]] = []
         #: per function: exceptions whose block could not be found
         self.unattributed: list[int] = [0] * len(sizes)
 
@@ -84,16 +93,29 @@ class ModuleState:
         if register is not None:
             self._record(index, register, sys._getframe(1))
 
-    def leave(self, index: int, register: int | None) -> None:
-        """An exception leaves the function: record the path it cut."""
-        self.raised[index] += 1
-        if register is not None:
-            self._record(index, register, sys._getframe(1))
+    def drain(self) -> None:
+        """Record the exits noted by instrumented code (see :attr:`exits`)."""
+        count = len(self.exits)
+        exits = self.exits[:count]
+        del self.exits[:count]  # appends made meanwhile by other threads stay
+        for record in exits:
+            index, register, lasti, code = record[:4]
+            self.raised[index] += 1
+            if register is None:
+                continue
+            located = self._blockmap(index, code).locate(lasti)
+            started = record[4] if len(record) > 5 else None
+            self._record_at(index, register, located, started,
+                            record[5] if len(record) > 5 else None)
 
     def _record(self, index: int, register: int, frame: Any) -> None:
+        located = self.locate(index, frame, sys.exception())
+        started = frame.f_locals.get("_@pp_s") if self.timed else None
+        self._record_at(index, register, located, started, clock() if self.timed else None)
+
+    def _record_at(self, index: int, register: int, located: tuple[int, str] | None,
+                   started: int | None, now: int | None) -> None:
         try:
-            exc = sys.exception()
-            located = self.locate(index, frame, exc)
             if located is None:
                 self.unattributed[index] += 1
                 return
@@ -106,10 +128,8 @@ class ModuleState:
                 # An explicit raise statement: the path ends by its edge to EXIT,
                 # whose number is the register (the edge carries no code).
                 self.counters[index][register] += 1
-                if self.timed:
-                    started = frame.f_locals.get("_@pp_s")
-                    if started is not None:
-                        self.times[index][register] += clock() - started
+                if started is not None and now is not None:
+                    self.times[index][register] += now - started
                 return
             if how == "continue-exit":
                 # __exit__ raised while a continue left a with: the backedge has
@@ -154,19 +174,22 @@ class ModuleState:
             tb = exc.__traceback__
             if tb is None or tb.tb_frame is not frame:
                 return None
-            blockmap = self._maps.get(index)
-            if blockmap is None:
-                from pathprof._blockmap import BlockMap
-
-                blockmap = self._maps[index] = BlockMap(self.meta["functions"][index],
-                                                       frame.f_code)
-            located = blockmap.locate(tb.tb_lasti)
+            located = self._blockmap(index, frame.f_code).locate(tb.tb_lasti)
             if located is not None:
                 return located
             # Raised while matching an except clause: the exception being matched
             # (its context) tells where the path was.
             exc = exc.__context__
         return None
+
+
+    def _blockmap(self, index: int, code: Any) -> Any:
+        blockmap = self._maps.get(index)
+        if blockmap is None:
+            from pathprof._blockmap import BlockMap
+
+            blockmap = self._maps[index] = BlockMap(self.meta["functions"][index], code)
+        return blockmap
 
 
 def _new_table(size: int) -> Any:
@@ -219,6 +242,7 @@ def take_snapshot(reset: bool = True) -> list[Snapshot]:
     """
     result = []
     for state in list(_modules):
+        state.drain()
         paths = [_copy_table(table, reset) for table in state.counters]
         times = [_copy_table(table, reset) for table in state.times]
         cuts: list[dict[tuple[int, int], int]] = []

@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 #: Version of the metadata handed to the runtime and stored with the data.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
@@ -589,6 +589,27 @@ def _restart_clock() -> ast.stmt:
     return _assign(PATH_START, ast.Call(func=_load(CLOCK), args=[], keywords=[]))
 
 
+def _note_exit(fp: FunctionPlan) -> ast.expr:
+    """``_@pp_m.exits.append((index, _@pp_r, <lasti>, <code>[, _@pp_s, now]))``.
+
+    Only C functions and attribute loads: evaluated as the exception leaves, it
+    cannot raise anew (a call into Python could, at the recursion limit)."""
+    def runtime_call(name: str) -> ast.expr:
+        return ast.Call(func=ast.Attribute(value=_load(RUNTIME), attr=name, ctx=ast.Load()),
+                        args=[], keywords=[])
+
+    lasti = ast.Attribute(value=ast.Attribute(value=runtime_call("exception"),
+                                              attr="__traceback__", ctx=ast.Load()),
+                          attr="tb_lasti", ctx=ast.Load())
+    code = ast.Attribute(value=runtime_call("getframe"), attr="f_code", ctx=ast.Load())
+    items: list[ast.expr] = [_const(fp.index), _load(REGISTER), lasti, code]
+    if fp.timed:
+        items += [_load(PATH_START), ast.Call(func=_load(CLOCK), args=[], keywords=[])]
+    exits = ast.Attribute(value=_load(MODULE), attr="exits", ctx=ast.Load())
+    return ast.Call(func=ast.Attribute(value=exits, attr="append", ctx=ast.Load()),
+                    args=[ast.Tuple(elts=items, ctx=ast.Load())], keywords=[])
+
+
 def _artificial_try(node: ast.Try) -> ast.Try:
     node.lineno = node.end_lineno = _probe_line
     node.col_offset = node.end_col_offset = -1
@@ -607,8 +628,7 @@ def _wrap_function(fp: FunctionPlan) -> None:
     head, body = node.body[:start], node.body[start:]
     if not body:
         body = [_artificial(ast.Pass())]  # type: ignore[list-item]
-    leave = _call_module("leave", _const(fp.index), _load(REGISTER))
-    observer = _observer([(REGISTER, leave)])
+    observer = _observer([(REGISTER, _note_exit(fp))])
     # The observer has no location: a tracer's ``return`` event for a frame that an
     # exception leaves reads ``f_lineno`` None there (CPython does the same for its
     # own location-less code; pdb prints "lineno is None"). Any line we could give
