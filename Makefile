@@ -37,9 +37,12 @@ test: lint
 	  .venv-$$minor/bin/python -m pytest -q || exit 1; \
 	done
 
+# overhead.py needs the bench extra: pyperformance (for its benchmark sources) and coverage.
 bench: $(VENV)/.installed
+	$(VENV)/bin/pip install $(PIP_FLAGS) -e '.[bench]'
 	$(VENV)/bin/python benchmarks/graph_algorithms.py
 	$(VENV)/bin/python benchmarks/counter_kind.py
+	$(VENV)/bin/python benchmarks/overhead.py
 
 clean:
 	rm -rf $(VENV) .venv-3.* .pytest_cache .hypothesis build src/*.egg-info

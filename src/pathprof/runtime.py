@@ -30,6 +30,8 @@ __all__ = ["ModuleState", "modules", "register", "set_hooks", "take_snapshot"]
 _modules: list[ModuleState] = []
 #: The clock of ``--metric time``: wall time in nanoseconds.
 clock = time.perf_counter_ns
+#: Exit notes kept before a handler decodes them (each is a small tuple).
+DRAIN_AT = 10_000
 #: What instrumented code calls as an exception leaves a function: C functions only.
 exception = sys.exception
 getframe = sys._getframe
@@ -82,6 +84,8 @@ class ModuleState:
         """
         if register is not None:
             self._record(index, register, sys._getframe(1))
+        if len(self.exits) > DRAIN_AT:
+            self.drain()  # keep the notes of a program that raises a lot small
         if self.meta["functions"][index].get("mode") == "edge":
             if start >= 0:
                 self.counters[index][start] += 1
