@@ -122,7 +122,9 @@ class BlockMap:
         loop = self._loop_step(offset, span, op)
         if loop is not None:
             return loop["for-next"], "cut"
-        piece = self.piece_at(span) or self._test_of_statement(span)
+        piece = self.piece_at(span)
+        if piece is None and ("_IF_" in op or op.startswith("TO_BOOL")):
+            piece = self._test_of_statement(span)
         if piece is None:
             return None
         _span, block, _role, flags = piece

@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
 
 from pathprof import __version__
@@ -156,12 +157,15 @@ def _command_run(args: argparse.Namespace) -> int:
                         argv=[args.program, *program_args])
 
     def compile_main(source: bytes, filename: str) -> object:
+        plain = compile(source, filename, "exec", dont_inherit=True)  # fails as Python does
         if profiler.selection.wants("__main__", filename):
             try:
                 return compile_instrumented(source, filename, profiler.options)
-            except (SyntaxError, ValueError):
-                pass  # fails below exactly as without pathprof
-        return compile(source, filename, "exec", dont_inherit=True)
+            except Exception as err:  # a pathprof bug must not break the program
+                warnings.warn(f"pathprof: could not instrument {filename} "
+                              f"({type(err).__name__}: {err}); it runs unmeasured",
+                              RuntimeWarning, stacklevel=1)
+        return plain
 
     status = OK
     profiler.start()

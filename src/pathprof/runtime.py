@@ -61,7 +61,8 @@ class ModuleState:
         #: per function: calls that ended by an exception
         self.raised: list[int] = [0] * len(sizes)
         #: Exits by exception, noted by instrumented code without calling Python
-        #: (``exits.append((index, register, lasti, code[, path start, now]))``) so
+        #: (``exits.append((index, register, lasti, code, context's lasti or -1[,
+        #: path start, now]))``) so
         #: that nothing can raise anew as the exception leaves — not even a
         #: RecursionError at the recursion limit. :meth:`drain` records them.
         self.exits: list[tuple[Any, ...]] = []
@@ -103,14 +104,19 @@ class ModuleState:
         exits = self.exits[:count]
         del self.exits[:count]  # appends made meanwhile by other threads stay
         for record in exits:
-            index, register, lasti, code = record[:4]
+            index, register, lasti, code, context_lasti = record[:5]
             self.raised[index] += 1
             if register is None:
                 continue
-            located = self._blockmap(index, code).locate(lasti)
-            started = record[4] if len(record) > 5 else None
-            self._record_at(index, register, located, started,
-                            record[5] if len(record) > 5 else None)
+            try:
+                blockmap = self._blockmap(index, code)
+                located = blockmap.locate(lasti)
+                if located is None and context_lasti >= 0:
+                    located = blockmap.locate(context_lasti)
+            except Exception:  # never let decoding lose the other notes
+                located = None
+            started, now = record[5:7] if len(record) > 6 else (None, None)
+            self._record_at(index, register, located, started, now)
 
     def _record(self, index: int, register: int, frame: Any) -> None:
         located = self.locate(index, frame, sys.exception())

@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 #: Version of the metadata handed to the runtime and stored with the data.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
@@ -590,7 +590,7 @@ def _restart_clock() -> ast.stmt:
 
 
 def _note_exit(fp: FunctionPlan) -> ast.expr:
-    """``_@pp_m.exits.append((index, _@pp_r, <lasti>, <code>[, _@pp_s, now]))``.
+    """``_@pp_m.exits.append((index, _@pp_r, lasti, code, context lasti[, _@pp_s, now]))``.
 
     Only C functions and attribute loads: evaluated as the exception leaves, it
     cannot raise anew (a call into Python could, at the recursion limit)."""
@@ -602,7 +602,19 @@ def _note_exit(fp: FunctionPlan) -> ast.expr:
                                               attr="__traceback__", ctx=ast.Load()),
                           attr="tb_lasti", ctx=ast.Load())
     code = ast.Attribute(value=runtime_call("getframe"), attr="f_code", ctx=ast.Load())
-    items: list[ast.expr] = [_const(fp.index), _load(REGISTER), lasti, code]
+    # Raised while matching an except clause, the exception's own instruction is the
+    # clause's: where the path was is where its context (the exception being
+    # matched, caught in this frame) was raised. getattr with defaults, not a
+    # conditional expression: CPython 3.13.0 fails to compile a := in a conditional
+    # inside an except clause ("Invalid CFG, stack underflow").
+    def getattr_or(value: ast.expr, name: str, default: Any) -> ast.expr:
+        return ast.Call(func=_load("getattr"), args=[value, _const(name), _const(default)],
+                        keywords=[])
+
+    context = ast.Attribute(value=runtime_call("exception"), attr="__context__",
+                            ctx=ast.Load())
+    context_lasti = getattr_or(getattr_or(context, "__traceback__", None), "tb_lasti", -1)
+    items: list[ast.expr] = [_const(fp.index), _load(REGISTER), lasti, code, context_lasti]
     if fp.timed:
         items += [_load(PATH_START), ast.Call(func=_load(CLOCK), args=[], keywords=[])]
     exits = ast.Attribute(value=_load(MODULE), attr="exits", ctx=ast.Load())
