@@ -24,15 +24,9 @@ from typing import Any
 from pathprof._blockmap import BlockMap
 from pathprof.graph import (
     Cfg,
-    EdgeKind,
-    PathEnd,
-    PathStart,
     find_backedges,
-    number_paths,
-    regenerate,
-    regenerate_prefix,
-    to_dag,
 )
+from pathprof.profile import cfg_of, decode_paths
 
 PathKey = tuple[tuple[int, ...], str, str]  # (visible blocks, start, end)
 
@@ -125,11 +119,6 @@ class FunctionInfo:
                     seen.add(nxt)
                     queue.append((nxt, edge_path))
         return None
-
-
-def cfg_of(meta: dict[str, Any]) -> Cfg:
-    return Cfg(len(meta["blocks"]), meta["entry"], meta["exit"],
-               [(s, d) for s, d, _label in meta["edges"]], [b for b, _k in meta["restarts"]])
 
 
 @dataclass
@@ -277,37 +266,26 @@ class BlockTraceOracle:
 # What pathprof recorded, in the oracle's terms
 
 
-_START = {PathStart.ENTRY: "entry", PathStart.LOOP_HEADER: "loop-header",
-          PathStart.RESTART: "restart"}
-
-
-def _end_kind(meta: dict[str, Any], numbering: Any, path: Any) -> str:
-    if path.end is PathEnd.BACKEDGE:
-        return "backedge"
-    last = numbering.dag.edges[path.edges[-1]]
-    if last.kind is not EdgeKind.NORMAL:
-        return "backedge"
-    label = meta["edges"][last.cfg_edge][2]
-    if label == "return":
-        return "exit"
-    if label == "raise":
-        pieces = meta["blocks"][last.src]["pieces"]
-        return "raise" if pieces and pieces[-1][5] == "raise" else "propagate"
-    return "propagate"  # re-raise at the end of a finally, end of an except* body
+#: pathprof's names for how paths start and end, in the oracle's words.
+_START = {"entry": "entry", "loop-header": "loop-header", "handler": "restart"}
+_END = {"return": "exit", "loop-back": "backedge", "raise": "raise", "reraise": "propagate",
+        "exception": "cut"}
 
 
 def profile_paths(meta: dict[str, Any], counts: dict[int, int],
                   cuts: dict[tuple[int, int], int], visible: frozenset[int]
                   ) -> Counter[PathKey]:
-    """Decode one function's recorded counts into the oracle's form."""
-    numbering = number_paths(to_dag(cfg_of(meta)))
+    """Decode one function's recorded counts (with pathprof's own decoder) into the
+    oracle's form: ENTRY and EXIT included where the path starts or ends there."""
+    paths = decode_paths(meta, {str(k): v for k, v in counts.items()},
+                         {f"{b}:{v}": c for (b, v), c in cuts.items()})
     result: Counter[PathKey] = Counter()
-    for number, count in counts.items():
-        path = regenerate(numbering, number)
-        blocks = tuple(b for b in path.blocks if b in visible)
-        result[(blocks, _START[path.start], _end_kind(meta, numbering, path))] += count
-    for (block, value), count in cuts.items():
-        path = regenerate_prefix(numbering, block, value)
-        blocks = tuple(b for b in path.blocks if b in visible)
-        result[(blocks, _START[path.start], "cut")] += count
+    for path in paths:
+        blocks = list(path.blocks)
+        if path.start == "entry":
+            blocks.insert(0, meta["entry"])
+        if path.end in ("return", "raise", "reraise"):
+            blocks.append(meta["exit"])
+        kept = tuple(b for b in blocks if b in visible)
+        result[(kept, _START[path.start], _END[path.end])] += path.count
     return result

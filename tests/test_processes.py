@@ -26,7 +26,7 @@ def test_threads_lose_no_increment(program: Path) -> None:
     assert step.total == 8 * n
     counts = sorted(p.count for p in step.paths)
     third = n // 3
-    assert counts == sorted(8 * c for c in (third + 1, third + 1, third))[::1]
+    assert counts == sorted(8 * c for c in (third + 1, third + 1, third))
     hammer = fns["hammer"]
     # per call: entry->loop-back once, n-1 loop-backs from the header, 1 exit
     assert hammer.total == 8 * (n + 1)
