@@ -1,207 +1,98 @@
-"""Overhead of pathprof (path and edge mode) and coverage.py --branch on pyperformance code.
+"""pathprof's overhead, side by side with the tools a Python developer already runs.
 
-Run: ``python benchmarks/overhead.py [--repeats 5] [--out /tmp] [--workloads richards,go]``
-(``make bench`` installs the ``bench`` extra first: pyperformance and coverage).
+Run: ``python benchmarks/overhead.py [--repeats 3] [--out DIR] [--workloads a,b]
+[--modes plain,path,...]`` (``make bench`` installs the ``bench`` extra first).
 
-The workloads are pure-Python benchmarks of pyperformance, imported from the installed
-package (``pyperformance/data-files/benchmarks/bm_<name>/run_benchmark.py``), never copied.
-pyperf's Runner is not used, since it spawns worker processes: this script is its own
-driver, ``overhead.py worker NAME LOOPS``, which puts the ``bm_<name>`` directory on
-``sys.path``, imports ``run_benchmark`` and calls its workload function in-process for a
-fixed amount of work, timing only that call with ``time.perf_counter`` (after all imports).
-It prints its elapsed time and a digest of the workload's result as JSON.
+Each workload of :mod:`workloads` (pure-Python pyperformance benchmarks, imported
+from the installed package) runs in every mode, each a fresh process:
 
-Each workload is run in four modes, each a fresh process:
+- ``plain``:     ``python workloads.py NAME LOOPS``
+- ``path``:      ``python -m pathprof run --source F ... workloads.py NAME LOOPS``
+- ``edge``:      the same with ``--mode edge``
+- ``path-time``: path mode with ``--metric time``
+- ``coverage``:  ``python -m coverage run --branch --source ...``
+- ``slipcover``: ``python -m slipcover --branch --source DIRS ...``
+- ``cprofile``:  ``python -m cProfile -o FILE ...`` (profiles everything; no filter)
+- ``settrace``:  ``python settrace_paths.py --source F ...``: a ``sys.settrace``
+  tracer that splits each call's lines into paths (:mod:`settrace_paths`)
 
-- ``plain``:    ``python overhead.py worker NAME LOOPS``
-- ``path``:     ``python -m pathprof run --source BM_DIR overhead.py worker NAME LOOPS``
-- ``edge``:     the same with ``--mode edge``
-- ``coverage``: ``python -m coverage run --branch --source BM_DIR overhead.py worker ...``
+Measured is the benchmark module (and any standard-library module a workload lists
+in ``Workload.stdlib``; SlipCover, which takes only directories and reports on every
+file below them at exit, gets the benchmark's directory alone).
+Before timing, each mode runs once with one
+loop: this fills pathprof's cache of instrumented code, checks that each tool
+measured the benchmark's functions, and that every mode computes the plain run's
+result. From those runs come two deterministic figures: executed probes per 1,000
+executed blocks (:mod:`probes`) and the data-file write time (:mod:`datafile`).
+The timed runs are interleaved (plain, path, ...; plain, path, ...); each mode's time
+is divided by the plain time of the same repeat, and the median of these ratios over
+the repeats is reported (workload time, measured by the driver around the workload
+alone, and the whole process's wall time); also the fastest run of each mode over the
+fastest plain run, the least sensitive to other load on the machine.
 
-Only the benchmark module is measured (``--source`` is its directory). Before timing,
-each mode runs once with one loop: this fills pathprof's cache of instrumented code, checks
-with ``pathprof report --format json`` (and ``coverage report``) that the benchmark's
-functions were measured, and checks that every mode computes the plain run's result.
-The timed runs are interleaved (plain, path, edge, coverage; plain, path, ...), each
-mode's time is divided by the plain time of the same repeat, and the median of these
-ratios over the repeats is reported, for the workload time and for the whole process's
-wall time (start-up, instrumentation from the cache, and saving the data included); also
-the fastest run of each mode over the fastest plain run, less sensitive to other load.
-
-Results go to ``OUT/overhead-<python>-<date>.json``; a Markdown table goes to stdout.
+Writes ``OUT/overhead-<python>-<date>.json`` (every run), a Markdown file next to
+it (also printed) and a PNG chart (:mod:`report`).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
-import hashlib
 import importlib.metadata
-import importlib.util
-import io
 import json
 import os
 import platform
+import pstats
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
-import types
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-MODES = ("plain", "path", "edge", "coverage")
-TIMES = "\N{MULTIPLICATION SIGN}"
-MODE_TITLES = {"path": f"path {TIMES}", "edge": f"edge {TIMES}",
-               "coverage": f"coverage --branch {TIMES}"}
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import datafile  # noqa: E402
+import probes  # noqa: E402
+import report  # noqa: E402
+from workloads import WORKLOADS, benchmarks_root, measured_files  # noqa: E402
+
+MODES = ("plain", "path", "edge", "path-time", "coverage", "slipcover", "cprofile",
+         "settrace")
+PATHPROF_MODES = {"path": ["--mode", "path"], "edge": ["--mode", "edge"],
+                  "path-time": ["--mode", "path", "--metric", "time"]}
 
 
-# --- The driver: runs inside the measured process --------------------------------------
+# --- One run -------------------------------------------------------------------------------
 
-class _Runner:
-    """Stands in for ``pyperf.Runner`` where a benchmark's setup code needs one."""
-
-    def __init__(self) -> None:
-        self.metadata: dict[str, Any] = {}
-        self.calls: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
-
-    def bench_func(self, name: str, func: Callable[..., Any], *args: Any) -> None:
-        self.calls.append((func, args))
-
-
-def _file_digest(path: str) -> str:
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
-
-
-def _richards(m: types.ModuleType, loops: int, tmp: str) -> object:
-    return m.Richards().run(loops)  # False if a checksum inside the benchmark fails
-
-
-def _nbody(m: types.ModuleType, loops: int, tmp: str) -> object:
-    m.bench_nbody(loops, m.DEFAULT_REFERENCE, m.DEFAULT_ITERATIONS)
-    return m.report_energy()
-
-
-def _chaos(m: types.ModuleType, loops: int, tmp: str) -> object:
-    # main() builds the splines and the Chaosgame, then hands the workload to the runner.
-    runner = _Runner()
-    image = os.path.join(tmp, "chaos.ppm")
-    args = argparse.Namespace(thickness=m.DEFAULT_THICKNESS, width=m.DEFAULT_WIDTH,
-                              height=m.DEFAULT_HEIGHT, iterations=m.DEFAULT_ITERATIONS,
-                              rng_seed=m.DEFAULT_RNG_SEED, filename=None)
-    m.main(runner, args)
-    [(func, call_args)] = runner.calls
-    for _ in range(loops - 1):
-        func(*call_args)
-    w, h, iterations, _, seed = call_args
-    func(w, h, iterations, image, seed)  # the last image is kept for the result
-    return _file_digest(image)
-
-
-def _deltablue(m: types.ModuleType, loops: int, tmp: str) -> object:
-    for _ in range(loops):
-        m.delta_blue(100)
-    return "checked"  # the benchmark prints "... failed" on a wrong answer
-
-
-def _go(m: types.ModuleType, loops: int, tmp: str) -> object:
-    return sorted({m.versus_cpu() for _ in range(loops)})
-
-
-def _raytrace(m: types.ModuleType, loops: int, tmp: str) -> object:
-    image = os.path.join(tmp, "raytrace.ppm")
-    m.bench_raytrace(loops, m.DEFAULT_WIDTH, m.DEFAULT_HEIGHT, image)
-    return _file_digest(image)
-
-
-def _float(m: types.ModuleType, loops: int, tmp: str) -> object:
-    points = {repr(m.benchmark(m.POINTS)) for _ in range(loops)}
-    return sorted(points)
-
-
-def _nqueens(m: types.ModuleType, loops: int, tmp: str) -> object:
-    solutions = set()
-    for _ in range(loops):
-        solutions.add(tuple(m.n_queens(8)))  # what bench_n_queens(8) computes
-    return [len(s) for s in solutions]
-
-
-def _fannkuch(m: types.ModuleType, loops: int, tmp: str) -> object:
-    return sorted({m.fannkuch(m.DEFAULT_ARG) for _ in range(loops)})
-
-
-def _spectral_norm(m: types.ModuleType, loops: int, tmp: str) -> object:
-    m.bench_spectral_norm(loops)
-    return m.eval_AtA_times_u([1] * 10)
-
-
-def _hexiom(m: types.ModuleType, loops: int, tmp: str) -> object:
-    m.main(loops, m.DEFAULT_LEVEL)  # raises AssertionError on a wrong answer
-    return "checked"
-
-
-# name -> (function, loops for the timed runs): a plain run takes 0.7-1 s (3.11, 2 CPUs).
-WORKLOADS: dict[str, tuple[Callable[[types.ModuleType, int, str], object], int]] = {
-    "richards": (_richards, 5),
-    "nbody": (_nbody, 5),
-    "chaos": (_chaos, 4),
-    "deltablue": (_deltablue, 80),
-    "go": (_go, 3),
-    "raytrace": (_raytrace, 1),
-    "float": (_float, 5),
-    "nqueens": (_nqueens, 4),
-    "fannkuch": (_fannkuch, 1),
-    "spectral_norm": (_spectral_norm, 2),
-    "hexiom": (_hexiom, 32),
-}
-
-
-def benchmarks_root() -> Path:
-    """pyperformance's benchmark sources, found without importing pyperformance."""
-    spec = importlib.util.find_spec("pyperformance")
-    if spec is None or spec.origin is None:
-        sys.exit("pyperformance is not installed: pip install -e '.[bench]'")
-    root = Path(spec.origin).parent / "data-files" / "benchmarks"
-    if not root.is_dir():
-        sys.exit(f"no benchmark sources in {root}")
-    return root
-
-
-def worker(name: str, loops: int) -> None:
-    func, _ = WORKLOADS[name]
-    sys.path.insert(0, str(benchmarks_root() / f"bm_{name}"))
-    import run_benchmark  # the benchmark chosen on the command line
-
-    module_file = run_benchmark.__file__
-    with tempfile.TemporaryDirectory() as tmp:
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed):
-            start = time.perf_counter()
-            result = func(run_benchmark, loops, tmp)
-            elapsed = time.perf_counter() - start
-    text = repr((result, printed.getvalue()))
-    print(json.dumps({"workload": name, "loops": loops, "seconds": elapsed,
-                      "module": module_file, "result": text[:200],
-                      "digest": hashlib.sha256(text.encode()).hexdigest()}))
-
-
-# --- The harness --------------------------------------------------------------------------
-
-def command(mode: str, name: str, loops: int, bm_dir: Path, tmp: Path) -> list[str]:
-    driver = [os.path.abspath(__file__), "worker", name, str(loops)]
+def command(mode: str, name: str, loops: int, tmp: Path) -> list[str]:
+    driver = [str(HERE / "workloads.py"), name, str(loops)]
+    files = measured_files(name)
     py = sys.executable
     if mode == "plain":
         return [py, *driver]
-    if mode in ("path", "edge"):
-        return [py, "-m", "pathprof", "run", "--mode", mode, "--source", str(bm_dir),
+    if mode in PATHPROF_MODES:
+        sources = [arg for f in files for arg in ("--source", f)]
+        return [py, "-m", "pathprof", "run", *PATHPROF_MODES[mode], *sources,
                 "--data-file", str(tmp / f"{mode}.pathprof"), *driver]
     if mode == "coverage":
-        return [py, "-m", "coverage", "run", "--branch", "--source", str(bm_dir),
+        sources = [str(Path(files[0]).parent), *WORKLOADS[name].stdlib]
+        return [py, "-m", "coverage", "run", "--branch", "--source", ",".join(sources),
                 "--data-file", str(tmp / "coverage.data"), *driver]
+    if mode == "slipcover":
+        # Directories only, and given the standard library's it reports on every file
+        # in it at exit (minutes): the benchmark's directory alone.
+        return [py, "-m", "slipcover", "--branch", "--json", "--out",
+                str(tmp / "slipcover.json"), "--source", str(Path(files[0]).parent),
+                *driver]
+    if mode == "cprofile":
+        return [py, "-m", "cProfile", "-o", str(tmp / "cprofile.out"), *driver]
+    if mode == "settrace":
+        return [py, str(HERE / "settrace_paths.py"), "--source", ",".join(files),
+                "--out", str(tmp / "settrace.json"), *driver]
     raise ValueError(mode)
 
 
@@ -209,30 +100,30 @@ class RunFailed(Exception):
     pass
 
 
-def run_once(mode: str, name: str, loops: int, bm_dir: Path, tmp: Path) -> dict[str, Any]:
-    cmd = command(mode, name, loops, bm_dir, tmp)
+def run_once(mode: str, name: str, loops: int, tmp: Path) -> dict[str, Any]:
+    cmd = command(mode, name, loops, tmp)
     env = {**os.environ, "PYTHONHASHSEED": "0"}
-    for var in ("COVERAGE_PROCESS_START", "COVERAGE_CORE", "PYTHONPROFILEIMPORTTIME"):
+    # PYTHONDONTWRITEBYTECODE would make every plain run compile from source.
+    for var in ("COVERAGE_PROCESS_START", "COVERAGE_CORE", "PYTHONPROFILEIMPORTTIME",
+                "PYTHONDONTWRITEBYTECODE"):
         env.pop(var, None)
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, env=env, check=False)
     wall = time.perf_counter() - start
-    lines = proc.stdout.strip().splitlines()
+    lines = [line for line in proc.stdout.splitlines() if line.startswith('{"workload"')]
     if proc.returncode != 0 or not lines:
         raise RunFailed(f"{mode} {name}: exit status {proc.returncode}\n"
-                        f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
-    try:
-        data = json.loads(lines[-1])
-    except json.JSONDecodeError as err:
-        raise RunFailed(f"{mode} {name}: no result ({err})\n{proc.stdout}{proc.stderr}") from err
+                        f"$ {' '.join(cmd)}\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
+    data = json.loads(lines[-1])
     data["wall"] = wall
     data["stderr"] = proc.stderr
     return data
 
 
-def check_measured(mode: str, name: str, bm_dir: Path, tmp: Path) -> str:
-    """Confirm that the run measured the benchmark's functions; return a summary."""
+def check_measured(mode: str, name: str, tmp: Path) -> str:
+    """Confirm that a run measured the benchmark's functions; return a summary."""
     py = sys.executable
+    target = measured_files(name)[0]
     if mode == "coverage":
         proc = subprocess.run([py, "-m", "coverage", "report", "--data-file",
                                str(tmp / "coverage.data"), "--format=total"],
@@ -240,64 +131,86 @@ def check_measured(mode: str, name: str, bm_dir: Path, tmp: Path) -> str:
         if proc.returncode != 0:
             raise RunFailed(f"coverage report failed:\n{proc.stdout}{proc.stderr}")
         return f"{proc.stdout.strip()}% covered"
+    if mode == "slipcover":
+        files = json.loads((tmp / "slipcover.json").read_text(encoding="utf-8"))["files"]
+        mine = files.get(target) or next((v for k, v in files.items()
+                                           if os.path.realpath(k) == target), None)
+        if not mine or not mine["executed_lines"]:
+            raise RunFailed(f"slipcover {name}: {target} not measured")
+        return f"{len(mine['executed_lines'])} lines executed"
+    if mode == "cprofile":
+        stats = pstats.Stats(str(tmp / "cprofile.out")).stats  # type: ignore[attr-defined]
+        mine = [key for key in stats if key[0] == target]
+        if not mine:
+            raise RunFailed(f"cprofile {name}: no function of {target}")
+        return f"{len(mine)} functions of the benchmark profiled"
+    if mode == "settrace":
+        summary = json.loads((tmp / "settrace.json").read_text(encoding="utf-8"))
+        if not summary["executions"]:
+            raise RunFailed(f"settrace {name}: no path recorded")
+        return f"{summary['paths']} paths, {summary['executions']} executions"
     proc = subprocess.run([py, "-m", "pathprof", "report", "--format", "json", "--data-file",
                            str(tmp / f"{mode}.pathprof")],
                           capture_output=True, text=True, cwd=tmp, check=False)
     if proc.returncode != 0:
         raise RunFailed(f"pathprof report ({mode}) failed:\n{proc.stdout}{proc.stderr}")
-    report = json.loads(proc.stdout)
-    target = str(bm_dir / "run_benchmark.py")
-    functions = [f for f in report["functions"] if f["file"] == target]
-    if mode == "path":
-        ran = [f for f in functions if f["executions"] > 0]
-        events = sum(f["executions"] for f in ran)
-        what = "executions"
-    else:
+    data = json.loads(proc.stdout)
+    functions = [f for f in data["functions"] if f["file"] == target]
+    if mode == "edge":
         ran = [f for f in functions if any(e["count"] for e in f.get("edges", []))]
-        events = sum(e["count"] for f in ran for e in f.get("edges", []))
-        what = "edge traversals"
-    if report["mode"] != mode or not ran:
-        raise RunFailed(f"{mode} {name}: no function of {target} measured "
-                        f"(report mode {report['mode']}, {len(report['functions'])} functions)")
+        events, what = sum(e["count"] for f in ran for e in f.get("edges", [])), "edges"
+    else:
+        ran = [f for f in functions if f["executions"] > 0]
+        events, what = sum(f["executions"] for f in ran), "path executions"
+    if not ran:
+        raise RunFailed(f"{mode} {name}: no function of {target} measured")
     return f"{len(ran)}/{len(functions)} functions ran, {events} {what}"
 
 
-def measure(name: str, loops: int, repeats: int, root: Path) -> dict[str, Any]:
-    bm_dir = root / f"bm_{name}"
+# --- One workload ---------------------------------------------------------------------------
+
+def warm_up(name: str, modes: list[str], tmp: Path, entry: dict[str, Any]) -> bool:
+    """One loop in each mode: fill pathprof's cache, check what each tool measured and
+    that each computed the plain result; then the deterministic figures."""
+    reference = None
+    for mode in modes:
+        try:
+            data = run_once(mode, name, 1, tmp)
+            if mode == "plain":
+                reference = data["digest"]
+                entry["result"] = data["result"]
+            else:
+                entry["checks"][mode] = check_measured(mode, name, tmp)
+            if data["digest"] != reference:
+                raise RunFailed(f"{mode} {name}: wrong result {data['result']!r}, "
+                                f"plain run gave {entry.get('result')!r}")
+        except RunFailed as err:
+            entry["errors"][mode] = str(err)
+            if mode == "plain":
+                return False
+        status = "FAILED" if mode in entry["errors"] else entry["checks"].get(mode, "ok")
+        print(f"  warm-up {name:15} {mode:9} {status}", file=sys.stderr)
+    if "path" in modes and "path" not in entry["errors"]:
+        edge = tmp / "edge.pathprof" if "edge" in modes and "edge" not in entry["errors"] else None
+        entry["probes"] = probes.figures(str(tmp / "path.pathprof"), edge and str(edge))
+        entry["data_file"] = datafile.main(str(tmp / "path.pathprof"))
+    return True
+
+
+def measure(name: str, loops: int, repeats: int, modes: list[str]) -> dict[str, Any]:
     entry: dict[str, Any] = {"workload": name, "loops": loops, "errors": {}, "checks": {},
-                             "runs": {mode: [] for mode in MODES}}
+                             "runs": {mode: [] for mode in modes}}
     with tempfile.TemporaryDirectory(prefix="pathprof-overhead-") as tmp_name:
         tmp = Path(tmp_name)
-        # Warm-up: one loop in each mode fills pathprof's cache and checks the measurement.
-        reference = None
-        for mode in MODES:
-            try:
-                data = run_once(mode, name, 1, bm_dir, tmp)
-                if data["stderr"].strip():
-                    entry.setdefault("stderr", {})[mode] = data["stderr"]
-                    print(f"  warm-up {name} {mode} wrote to stderr:\n{data['stderr']}",
-                          file=sys.stderr)
-                if mode == "plain":
-                    reference = data["digest"]
-                    entry["result"] = data["result"]
-                else:
-                    entry["checks"][mode] = check_measured(mode, name, bm_dir, tmp)
-                if data["digest"] != reference:
-                    raise RunFailed(f"{mode} {name}: wrong result {data['result']!r}, "
-                                    f"plain run gave {entry.get('result')!r}")
-            except RunFailed as err:
-                entry["errors"][mode] = str(err)
-                if mode == "plain":
-                    return entry
-            status = "FAILED" if mode in entry["errors"] else entry["checks"].get(mode, "ok")
-            print(f"  warm-up {name:14} {mode:9} {status}", file=sys.stderr)
+        if not warm_up(name, modes, tmp, entry):
+            return entry
         reference = None
         for repeat in range(repeats):
-            for mode in MODES:
+            for mode in modes:
                 if mode in entry["errors"]:
                     continue
                 try:
-                    data = run_once(mode, name, loops, bm_dir, tmp)
+                    data = run_once(mode, name, loops, tmp)
                 except RunFailed as err:
                     entry["errors"][mode] = str(err)
                     if mode == "plain":
@@ -310,48 +223,31 @@ def measure(name: str, loops: int, repeats: int, root: Path) -> dict[str, Any]:
                                              f"at {loops} loops")
                     continue
                 entry["runs"][mode].append({"seconds": data["seconds"], "wall": data["wall"]})
-                print(f"  repeat {repeat + 1} {name:14} {mode:9} {data['seconds']:7.3f} s "
+                print(f"  repeat {repeat + 1} {name:15} {mode:9} {data['seconds']:7.3f} s "
                       f"(process {data['wall']:.3f} s)", file=sys.stderr)
+    summarize(entry, modes)
+    return entry
+
+
+def summarize(entry: dict[str, Any], modes: list[str]) -> None:
     plain = entry["runs"]["plain"]
     entry["plain_seconds"] = statistics.median(r["seconds"] for r in plain)
     entry["plain_wall"] = statistics.median(r["wall"] for r in plain)
     entry["plain_min_seconds"] = min(r["seconds"] for r in plain)
     for key in ("seconds", "wall"):
         ratios, best = {}, {}
-        for mode in MODES[1:]:
+        for mode in modes[1:]:
             runs = entry["runs"][mode]
             if mode in entry["errors"] or len(runs) != len(plain):
                 continue
-            ratios[mode] = statistics.median(r[key] / p[key] for r, p in zip(runs, plain,
-                                                                               strict=True))
-            # Less sensitive to other load on the machine, which only ever adds time.
+            ratios[mode] = statistics.median(r[key] / p[key]
+                                             for r, p in zip(runs, plain, strict=True))
             best[mode] = min(r[key] for r in runs) / min(p[key] for p in plain)
         entry["ratio_" + key] = ratios
         entry["ratio_of_min_" + key] = best
-    return entry
 
 
-def table(entries: list[dict[str, Any]], key: str, plain_key: str) -> str:
-    head = ["workload", "plain s", *(MODE_TITLES[m] for m in MODES[1:])]
-    rows = [head, ["---"] + ["---:"] * (len(head) - 1)]
-    columns: dict[str, list[float]] = {m: [] for m in MODES[1:]}
-    for entry in entries:
-        if plain_key not in entry:
-            rows.append([entry["workload"], "FAILED", *([""] * 3)])
-            continue
-        row = [entry["workload"], f"{entry[plain_key]:.3f}"]
-        for mode in MODES[1:]:
-            ratio = entry[key].get(mode)
-            if ratio is None:
-                row.append("FAILED")
-            else:
-                columns[mode].append(ratio)
-                row.append(f"{ratio:.2f}")
-        rows.append(row)
-    rows.append(["**median**", "", *(f"**{statistics.median(columns[m]):.2f}**"
-                                     if columns[m] else "" for m in MODES[1:])])
-    return "\n".join("| " + " | ".join(row) + " |" for row in rows)
-
+# --- Versions and the machine --------------------------------------------------------------
 
 def _version(dist: str) -> str | None:
     try:
@@ -389,42 +285,49 @@ def coverage_core() -> str:
     return "unknown"
 
 
+def import_cost() -> dict[str, Any]:
+    proc = subprocess.run([sys.executable, str(HERE / "import_cache.py")], capture_output=True,
+                          text=True, check=True)
+    return json.loads(proc.stdout)
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["worker"]:
-        worker(argv[1], int(argv[2]))
-        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=5,
-                        help="interleaved repeats of the four modes (default 5)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="interleaved repeats of all the modes (default 3)")
     parser.add_argument("--workloads", default=",".join(WORKLOADS),
                         help=f"comma-separated subset of: {', '.join(WORKLOADS)}")
+    parser.add_argument("--modes", default=",".join(MODES),
+                        help=f"comma-separated subset of: {', '.join(MODES)} (plain always runs)")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="multiply each workload's loops by this (default 1)")
+    parser.add_argument("--no-import", action="store_true",
+                        help="skip the import-cost measurement (import_cache.py)")
     parser.add_argument("--out", default=tempfile.gettempdir(),
-                        help="directory for the JSON results (default: the temp directory)")
+                        help="directory for the results (default: the temp directory)")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.workloads.split(",") if n.strip()]
-    unknown = sorted(set(names) - set(WORKLOADS))
-    if unknown:
-        parser.error(f"unknown workloads: {', '.join(unknown)}")
-    if not _version("coverage"):
-        parser.error("coverage is not installed: pip install -e '.[bench]'")
-    root = benchmarks_root()
+    modes = ["plain", *(m.strip() for m in args.modes.split(",")
+                        if m.strip() and m.strip() != "plain")]
+    for label, chosen, known in (("workloads", names, WORKLOADS), ("modes", modes, MODES)):
+        unknown = sorted(set(chosen) - set(known))
+        if unknown:
+            parser.error(f"unknown {label}: {', '.join(unknown)}")
+    for mode, dist in (("coverage", "coverage"), ("slipcover", "slipcover")):
+        if mode in modes and not _version(dist):
+            parser.error(f"{dist} is not installed: pip install -e '.[bench]'")
+    benchmarks_root()
     python = platform.python_version()
-    core = coverage_core()
+    core = coverage_core() if "coverage" in modes else None
     revision = pathprof_revision()
     load_at_start = os.getloadavg()
     print(f"Python {python} ({sys.executable}), pathprof {_version('pathprof')} "
-          f"({revision or 'not a git checkout'}), "
-          f"pyperformance {_version('pyperformance')}, coverage {_version('coverage')} "
-          f"({core}); load average {load_at_start[0]:.2f} on {os.cpu_count()} CPUs",
-          file=sys.stderr)
+          f"({revision or 'not a git checkout'}); load average {load_at_start[0]:.2f} "
+          f"on {os.cpu_count()} CPUs", file=sys.stderr)
 
-    entries = []
-    for name in names:
-        loops = max(1, round(WORKLOADS[name][1] * args.scale))
-        entries.append(measure(name, loops, args.repeats, root))
+    entries = [measure(name, max(1, round(WORKLOADS[name].loops * args.scale)),
+                       args.repeats, modes) for name in names]
+    imports = None if args.no_import else import_cost()
 
     now = datetime.datetime.now(datetime.UTC)
     if pathprof_revision() != revision:
@@ -436,28 +339,24 @@ def main(argv: list[str] | None = None) -> int:
         platform.python_implementation(), "platform": platform.platform(),
         "cpus": os.cpu_count(), "loadavg_at_start": load_at_start,
         "loadavg_at_end": os.getloadavg(), "coverage_core": core,
-        "date": now.isoformat(timespec="seconds"), "repeats": args.repeats,
-        "versions": {d: _version(d) for d in ("pathprof", "pyperformance", "pyperf",
-                                              "coverage")},
-        "pathprof_revision": revision, "benchmarks_root": str(root), "workloads": entries,
+        "date": now.isoformat(timespec="seconds"), "repeats": args.repeats, "modes": modes,
+        "scale": args.scale,
+        "command": " ".join([Path(sys.executable).name, "benchmarks/overhead.py",
+                             *(argv or sys.argv[1:])]),
+        "versions": {d: _version(d) for d in ("pathprof", "pyperformance", "coverage",
+                                              "slipcover")},
+        "pathprof_revision": revision, "benchmarks_root": str(benchmarks_root()),
+        "stdlib": sysconfig.get_paths()["stdlib"], "workloads": entries, "imports": imports,
     }
     os.makedirs(args.out, exist_ok=True)
-    out = Path(args.out) / f"overhead-{python}-{now:%Y%m%d-%H%M%S}.json"
-    out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-
-    print(f"Python {python}, pathprof {revision}, {args.repeats} interleaved repeats, median "
-          f"of per-repeat ratios to the plain run; coverage {_version('coverage')} with "
-          f"{core}.\n\n"
-          f"Workload time (perf_counter around the workload):\n")
-    print(table(entries, "ratio_seconds", "plain_seconds"))
-    print("\nWhole process (wall time of the subprocess):\n")
-    print(table(entries, "ratio_wall", "plain_wall"))
-    print("\nWorkload time, fastest run of each mode over the fastest plain run:\n")
-    print(table(entries, "ratio_of_min_seconds", "plain_min_seconds"))
-    failed = [(e["workload"], m, err) for e in entries for m, err in e["errors"].items()]
-    for workload, mode, err in failed:
-        print(f"\n{workload} failed in {mode} mode:\n```\n{err.rstrip()}\n```")
-    print(f"\nResults: {out}")
+    stem = Path(args.out) / f"overhead-{python}-{now:%Y%m%d-%H%M%S}"
+    stem.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    markdown = report.markdown(results)
+    stem.with_suffix(".md").write_text(markdown, encoding="utf-8")
+    chart = report.chart(results, stem.with_suffix(".png"))
+    print(markdown)
+    print(f"Results: {stem}.json, {stem}.md" + (f", {chart}" if chart else ""))
+    failed = [(e["workload"], m) for e in entries for m in e["errors"]]
     return 1 if failed else 0
 
 

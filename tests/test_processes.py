@@ -66,7 +66,14 @@ def test_recursion_to_the_limit_and_past_it(tmp_path: Path) -> None:
     limit_depth = int(plain.stdout.split()[0]) + 1
     assert down.total == limit_depth + 201
     forever = fns["forever"]
-    # Every frame the RecursionError unwound ended its path by the exception.
-    assert forever.raised == forever.total > 900
     assert forever.unattributed == 0
-    assert [p.end for p in forever.paths] == ["exception"]
+    if sys.version_info >= (3, 12):
+        # Every frame the RecursionError unwound ended its path by the exception.
+        assert forever.raised == forever.total > 900
+        assert [p.end for p in forever.paths] == ["exception"]
+    else:
+        # 3.11: the frame at the limit cannot note its exit, so the count its return
+        # made before computing its value stays (docs/python.md); all others are cut.
+        assert forever.raised == forever.total - 1 > 900
+        assert sorted(p.end for p in forever.paths) == ["exception", "return"]
+        assert forever.counts == {"0": 1}

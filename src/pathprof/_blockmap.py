@@ -128,6 +128,8 @@ class BlockMap:
         if piece is None:
             return None
         _span, block, _role, flags = piece
+        if flags == "return":
+            return block, "return-value"
         return block, ("raise" if op == "RAISE_VARARGS" and flags == "raise" else "cut")
 
     def _test_of_statement(self, span: Span) -> tuple[Span, int, str, str] | None:

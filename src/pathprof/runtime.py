@@ -146,8 +146,11 @@ class ModuleState:
                 # already counted and reset the register (documented limitation).
                 self.unattributed[index] += 1
                 return
-            if how == "return-exit":
-                # __exit__ raised after a return counted its path: take it back.
+            if how == "return-exit" or (how == "return-value"
+                                        and block in function["early_returns"]):
+                # __exit__ raised after a return counted its path, or the value of a
+                # return counted before its value (instrument.return_code): take
+                # the count back.
                 op, value = function["returns"][str(block)]
                 self.counters[index][value if op == "COUNT_CONST" else register + value] -= 1
             key = (block, register + function["query"][block])
@@ -166,7 +169,8 @@ class ModuleState:
             self.unattributed[index] += 1
             return
         table = self.counters[index]
-        if how == "return-exit":
+        if how == "return-exit" or (how == "return-value"
+                                    and block in function["early_returns"]):
             returned = function["returns"].get(str(block))
             if returned is not None:
                 table[returned[1]] -= 1
@@ -179,7 +183,8 @@ class ModuleState:
                ) -> tuple[int, str] | None:
         """Where ``exc`` arose in ``frame``: ``(block, how)``, how being "cut",
         "raise" (a raise statement), "return-exit" or "continue-exit" (a with's
-        ``__exit__`` called on the way out of a return or continue)."""
+        ``__exit__`` called on the way out of a return or continue), "return-value"
+        (a return statement computing its value)."""
         while exc is not None:
             tb = exc.__traceback__
             if tb is None or tb.tb_frame is not frame:

@@ -10,6 +10,7 @@ located at a whole statement, and exit notes that no longer followed
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -209,7 +210,12 @@ def test_cut_paths_at_the_recursion_limit(tmp_path: Path) -> None:
     with pytest.raises(RecursionError):
         loaded.module.down(10**6)
     paths, cuts, raised, unattributed = loaded.snapshot()[:4]
-    assert paths == [{}]  # no call returned
+    if sys.version_info >= (3, 12):
+        assert paths == [{}]  # no call returned
+    else:
+        # 3.11: the frame at the limit cannot note its exit (C calls count against the
+        # limit there), so its early-counted return stays (docs/python.md).
+        assert paths == [{1: 1}]
     assert raised[0] > 0
     assert unattributed == [0]
-    assert sum(cuts[0].values()) == raised[0]  # every frame's path was cut
+    assert sum(cuts[0].values()) == raised[0]  # every noted frame's path was cut

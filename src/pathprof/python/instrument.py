@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 #: Version of the metadata handed to the runtime and stored with the data.
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
@@ -107,6 +107,9 @@ class FunctionPlan:
     edge_plan: EdgeCounterPlan | None = None
     #: ``metric="time"``: also add the wall time of each path to a second table.
     timed: bool = False
+    #: Blocks ending in a return statement whose path is counted before the return
+    #: value is computed (see :meth:`_FunctionRewriter.return_code`).
+    early_returns: set[int] = field(default_factory=set)
 
     @property
     def num_paths(self) -> int:
@@ -299,6 +302,9 @@ class _FunctionRewriter:
         self.edits = edits
         self.counter = counter_name(fp.index)
         self.timed = fp.timed
+        #: Statement lists (by id) from which a return still runs code of this
+        #: function: inside a with, or a try with a finally or except* clauses.
+        self.enclosed = _enclosed_lists(fp.cfg.node)
 
     # -- probe code ---------------------------------------------------------
 
@@ -320,13 +326,23 @@ class _FunctionRewriter:
             code.append(_assign(REGISTER, _const(None)))
         return code
 
+    def plain_return(self, eid: int) -> bool:
+        """Whether edge ``eid`` returns from the function with no code of it running
+        afterwards (no with's ``__exit__``, no finally): then nothing needs to know
+        that the call's path has been counted, and the register is not reset."""
+        edge = self.cfg.edges[eid]
+        site = edge.site
+        return (edge.label == "return" and site.kind in (SiteKind.RETURN, SiteKind.INSERT)
+                and site.stmts is not None and id(site.stmts) not in self.enclosed)
+
     def edge_code(self, eid: int) -> list[ast.stmt]:
         """Code for CFG edge ``eid`` at its site."""
         if self.fp.edge_plan is not None:
             slot = self.fp.chord_slot(eid)
             code = [] if slot is None else [_count(self.counter, _const(slot))]
             edge = self.cfg.edges[eid]
-            if edge.dst == self.cfg.exit or edge.label == "re-raise":
+            if ((edge.dst == self.cfg.exit or edge.label == "re-raise")
+                    and not self.plain_return(eid)):
                 code.append(_assign(REGISTER, _const(None)))  # the call's flow has ended
             return code
         dag = self.dag
@@ -338,7 +354,8 @@ class _FunctionRewriter:
         if dag_edge is None:
             return []  # leaves an unreachable block
         into_exit = dag.edges[dag_edge].dst == dag.exit
-        return self.probe_code(self.plan.probes.get(dag_edge), ends_call=into_exit)
+        return self.probe_code(self.plan.probes.get(dag_edge),
+                               ends_call=into_exit and not self.plain_return(eid))
 
     def restart_value(self, block: int) -> int:
         """The register value a path starting at restart ``block`` begins with; in
@@ -368,7 +385,8 @@ class _FunctionRewriter:
                     _locate_at(code, _first_code(site.stmts[site.index:]) or site.stmts[site.index])
                 self.edits.add(site.stmts, site.index, code, PROBE)
             elif site.kind is SiteKind.RETURN:
-                self.return_code(site, self.edge_code(eid))
+                self.return_code(site, self.edge_code(eid), early=self.plain_return(eid),
+                                 block=edge.src)
             elif site.kind is SiteKind.GUARD:
                 self.wrap_guard(site.node, self.edge_code(eid))  # type: ignore[arg-type]
             else:  # DISPATCH
@@ -389,15 +407,27 @@ class _FunctionRewriter:
         # Route flags are locals: the same names in every function are fine.
         return finally_index
 
-    def return_code(self, site: Any, code: list[ast.stmt]) -> None:
-        """Run ``code`` after the return value is computed, before returning:
-        ``_@pp_v = value; <code>; return _@pp_v`` (a constant needs no temporary).
-        The value keeps its locations, the return statement its own."""
+    def return_code(self, site: Any, code: list[ast.stmt], *, early: bool, block: int
+                    ) -> None:
+        """Count the path of a return statement.
+
+        A plain return (:meth:`plain_return`) whose value cannot suspend the frame
+        is counted before its value is computed: ``<code>; return value``. Should the
+        value raise, the runtime takes the count back and records the cut path
+        instead (the exception is located at the return statement: "return-value").
+        Otherwise the code runs after the value is computed: ``_@pp_v = value;
+        <code>; return _@pp_v`` (a constant needs no temporary). The value keeps
+        its locations, the return statement its own."""
         if not code:
             return
         node: ast.Return = site.node
-        if node.value is not None and not isinstance(node.value, ast.Constant):
-            keep = ast.Assign(targets=[_store(RETURN_VALUE)], value=node.value)
+        value = node.value
+        if (early and not self.timed and value is not None
+                and not any(isinstance(n, ast.Yield | ast.YieldFrom | ast.Await)
+                            for n in ast.walk(value))):
+            self.fp.early_returns.add(block)
+        elif value is not None and not isinstance(value, ast.Constant):
+            keep = ast.Assign(targets=[_store(RETURN_VALUE)], value=value)
             _artificial(keep.targets[0])
             keep.lineno = keep.end_lineno = _probe_line
             keep.col_offset = keep.end_col_offset = -1
@@ -532,6 +562,32 @@ def _artificial_shell(node: ast.AST) -> None:
     """Make an inserted compound statement artificial without touching the probe
     statements inside it (already artificial)."""
     _artificial(node)
+
+
+def _enclosed_lists(func: ast.AST) -> set[int]:
+    """Ids of the statement lists of ``func`` (not of functions or classes nested in
+    it) that lie inside a ``with``, or a ``try`` with a ``finally`` or ``except*``."""
+    enclosed: set[int] = set()
+
+    def visit(stmts: list[ast.stmt], inside: bool) -> None:
+        if inside:
+            enclosed.add(id(stmts))
+        for stmt in stmts:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            wraps = inside or isinstance(stmt, ast.With | ast.AsyncWith | ast.TryStar) or (
+                isinstance(stmt, ast.Try) and bool(stmt.finalbody))
+            for field_name in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, field_name, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    visit(inner, wraps)
+            for handler in getattr(stmt, "handlers", ()):
+                visit(handler.body, wraps)
+            for case in getattr(stmt, "cases", ()):
+                visit(case.body, wraps)
+
+    visit(func.body, False)  # type: ignore[attr-defined]
+    return enclosed
 
 
 def _parents(func: ast.AST) -> dict[int, tuple[list[ast.stmt], int]]:
@@ -859,6 +915,7 @@ def function_metadata(fp: FunctionPlan) -> dict[str, Any]:
         "counter": fp.kind.value,
         "query": list(fp.plan.placement.query),
         "returns": returns,
+        "early_returns": sorted(fp.early_returns),
         "compounds": compounds,
         "unreachable": sorted(set(range(len(cfg.blocks))) - dag.reachable),
         "mode": "path" if fp.edge_plan is None else "edge",
