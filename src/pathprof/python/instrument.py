@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 #: Version of the metadata handed to the runtime and stored with the data.
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
@@ -645,7 +645,7 @@ def _restart_clock() -> ast.stmt:
     return _assign(PATH_START, ast.Call(func=_load(CLOCK), args=[], keywords=[]))
 
 
-def _note_exit(fp: FunctionPlan) -> ast.expr:
+def _note_exit(fp: FunctionPlan, register: ast.expr) -> ast.expr:
     """``_@pp_m.exits.append((index, _@pp_r, lasti, code, context lasti[, _@pp_s, now]))``.
 
     Only C functions and attribute loads: evaluated as the exception leaves, it
@@ -670,7 +670,7 @@ def _note_exit(fp: FunctionPlan) -> ast.expr:
     context = ast.Attribute(value=runtime_call("exception"), attr="__context__",
                             ctx=ast.Load())
     context_lasti = getattr_or(getattr_or(context, "__traceback__", None), "tb_lasti", -1)
-    items: list[ast.expr] = [_const(fp.index), _load(REGISTER), lasti, code, context_lasti]
+    items: list[ast.expr] = [_const(fp.index), register, lasti, code, context_lasti]
     if fp.timed:
         items += [_load(PATH_START), ast.Call(func=_load(CLOCK), args=[], keywords=[])]
     exits = ast.Attribute(value=_load(MODULE), attr="exits", ctx=ast.Load())
@@ -696,7 +696,13 @@ def _wrap_function(fp: FunctionPlan) -> None:
     head, body = node.body[:start], node.body[start:]
     if not body:
         body = [_artificial(ast.Pass())]  # type: ignore[list-item]
-    observer = _observer([(REGISTER, _note_exit(fp))])
+    # A function whose probes never use the register (each path counted by a constant
+    # index: single-path functions, most small ones) needs no register at all: its
+    # value would always be 0.
+    uses_register = any(isinstance(n, ast.Name) and n.id == REGISTER
+                        for stmt in body for n in ast.walk(stmt))
+    observer = _observer([(REGISTER, _note_exit(
+        fp, _load(REGISTER) if uses_register else _const(0)))])
     # The observer has no location: a tracer's ``return`` event for a frame that an
     # exception leaves reads ``f_lineno`` None there (CPython does the same for its
     # own location-less code; pdb prints "lineno is None"). Any line we could give
@@ -715,7 +721,7 @@ def _wrap_function(fp: FunctionPlan) -> None:
                 ast.copy_location(part, first)
     for stmt in starts:
         _locate_at([stmt], init)
-    node.body = [*head, init, *starts, wrapper]
+    node.body = [*head, *([init] if uses_register else []), *starts, wrapper]
 
 
 def _first_code(stmts: list[ast.stmt]) -> ast.AST | None:
