@@ -222,7 +222,8 @@ def measure(name: str, loops: int, repeats: int, modes: list[str]) -> dict[str, 
                     entry["errors"][mode] = (f"{mode} {name}: wrong result {data['result']!r} "
                                              f"at {loops} loops")
                     continue
-                entry["runs"][mode].append({"seconds": data["seconds"], "wall": data["wall"]})
+                entry["runs"][mode].append({"seconds": data["seconds"], "cpu": data["cpu"],
+                                            "wall": data["wall"]})
                 print(f"  repeat {repeat + 1} {name:15} {mode:9} {data['seconds']:7.3f} s "
                       f"(process {data['wall']:.3f} s)", file=sys.stderr)
     summarize(entry, modes)
@@ -234,7 +235,8 @@ def summarize(entry: dict[str, Any], modes: list[str]) -> None:
     entry["plain_seconds"] = statistics.median(r["seconds"] for r in plain)
     entry["plain_wall"] = statistics.median(r["wall"] for r in plain)
     entry["plain_min_seconds"] = min(r["seconds"] for r in plain)
-    for key in ("seconds", "wall"):
+    entry["plain_cpu"] = statistics.median(r["cpu"] for r in plain)
+    for key in ("seconds", "cpu", "wall"):
         ratios, best = {}, {}
         for mode in modes[1:]:
             runs = entry["runs"][mode]

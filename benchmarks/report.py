@@ -116,6 +116,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"repeat.",
         "### Workload time, ratio to plain\n\n"
         + ratio_table(results, "ratio_seconds", "plain_seconds"),
+        "### Workload CPU time (`time.process_time`), ratio to plain\n\n"
+        + ratio_table(results, "ratio_cpu", "plain_cpu"),
         "### Fastest run of each mode over the fastest plain run\n\n"
         + ratio_table(results, "ratio_of_min_seconds", "plain_min_seconds"),
         "### Whole process (start-up, imports from the cache, saving the data), ratio to "

@@ -211,11 +211,12 @@ def main(name: str, loops: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             result = workload.run(run_benchmark, loops, tmp)
             elapsed = time.perf_counter() - start
+            cpu = time.process_time() - cpu_start
     text = repr((result, printed.getvalue()))
-    print(json.dumps({"workload": name, "loops": loops, "seconds": elapsed,
+    print(json.dumps({"workload": name, "loops": loops, "seconds": elapsed, "cpu": cpu,
                       "module": run_benchmark.__file__, "result": text[:200],
                       "digest": hashlib.sha256(text.encode()).hexdigest()}))
 
