@@ -37,12 +37,14 @@ test: lint
 	  .venv-$$minor/bin/python -m pytest -q || exit 1; \
 	done
 
-# overhead.py needs the bench extra: pyperformance (for its benchmark sources) and coverage.
+# The bench extra: pyperformance (benchmark sources), coverage, SlipCover, matplotlib.
+# Results (JSON, Markdown, PNG) go to benchmarks/results/; docs/benchmarks.md keeps the
+# latest tables. BENCH_ARGS passes options to overhead.py (e.g. --repeats 5).
 bench: $(VENV)/.installed
 	$(VENV)/bin/pip install $(PIP_FLAGS) -e '.[bench]'
 	$(VENV)/bin/python benchmarks/graph_algorithms.py
 	$(VENV)/bin/python benchmarks/counter_kind.py
-	$(VENV)/bin/python benchmarks/overhead.py
+	$(VENV)/bin/python benchmarks/overhead.py --out benchmarks/results $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .venv-3.* .pytest_cache .hypothesis build src/*.egg-info
