@@ -272,6 +272,17 @@ _END = {"return": "exit", "loop-back": "backedge", "raise": "raise", "reraise": 
         "exception": "cut"}
 
 
+def with_entry_exit(meta: dict[str, Any], path: Any) -> list[int]:
+    """A decoded path's blocks with ENTRY first if it starts there and EXIT last if
+    it ends there (decoded paths leave both out)."""
+    blocks = list(path.blocks)
+    if path.start == "entry":
+        blocks.insert(0, meta["entry"])
+    if path.end in ("return", "raise", "reraise"):
+        blocks.append(meta["exit"])
+    return blocks
+
+
 def profile_paths(meta: dict[str, Any], counts: dict[int, int],
                   cuts: dict[tuple[int, int], int], visible: frozenset[int]
                   ) -> Counter[PathKey]:
@@ -281,11 +292,6 @@ def profile_paths(meta: dict[str, Any], counts: dict[int, int],
                          {f"{b}:{v}": c for (b, v), c in cuts.items()})
     result: Counter[PathKey] = Counter()
     for path in paths:
-        blocks = list(path.blocks)
-        if path.start == "entry":
-            blocks.insert(0, meta["entry"])
-        if path.end in ("return", "raise", "reraise"):
-            blocks.append(meta["exit"])
-        kept = tuple(b for b in blocks if b in visible)
+        kept = tuple(b for b in with_entry_exit(meta, path) if b in visible)
         result[(kept, _START[path.start], _END[path.end])] += path.count
     return result

@@ -12,6 +12,7 @@ from pathprof.graph import find_backedges
 from pathprof.profile import cfg_of, decode_paths, edge_counts
 
 from ..loading import load_instrumented
+from ..oracles import with_entry_exit
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 PROGRAMS = sorted(p for p in CORPUS.glob("*.py") if not p.name.startswith("_"))
@@ -26,11 +27,7 @@ def _edges_of_paths(meta: dict, paths: list) -> Counter:
         back_from.setdefault(src, []).append((src, dst))
     result: Counter = Counter()
     for path in paths:
-        blocks = list(path.blocks)
-        if path.start == "entry":
-            blocks.insert(0, meta["entry"])
-        if path.end in ("return", "raise", "reraise"):
-            blocks.append(meta["exit"])
+        blocks = with_entry_exit(meta, path)
         for pair in itertools.pairwise(blocks):
             result[pair] += path.count
         if path.end == "loop-back":
