@@ -115,3 +115,57 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
     db.close()
     with pytest.raises(DataError, match="schema 99"):
         store.read(path)
+
+
+def test_switch_context_attributes_each_path_to_its_contexts(module_dir: Path) -> None:
+    name = _module_name(module_dir)
+    profiler = pathprof.Profiler(data_file="c.pathprof", default_dirs=[str(module_dir)])
+    with profiler:
+        module = __import__(name)
+        profiler.switch_context("odd-only")
+        module.parity(1)
+        profiler.switch_context("both")
+        module.parity(3)
+        module.parity(4)
+        profiler.switch_context(None)
+        module.parity(6)  # counted, in no context
+    (fn,) = pathprof.load("c.pathprof").functions
+    by_end_line = {fn.block_lines(p.blocks[-1])[1]: p for p in fn.paths}
+    odd, even = by_end_line[4], by_end_line[5]  # `return "odd"` is line 4, "even" line 5
+    assert (odd.count, even.count) == (2, 2)  # nothing lost or counted twice by switching
+    assert fn.contexts == {odd.key: {"odd-only", "both"}, even.key: {"both"}}
+
+
+def test_contexts_survive_a_second_save_and_merge(module_dir: Path) -> None:
+    name = _module_name(module_dir)
+    profiler = pathprof.Profiler(data_file="m.pathprof", default_dirs=[str(module_dir)])
+    with profiler:
+        module = __import__(name)
+        profiler.switch_context("a")
+        module.parity(1)
+        profiler.save()
+        profiler.switch_context("b")
+        module.parity(1)
+    (fn,) = pathprof.load("m.pathprof").functions
+    (path,) = fn.paths
+    assert path.count == 2
+    assert fn.contexts == {path.key: {"a", "b"}}
+
+
+def test_path_coverage_and_missed_paths_partition_every_path(module_dir: Path) -> None:
+    from pathprof.graph import iter_paths
+    from pathprof.pathcoverage import missed_paths, path_coverage
+    from pathprof.profile import numbering_of
+
+    name = _module_name(module_dir)
+    with pathprof.Profiler(data_file="p.pathprof", default_dirs=[str(module_dir)]):
+        __import__(name).parity(2)
+    measurement = pathprof.load("p.pathprof")
+    coverage = path_coverage(measurement)
+    (fn,) = coverage.functions()
+    assert (fn.totals.run, fn.totals.possible, coverage.totals.percent) == (1, 2, 50.0)
+    ran = {p.key for p in fn.profile.paths}
+    missed = {p.key for p in missed_paths(fn.profile, limit=None)}
+    every = {str(p.number) for p in iter_paths(numbering_of(fn.profile.meta))}
+    assert ran.isdisjoint(missed)
+    assert ran | missed == every

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,3 +60,51 @@ def test_invalid_cfg_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_no_command_prints_usage(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == USAGE
     assert "usage: pathprof" in capsys.readouterr().out
+
+
+def _measure_demo(data: Path, *options: str) -> None:
+    """Measure examples/demo/orders.py with `pathprof run` in a process of its own
+    (in this process, its modules may already be imported from an earlier test)."""
+    subprocess.run([sys.executable, "-m", "pathprof", "run", *options, "--data-file", str(data),
+                    str(EXAMPLES / "demo" / "orders.py")], check=True, capture_output=True,
+                   timeout=120)
+
+
+def _sample_data(tmp_path: Path) -> Path:
+    data = tmp_path / "demo.pathprof"
+    _measure_demo(data)
+    return data
+
+
+def test_coverage_table_missed_paths_and_fail_under(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = _sample_data(tmp_path)
+    capsys.readouterr()
+    assert main(["coverage", "--data-file", str(data), "--format", "json",
+                 "-o", str(tmp_path / "cov.json")]) == OK
+    report = json.loads((tmp_path / "cov.json").read_text())
+    functions = {fn["qualname"]: fn for f in report["files"] for fn in f["functions"]}
+    for fn in functions.values():
+        assert int(fn["missed"]) == int(fn["paths_possible"]) - fn["paths_run"]
+        assert len(fn["missed_paths"]) == min(10, int(fn["missed"]))
+        lengths = [len(p["lines"]) for p in fn["missed_paths"]]
+        assert lengths == sorted(lengths)  # shortest first
+    total_run = sum(fn["paths_run"] for fn in functions.values())
+    assert report["totals"]["paths_run"] == total_run
+    percent = report["totals"]["percent"]
+    assert main(["coverage", "--data-file", str(data), "-m"]) == OK
+    out = capsys.readouterr().out
+    assert "TOTAL" in out
+    assert "Missed paths" in out
+    assert f"{percent:.1f}%" in out
+    assert main(["coverage", "--data-file", str(data), "--fail-under", "100"]) == 2
+    assert "is below --fail-under 100%" in capsys.readouterr().err
+    assert main(["coverage", "--data-file", str(data), "--fail-under", str(percent)]) == OK
+
+
+def test_coverage_refuses_an_edge_profile(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "edge.pathprof"
+    _measure_demo(data, "--mode", "edge")
+    assert main(["coverage", "--data-file", str(data)]) == ERR
+    assert "needs a path profile" in capsys.readouterr().err

@@ -13,7 +13,8 @@ import os
 import sys
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import TextIO
 
 from pathprof import __version__
 from pathprof.exceptions import PathprofError
@@ -82,6 +83,25 @@ def _parser() -> argparse.ArgumentParser:
                         help="list measured functions that never ran")
     report.add_argument("-o", "--output", metavar="FILE", help="write to FILE")
 
+    coverage = commands.add_parser(
+        "coverage",
+        help="path coverage: paths run out of paths possible, per function",
+        description="Path coverage of the measured code: per function, file and in "
+        "total, the acyclic paths that ran out of those the control-flow graph allows "
+        "(some of which may be infeasible), with the missed paths listed on request.",
+    )
+    _data_file_option(coverage)
+    coverage.add_argument("-m", "--show-missing", action="store_true",
+                          help="list each function's missed paths, shortest first")
+    coverage.add_argument("--missed", type=int, default=None, metavar="N",
+                          help="missed paths listed per function (default 5; json 10)")
+    coverage.add_argument("--skip-covered", action="store_true",
+                          help="leave out functions whose every path ran")
+    coverage.add_argument("--fail-under", type=float, default=None, metavar="PERCENT",
+                          help="exit with status 2 if the total is below PERCENT")
+    coverage.add_argument("--format", choices=("text", "json"), default="text")
+    coverage.add_argument("-o", "--output", metavar="FILE", help="write to FILE")
+
     combine = commands.add_parser(
         "combine",
         help="add data files of other processes into the data file",
@@ -114,6 +134,8 @@ def _apply_config(args: argparse.Namespace) -> None:
         args.mode = config.mode or "path"
     if hasattr(args, "metric") and args.metric is None:
         args.metric = config.metric
+    if hasattr(args, "fail_under") and args.fail_under is None:
+        args.fail_under = config.fail_under
 
 
 def _command_plan(args: argparse.Namespace) -> int:
@@ -233,6 +255,56 @@ def _command_report(args: argparse.Namespace) -> int:
     return OK
 
 
+def _command_coverage(args: argparse.Namespace) -> int:
+    from pathprof.pathcoverage import path_coverage
+    from pathprof.profiler import load
+
+    coverage = path_coverage(load(args.data_file))
+    with _output(args.output) as output:
+        if args.format == "json":
+            from pathprof.report.coverage_json import coverage_json
+
+            data = coverage_json(coverage, 10 if args.missed is None else args.missed)
+            print(json.dumps(data, indent=2), file=output)
+        else:
+            from rich.console import Console
+
+            from pathprof.report.coverage_text import render_coverage
+
+            console = Console(file=output, width=120 if args.output else None)
+            render_coverage(coverage, console, show_missing=args.show_missing,
+                            missed_per_function=5 if args.missed is None else args.missed,
+                            skip_covered=args.skip_covered)
+    return fail_under_status(coverage.totals.percent, args.fail_under)
+
+
+FAIL_UNDER = 2
+
+
+def fail_under_status(percent: float, fail_under: float | None) -> int:
+    """Exit status for ``--fail-under``: :data:`FAIL_UNDER` (2, as coverage.py) when the
+    total is below the threshold, with a message on stderr; otherwise 0."""
+    if fail_under is None or percent >= fail_under:
+        return OK
+    print(f"pathprof: total path coverage {percent:.2f}% is below --fail-under "
+          f"{fail_under:g}%", file=sys.stderr)
+    return FAIL_UNDER
+
+
+@contextlib.contextmanager
+def _output(path: str | None) -> Iterator[TextIO]:
+    """Standard output, or ``path`` opened for writing (reported if it cannot be)."""
+    if path is None:
+        yield sys.stdout
+        return
+    try:
+        file = open(path, "w", encoding="utf-8")  # noqa: SIM115
+    except OSError as err:
+        raise PathprofError(f"cannot write {path}: {err.strerror}") from err
+    with file:
+        yield file
+
+
 def _command_combine(args: argparse.Namespace) -> int:
     import glob
 
@@ -260,7 +332,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"pathprof: {err}", file=sys.stderr)
             return ERR
     handlers = {"plan": _command_plan, "run": _command_run, "report": _command_report,
-                "combine": _command_combine}
+                "coverage": _command_coverage, "combine": _command_combine}
     try:
         return handlers[args.command](args)
     except PathprofError as err:

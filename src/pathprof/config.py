@@ -1,9 +1,14 @@
-"""Configuration from ``[tool.pathprof]`` in ``pyproject.toml``, as coverage.py reads
-``[tool.coverage.run]``. Command-line flags override it.
+"""Configuration from ``.pathprofrc`` or ``[tool.pathprof]`` in ``pyproject.toml``, as
+coverage.py reads ``.coveragerc`` or ``[tool.coverage.run]``. Flags override it.
 
-Keys: ``source``, ``include``, ``omit`` (lists of strings), ``data_file``, ``mode``
-(``"path"`` or ``"edge"``), ``metric`` (``"time"``). Relative paths in ``source`` and
-``data_file`` are relative to the directory of ``pyproject.toml``.
+The nearest directory at or above the current one that has either file is used; a
+``.pathprofrc`` there wins over its ``pyproject.toml``. ``.pathprofrc`` is TOML with
+the same keys at the top level (or under ``[tool.pathprof]``).
+
+Keys, named as the flags are (``-`` or ``_``): ``source``, ``include``, ``omit``,
+``report`` (lists of strings), ``data_file``, ``mode`` (``"path"`` or ``"edge"``),
+``metric`` (``"time"``), ``context`` (``"test"``), ``fail_under`` (a number).
+Relative paths in ``source`` and ``data_file`` are relative to the file's directory.
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ from pathprof.exceptions import ConfigError
 
 __all__ = ["Config", "read_config"]
 
-_LISTS = ("source", "include", "omit")
-_STRINGS = ("data_file", "mode", "metric")
+_LISTS = ("source", "include", "omit", "report")
+_STRINGS = ("data_file", "mode", "metric", "context")
+_NUMBERS = ("fail_under",)
+RC_FILE = ".pathprofrc"
 
 
 @dataclass
@@ -29,15 +36,19 @@ class Config:
     data_file: str | None = None
     mode: str | None = None
     metric: str | None = None
-    path: str | None = None  #: the pyproject.toml read, if any
+    report: list[str] = field(default_factory=list)
+    context: str | None = None
+    fail_under: float | None = None
+    path: str | None = None  #: the file read, if any
 
 
 def _find(start: str) -> str | None:
     directory = os.path.abspath(start)
     while True:
-        candidate = os.path.join(directory, "pyproject.toml")
-        if os.path.isfile(candidate):
-            return candidate
+        for name in (RC_FILE, "pyproject.toml"):
+            candidate = os.path.join(directory, name)
+            if os.path.isfile(candidate):
+                return candidate
         parent = os.path.dirname(directory)
         if parent == directory:
             return None
@@ -45,7 +56,8 @@ def _find(start: str) -> str | None:
 
 
 def read_config(start: str = ".") -> Config:
-    """The ``[tool.pathprof]`` table of the nearest ``pyproject.toml`` at or above ``start``."""
+    """The settings of the nearest ``.pathprofrc`` or ``pyproject.toml`` at or above
+    ``start`` (an empty :class:`Config` when there is none)."""
     path = _find(start)
     if path is None:
         return Config()
@@ -55,6 +67,8 @@ def read_config(start: str = ".") -> Config:
     except (OSError, tomllib.TOMLDecodeError) as err:
         raise ConfigError(f"cannot read {path}: {err}") from err
     table: Any = data.get("tool", {}).get("pathprof", {})
+    if os.path.basename(path) == RC_FILE and "tool" not in data:
+        table = data
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.pathprof] must be a table")
     config = Config(path=path)
@@ -74,6 +88,10 @@ def read_config(start: str = ".") -> Config:
             if not isinstance(value, str):
                 raise ConfigError(f"{path}: tool.pathprof.{key} must be a string")
             setattr(config, name, os.path.join(base, value) if name == "data_file" else value)
+        elif name in _NUMBERS:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(f"{path}: tool.pathprof.{key} must be a number")
+            setattr(config, name, float(value))
         else:
             raise ConfigError(f"{path}: unknown setting tool.pathprof.{key}")
     return config

@@ -146,6 +146,9 @@ class FunctionProfile:
     edges: dict[int, int] = field(default_factory=dict)
     raised: int = 0
     unattributed: int = 0
+    #: Which contexts (e.g. test ids, with ``--pathprof-context=test``) ran each path:
+    #: path key (as in ``counts``, or ``"cut:<block>:<value>"``) -> context names.
+    contexts: dict[str, set[str]] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, file: str, source_hash: str, meta_json: str) -> FunctionProfile:
@@ -188,7 +191,18 @@ class FunctionProfile:
             self.edges[edge] = self.edges.get(edge, 0) + count
         self.raised += other.raised
         self.unattributed += other.unattributed
+        for key, names in other.contexts.items():
+            self.contexts.setdefault(key, set()).update(names)
         self.__dict__.pop("paths", None)
+
+    def mark_context(self, context: str) -> None:
+        """Record that every path counted here ran in ``context``."""
+        for key, count in self.counts.items():
+            if count:
+                self.contexts.setdefault(key, set()).add(context)
+        for key, count in self.cuts.items():
+            if count:
+                self.contexts.setdefault(f"cut:{key}", set()).add(context)
 
 
 def merge(profiles: Iterable[FunctionProfile]) -> list[FunctionProfile]:

@@ -85,6 +85,8 @@ class Profiler:
         self._saved_once = False
         self._started = False
         self._in_child = False
+        self._context: str | None = None
+        self._held: dict[tuple[str, str, int, str], FunctionProfile] = {}
 
     # -- start and stop -------------------------------------------------------
 
@@ -136,17 +138,51 @@ class Profiler:
     # -- saving ---------------------------------------------------------------
 
     def collect(self) -> tuple[list[FunctionProfile], dict[tuple[str, str], str]]:
-        """Take (and reset) what the runtime counted; decode into function profiles."""
-        functions: list[FunctionProfile] = []
+        """Take (and reset) what the runtime counted; decode into function profiles.
+
+        Includes what earlier :meth:`switch_context` calls set aside, so nothing
+        counted is lost or counted twice; the source text of every function's file
+        comes along when the file still holds what was instrumented."""
+        self._hold(self._take(include_unrun=True))
+        functions = list(self._held.values())
+        self._held = {}
         sources: dict[tuple[str, str], str] = {}
+        for file, digest in {(fn.file, fn.source_hash) for fn in functions}:
+            text = _read_source(file, digest)
+            if text is not None:
+                sources[(file, digest)] = text
+        return functions, sources
+
+    def switch_context(self, context: str | None) -> None:
+        """Attribute paths counted from now on to ``context`` (``None``: to none).
+
+        What was counted since the last switch is set aside with the context it
+        ran in; the data file then says which contexts ran each path (pytest's
+        ``--pathprof-context=test`` switches at every test). Like coverage.py's
+        dynamic contexts; the cost is one snapshot of the counters per switch."""
+        self._hold(self._take(include_unrun=False))
+        self._context = context
+
+    def _hold(self, functions: list[FunctionProfile]) -> None:
+        for fn in functions:
+            if self._context is not None:
+                fn.mark_context(self._context)
+            key = (fn.file, fn.qualname, fn.first_line, fn.source_hash)
+            if key in self._held:
+                self._held[key].add(fn)
+            else:
+                self._held[key] = fn
+
+    def _take(self, include_unrun: bool) -> list[FunctionProfile]:
+        functions: list[FunctionProfile] = []
         known_before = getattr(self, "_known_before", set())
         for state, paths, cuts, raised, unattributed, times in runtime.take_snapshot():
             meta = state.meta
             digest = meta["source_hash"]
-            text = _read_source(state.filename, digest)
-            if text is not None:
-                sources[(state.filename, digest)] = text
             for i, fmeta in enumerate(meta["functions"]):
+                ran = paths[i] or cuts[i] or raised[i] or unattributed[i]
+                if not ran and not include_unrun:
+                    continue
                 fn = FunctionProfile(state.filename, fmeta["qualname"], fmeta["code_line"],
                                      digest, fmeta)
                 fn.counts = {str(k): v for k, v in paths[i].items()}
@@ -160,7 +196,7 @@ class Profiler:
                     functions.append(fn)
                 elif not self._in_child and id(state) not in known_before:
                     functions.append(fn)  # measured but never called: 0 of N paths
-        return functions, sources
+        return functions
 
     def run_info(self) -> store.RunInfo:
         version = ".".join(map(str, sys.version_info[:3]))
@@ -222,6 +258,7 @@ class Profiler:
     def _after_fork_in_child(self) -> None:
         self._in_child = True
         self._saved_once = False
+        self._held = {}  # the parent's, set aside before the fork: the parent saves them
         _patch_os_exit(self)
         atexit.register(self._save_at_exit)
         _save_on_sigterm(self)

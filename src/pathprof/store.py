@@ -15,6 +15,7 @@ Schema (version :data:`SCHEMA_VERSION`)::
         exceed SQLite's 64-bit integers); kind 'cut': "<block>:<prefix value>"
     edge(function_id, edge, count)         edge mode: count of every CFG edge
     call_stats(function_id, raised, unattributed)
+    context(function_id, kind, path, context)   which contexts (tests) ran a path
 
 Guarantees: a write is atomic (a new file is built beside the target and renamed
 over it; ``append`` adds in one SQLite transaction). A file that is not a
@@ -36,7 +37,7 @@ from pathprof.profile import FunctionProfile, merge
 
 __all__ = ["SCHEMA_VERSION", "Measurement", "RunInfo", "combine", "read", "write"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -60,6 +61,10 @@ CREATE TABLE edge (
 CREATE TABLE call_stats (
     function_id INTEGER PRIMARY KEY REFERENCES function (id),
     raised INTEGER NOT NULL, unattributed INTEGER NOT NULL);
+CREATE TABLE context (
+    function_id INTEGER NOT NULL REFERENCES function (id),
+    kind TEXT NOT NULL CHECK (kind IN ('path', 'cut')), path TEXT NOT NULL,
+    context TEXT NOT NULL, PRIMARY KEY (function_id, kind, path, context));
 """
 
 #: Seconds to wait for another writer before reporting the file as locked.
@@ -144,10 +149,18 @@ def _insert(db: sqlite3.Connection, runs: list[RunInfo], functions: Iterable[Fun
         for edge, count in fn.edges.items():
             db.execute("INSERT INTO edge VALUES (?, ?, ?) ON CONFLICT (function_id, edge) "
                        "DO UPDATE SET count = count + excluded.count", (fid, edge, count))
+        db.executemany("INSERT OR IGNORE INTO context VALUES (?, ?, ?, ?)",
+                       [(fid, *_split_key(key), name) for key, names in fn.contexts.items()
+                        for name in sorted(names)])
         db.execute("INSERT INTO call_stats VALUES (?, ?, ?) ON CONFLICT (function_id) DO "
                    "UPDATE SET raised = raised + excluded.raised, "
                    "unattributed = unattributed + excluded.unattributed",
                    (fid, fn.raised, fn.unattributed))
+
+
+def _split_key(key: str) -> tuple[str, str]:
+    """("path", number) or ("cut", "<block>:<value>") for a path key of FunctionProfile."""
+    return ("cut", key[4:]) if key.startswith("cut:") else ("path", key)
 
 
 def write(path: str, run: RunInfo | list[RunInfo], functions: Iterable[FunctionProfile],
@@ -234,6 +247,10 @@ def _read(db: sqlite3.Connection) -> Measurement:
         functions[fid].edges[edge] = count
     for fid, raised, unattributed in db.execute("SELECT * FROM call_stats"):
         functions[fid].raised, functions[fid].unattributed = raised, unattributed
+    for fid, kind, key, name in db.execute("SELECT function_id, kind, path, context "
+                                           "FROM context"):
+        full = key if kind == "path" else f"cut:{key}"
+        functions[fid].contexts.setdefault(full, set()).add(name)
     for file, digest, text in db.execute("SELECT file, source_hash, text FROM source"):
         result.sources[(file, digest)] = text
     result.functions = merge(functions.values())

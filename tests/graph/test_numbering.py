@@ -5,6 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from pathprof.graph import (
     Cfg,
@@ -13,6 +14,7 @@ from pathprof.graph import (
     iter_paths,
     number_paths,
     path_number,
+    paths_shortest_first,
     regenerate,
     regenerate_prefix,
     to_dag,
@@ -170,3 +172,34 @@ def test_every_prefix_decodes(g: Cfg) -> None:
             decoded = regenerate_prefix(numbering, block, path_number(numbering, prefix))
             assert decoded.edges == prefix
             assert decoded.end is PathEnd.CUT
+
+
+@given(cfgs(), st.data())
+def test_shortest_first_lists_missed_paths_in_length_order(g: Cfg, data: st.DataObject) -> None:
+    """Against brute force: the unskipped paths, sorted by (length, number), are
+    exactly what paths_shortest_first yields, and a limit keeps a prefix of them."""
+    dag = to_dag(g)
+    numbering = number_paths(dag)
+    assume(numbering.total <= 2_000)
+    everything = sorted((len(p), path_number(numbering, p)) for p in all_dag_paths(dag))
+    skip = set(data.draw(st.lists(st.integers(0, numbering.total - 1), max_size=20)))
+    expected = [number for _length, number in everything if number not in skip]
+    assert list(paths_shortest_first(numbering, skip)) == expected
+    limit = data.draw(st.integers(0, 5))
+    assert list(paths_shortest_first(numbering, skip, limit)) == expected[:limit]
+
+
+def test_shortest_first_needs_no_enumeration_of_huge_functions() -> None:
+    """2**80 paths: the five shortest come out without visiting the rest."""
+    blocks = 2 * 80 + 2
+    edges = []
+    for i in range(80):  # a diamond chain: 80 binary choices in a row
+        top, bottom = 2 * i, 2 * i + 2
+        edges += [(top, bottom), (top, 2 * i + 1), (2 * i + 1, bottom)]
+    edges.append((160, blocks - 1))
+    numbering = number_paths(to_dag(Cfg(blocks, 0, blocks - 1, edges)))
+    assert numbering.total == 2**80
+    first = list(paths_shortest_first(numbering, limit=5))
+    assert first[0] == path_number(numbering, regenerate(numbering, first[0]).edges)
+    lengths = [len(regenerate(numbering, n).edges) for n in first]
+    assert lengths == [81, 82, 82, 82, 82]  # all direct edges, then one detour each

@@ -15,6 +15,7 @@ from pathprof.graph.numbering import (
     iter_paths,
     number_paths,
     path_number,
+    paths_shortest_first,
     regenerate,
     regenerate_prefix,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "naive_plan",
     "number_paths",
     "path_number",
+    "paths_shortest_first",
     "place",
     "plan_edge_counters",
     "plan_probes",

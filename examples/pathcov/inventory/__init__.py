@@ -1,0 +1,1 @@
+"""A small stock-keeping library: the sample project for path coverage."""

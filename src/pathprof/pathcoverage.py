@@ -1,0 +1,123 @@
+"""Path coverage: paths run out of paths possible, per function, file and total.
+
+"Possible" is the number of acyclic paths the control-flow graph allows
+(Ball-Larus 1996, §3.1: NumPaths(ENTRY) of the DAG, paths that start at a loop
+header or an exception handler included). The CFG does not know which branch
+conditions can hold together, so some possible paths may be infeasible: 100% is
+an upper bound no test suite is obliged to reach, and a missed path is a
+question for a human, not proof of a missing test.
+
+Invariant: for every function, ``0 <= paths_run <= paths_possible``; a file's and
+the total's figures are sums over their functions. Paths cut short by an
+exception are not complete paths and do not count as run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pathprof.exceptions import PathprofError
+from pathprof.graph import paths_shortest_first
+from pathprof.profile import FunctionProfile, Path, decode_paths, numbering_of
+from pathprof.store import Measurement
+
+__all__ = ["CoverageTotals", "FileCoverage", "FunctionCoverage", "PathCoverage",
+           "missed_paths", "path_coverage"]
+
+
+@dataclass
+class CoverageTotals:
+    """Paths run and possible, summed over some functions."""
+
+    run: int = 0
+    possible: int = 0
+
+    @property
+    def missed(self) -> int:
+        return self.possible - self.run
+
+    @property
+    def percent(self) -> float:
+        """Paths run as a percentage of paths possible (100 when nothing is possible)."""
+        return 100.0 * self.run / self.possible if self.possible else 100.0
+
+    def add(self, run: int, possible: int) -> None:
+        self.run += run
+        self.possible += possible
+
+
+@dataclass
+class FunctionCoverage:
+    """One function's path coverage; ``missed`` lists the shortest missed paths."""
+
+    profile: FunctionProfile
+    totals: CoverageTotals
+
+    @property
+    def qualname(self) -> str:
+        return self.profile.qualname
+
+    @property
+    def contexts(self) -> dict[str, list[str]]:
+        """Path key -> the contexts (tests) that ran it, sorted; empty without contexts."""
+        return {key: sorted(names) for key, names in sorted(self.profile.contexts.items())}
+
+    def missed(self, limit: int | None = 10) -> list[Path]:
+        return missed_paths(self.profile, limit)
+
+
+@dataclass
+class FileCoverage:
+    file: str
+    functions: list[FunctionCoverage]
+    totals: CoverageTotals
+
+
+@dataclass
+class PathCoverage:
+    """Path coverage of a measurement: files in name order, functions in line order."""
+
+    files: list[FileCoverage]
+    totals: CoverageTotals
+
+    def functions(self) -> list[FunctionCoverage]:
+        return [fn for f in self.files for fn in f.functions]
+
+
+def path_coverage(measurement: Measurement) -> PathCoverage:
+    """Path coverage of every function in ``measurement`` (path mode data only).
+
+    A function measured in several versions of its source (different source
+    hashes, e.g. data files combined across an edit) appears once per version.
+    """
+    if measurement.functions and all(fn.edges and not fn.counts
+                                      for fn in measurement.functions):
+        raise PathprofError("path coverage needs a path profile; this data file holds "
+                            "an edge profile (run without --mode edge)")
+    by_file: dict[str, list[FunctionProfile]] = {}
+    for fn in measurement.functions:
+        if fn.meta.get("mode", "path") == "path":
+            by_file.setdefault(fn.file, []).append(fn)
+    files = []
+    totals = CoverageTotals()
+    for file in sorted(by_file):
+        functions = []
+        file_totals = CoverageTotals()
+        for fn in sorted(by_file[file], key=lambda f: (f.first_line, f.qualname)):
+            fn_totals = CoverageTotals(fn.paths_run, fn.paths_possible)
+            functions.append(FunctionCoverage(fn, fn_totals))
+            file_totals.add(fn_totals.run, fn_totals.possible)
+        files.append(FileCoverage(file, functions, file_totals))
+        totals.add(file_totals.run, file_totals.possible)
+    return PathCoverage(files, totals)
+
+
+def missed_paths(fn: FunctionProfile, limit: int | None = 10) -> list[Path]:
+    """The complete paths of ``fn`` that never ran, shortest first (then by
+    number), at most ``limit`` of them; each comes with ``count == 0``."""
+    numbering = numbering_of(fn.meta)
+    ran = {int(key) for key, count in fn.counts.items() if count}
+    result = []
+    for number in paths_shortest_first(numbering, ran, limit):
+        result += decode_paths(fn.meta, {str(number): 0}, {}, numbering=numbering)
+    return result

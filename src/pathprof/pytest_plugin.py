@@ -1,0 +1,195 @@
+"""The pytest plugin: path coverage of a test suite (``pytest --pathprof``).
+
+Registered through the ``pytest11`` entry point whenever pathprof is installed,
+and off unless ``--pathprof`` is given. Measurement starts before pytest loads
+the first ``conftest.py`` (as pytest-cov does), so modules the conftests import
+are measured too; test modules keep pytest's assertion rewriting, because the
+import hook hands on any module another finder loads in its own way.
+
+With pytest-xdist every worker saves its own data file (named with a token the
+controller puts in the environment before workers start); the controller adds
+them into the data file at the end of the session, before reporting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import io
+import os
+import sys
+import uuid
+from typing import Any
+
+import pytest
+
+__all__ = ["PathprofPlugin"]
+
+REPORT_KINDS = ("term", "term-missing", "json")
+#: Set by the controlling pytest process; inherited by xdist workers.
+TOKEN_VARIABLE = "PATHPROF_PYTEST_TOKEN"
+CONTEXTS = ("test",)
+
+
+def _report_kind(text: str) -> str:
+    kind = text.split(":", 1)[0]
+    if kind not in REPORT_KINDS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: choose from {', '.join(REPORT_KINDS)} (json may name a file: json:FILE)")
+    if kind != "json" and ":" in text:
+        raise argparse.ArgumentTypeError(f"{text!r}: only json takes a file name")
+    return text
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("pathprof", "path coverage (pathprof)")
+    group.addoption("--pathprof", action="append", nargs="?", const=True, default=None,
+                    dest="pathprof_source", metavar="SOURCE",
+                    help="measure path coverage of SOURCE, a directory or package "
+                    "(repeatable; default: tool.pathprof.source, or the current directory)")
+    group.addoption("--pathprof-report", action="append", default=None, type=_report_kind,
+                    dest="pathprof_report", metavar="TYPE",
+                    help="report to show or write: term (default), term-missing, "
+                    "json[:FILE] (default pathprof.json); repeatable")
+    group.addoption("--pathprof-fail-under", type=float, default=None,
+                    dest="pathprof_fail_under", metavar="PERCENT",
+                    help="fail the run if total path coverage is below PERCENT")
+    group.addoption("--pathprof-context", choices=CONTEXTS, default=None,
+                    dest="pathprof_context",
+                    help="record which tests ran each path (test: one context per test)")
+    group.addoption("--pathprof-data-file", default=None, dest="pathprof_data_file",
+                    metavar="FILE", help="the data file (default: .pathprof)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser,
+                                  args: list[str]) -> None:
+    options = early_config.known_args_namespace
+    if not getattr(options, "pathprof_source", None):
+        return
+    plugin = PathprofPlugin(options)
+    early_config.pluginmanager.register(plugin, "_pathprof")
+    plugin.start()
+
+
+class PathprofPlugin:
+    """Measures the session and reports path coverage at its end."""
+
+    def __init__(self, options: argparse.Namespace) -> None:
+        from pathprof.config import read_config
+
+        config = read_config()
+        sources = [s for s in options.pathprof_source if s is not True] or config.source
+        self.data_file = os.path.abspath(options.pathprof_data_file or config.data_file
+                                         or ".pathprof")
+        self.reports: list[str] = options.pathprof_report or config.report or ["term"]
+        for report in self.reports:
+            _report_kind(report)
+        self.fail_under = (options.pathprof_fail_under if options.pathprof_fail_under
+                           is not None else config.fail_under)
+        self.context = options.pathprof_context or config.context
+        self.worker = os.environ.get("PYTEST_XDIST_WORKER")
+        if self.worker is None:
+            self.token = uuid.uuid4().hex[:12]
+            os.environ[TOKEN_VARIABLE] = self.token
+        else:
+            self.token = os.environ.get(TOKEN_VARIABLE, "unknown")
+        from pathprof.profiler import Profiler
+
+        self.profiler = Profiler(data_file=self._own_data_file(), source=sources,
+                                 include=config.include, omit=config.omit,
+                                 default_dirs=[os.getcwd()], mode="path",
+                                 metric=config.metric, argv=sys.argv)
+        self.coverage: Any = None
+        self.failed_under: str | None = None
+        self.problems: list[str] = []
+
+    def _own_data_file(self) -> str:
+        if self.worker is None:
+            return self.data_file
+        return f"{self.data_file}.xdist.{self.token}.{self.worker}"
+
+    def start(self) -> None:
+        self.profiler.start()
+
+    # -- during the session ----------------------------------------------------
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None
+                                ) -> Any:
+        if self.context == "test":
+            self.profiler.switch_context(item.nodeid)
+        yield
+        if self.context == "test":
+            self.profiler.switch_context(None)
+
+    # -- at the end ------------------------------------------------------------
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        from pathprof.exceptions import PathprofError
+        from pathprof.pathcoverage import path_coverage
+        from pathprof.store import combine, read
+
+        self.profiler.stop()
+        self.profiler.save()
+        if self.worker is not None:
+            return
+        workers = sorted(glob.glob(glob.escape(f"{self.data_file}.xdist.{self.token}.")
+                                   + "*"))
+        try:
+            if workers:
+                combine(self.data_file, workers)
+            self.coverage = path_coverage(read(self.data_file))
+            for report in self.reports:
+                if report.startswith("json"):
+                    self._write_json(report.partition(":")[2] or "pathprof.json")
+        except PathprofError as err:
+            self.problems.append(str(err))
+            return
+        if self.fail_under is not None and self.coverage.totals.percent < self.fail_under:
+            self.failed_under = (f"total path coverage {self.coverage.totals.percent:.2f}% "
+                                 f"is below --pathprof-fail-under {self.fail_under:g}%")
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _write_json(self, path: str) -> None:
+        import json
+
+        from pathprof.report.coverage_json import coverage_json
+
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(coverage_json(self.coverage), f, indent=2)
+        self.written = [*getattr(self, "written", []), path]
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.worker is not None:
+            return
+        terminalreporter.write_sep("-", "pathprof: path coverage")
+        for problem in self.problems:
+            terminalreporter.write_line(f"pathprof: {problem}", red=True)
+        if self.coverage is not None:
+            terms = [r for r in self.reports if r.startswith("term")]
+            if terms:
+                terminalreporter.write(self._render_term("term-missing" in terms,
+                                                         terminalreporter))
+            for path in getattr(self, "written", []):
+                terminalreporter.write_line(f"pathprof: wrote {path}")
+        if self.failed_under:
+            terminalreporter.write_line(f"FAIL: {self.failed_under}", red=True, bold=True)
+
+    def _render_term(self, show_missing: bool, terminalreporter: Any) -> str:
+        from rich.console import Console
+
+        from pathprof.report.coverage_text import render_coverage
+
+        buffer = io.StringIO()
+        width = 100
+        with contextlib.suppress(AttributeError):
+            width = terminalreporter._tw.fullwidth
+        markup = bool(getattr(terminalreporter, "hasmarkup", False))
+        console = Console(file=buffer, width=width, force_terminal=markup,
+                          color_system="standard" if markup else None)
+        render_coverage(self.coverage, console, show_missing=show_missing)
+        return buffer.getvalue()

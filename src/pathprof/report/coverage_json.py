@@ -1,0 +1,45 @@
+"""Path coverage as JSON (``pathprof coverage --format json``, ``--pathprof-report=json``).
+
+Documented in ``docs/json-format.md``. Path counts are strings where they can
+exceed 2**53 (``paths_possible``, ``missed``); ``percent`` is a float.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pathprof import __version__
+from pathprof.pathcoverage import CoverageTotals, PathCoverage
+from pathprof.report.paths_json import decisions
+
+__all__ = ["COVERAGE_JSON_VERSION", "coverage_json"]
+
+COVERAGE_JSON_VERSION = 1
+
+
+def _totals(totals: CoverageTotals) -> dict[str, Any]:
+    return {"paths_possible": str(totals.possible), "paths_run": totals.run,
+            "missed": str(totals.missed), "percent": totals.percent}
+
+
+def coverage_json(coverage: PathCoverage, missed_per_function: int = 10) -> dict[str, Any]:
+    files = []
+    for file in coverage.files:
+        functions = []
+        for fn in file.functions:
+            profile = fn.profile
+            entry = {"qualname": fn.qualname, "first_line": profile.meta["first_line"],
+                     "last_line": profile.meta["last_line"], **_totals(fn.totals),
+                     "missed_paths": [
+                         {"id": p.key, "start": p.start, "end": p.end,
+                          "lines": [list(span) if (span := profile.block_lines(b)) else None
+                                    for b in p.blocks],
+                          "decisions": decisions(profile, p)}
+                         for p in fn.missed(missed_per_function)]}
+            if fn.contexts:
+                entry["contexts"] = fn.contexts
+            functions.append(entry)
+        files.append({"file": file.file, **_totals(file.totals), "functions": functions})
+    return {"format": "pathprof-coverage", "version": COVERAGE_JSON_VERSION,
+            "pathprof_version": __version__, "totals": _totals(coverage.totals),
+            "files": files}

@@ -1,0 +1,119 @@
+"""The path coverage report for the terminal: ``term`` and ``term-missing``.
+
+A table in coverage.py's shape — one row per function, a subtotal per file and a
+total — with paths possible, run, missed and the percentage run. ``term-missing``
+then lists each incompletely covered function's missed paths, shortest first, as
+the source lines they run with the branch taken at each decision (a path that
+starts at a loop header or handler, or ends by looping back, says so).
+"""
+
+from __future__ import annotations
+
+import os
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from pathprof.pathcoverage import CoverageTotals, FunctionCoverage, PathCoverage
+from pathprof.profile import FunctionProfile, Path
+from pathprof.report.paths_json import decisions
+
+__all__ = ["FEASIBILITY_NOTE", "format_percent", "path_brief", "render_coverage"]
+
+FEASIBILITY_NOTE = ("Paths possible are the acyclic paths the control-flow graph allows; "
+                    "some may be infeasible, so 100% may be out of reach.")
+
+
+def format_percent(totals: CoverageTotals) -> str:
+    """The percentage with one decimal, never rounded up to 100% or down to 0%."""
+    percent = totals.percent
+    if totals.run > 0 and percent < 0.1:
+        return "<0.1%"
+    if totals.run < totals.possible and percent > 99.9:
+        return ">99.9%"
+    return f"{percent:.1f}%"
+
+
+def path_brief(fn: FunctionProfile, path: Path) -> str:
+    """A path on one line: the first line of each block it runs, with the branch
+    taken where there was a choice, e.g. ``3 if → false · 6 · 7 return``."""
+    taken = {d["block"]: d["taken"] for d in decisions(fn, path)}
+    parts: list[str] = []
+    if path.start != "entry":
+        parts.append(f"({path.start})")
+    previous = None
+    for block in path.blocks:
+        span = fn.block_lines(block)
+        if span is None:
+            continue
+        line = span[0]
+        branch = taken.get(block)
+        text = str(line) if branch is None else f"{line} → {branch}"
+        if line == previous and parts:
+            parts[-1] = text if branch is not None else parts[-1]
+        else:
+            parts.append(text)
+        previous = line
+    if path.end not in ("return",):
+        parts.append(f"({path.end})")
+    return " · ".join(parts)
+
+
+def _row(table: Table, name: str, totals: CoverageTotals, style: str | None = None) -> None:
+    table.add_row(name, f"{totals.possible:,}", f"{totals.run:,}", f"{totals.missed:,}",
+                  format_percent(totals), style=style)
+
+
+def render_coverage(coverage: PathCoverage, console: Console, *, show_missing: bool = False,
+                    missed_per_function: int = 5, skip_covered: bool = False) -> None:
+    """Print the coverage table (and, with ``show_missing``, the missed paths)."""
+    if not coverage.files:
+        console.print("No functions were measured.")
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold", show_footer=False)
+    table.add_column("Function")
+    table.add_column("Paths", justify="right")
+    table.add_column("Run", justify="right")
+    table.add_column("Missed", justify="right")
+    table.add_column("Cover", justify="right")
+    for file in coverage.files:
+        rows = [fn for fn in file.functions
+                if not (skip_covered and fn.totals.run == fn.totals.possible)]
+        if not rows:
+            continue
+        for fn in rows:
+            _row(table, f"{os.path.relpath(file.file)}:{fn.profile.first_line} {fn.qualname}",
+                 fn.totals)
+        if len(file.functions) > 1:
+            _row(table, f"{os.path.relpath(file.file)} (file)", file.totals, style="bold")
+        table.add_section()
+    _row(table, "TOTAL", coverage.totals, style="bold")
+    console.print(table)
+    console.print(Text(FEASIBILITY_NOTE, style="dim"))
+    if show_missing:
+        _render_missing(coverage, console, missed_per_function)
+
+
+def _render_missing(coverage: PathCoverage, console: Console, limit: int) -> None:
+    incomplete = [fn for fn in coverage.functions() if fn.totals.missed]
+    if not incomplete:
+        return
+    console.print()
+    console.print(Text("Missed paths (shortest first; lines run, → branch taken):",
+                       style="bold"))
+    for fn in incomplete:
+        _render_function_missing(fn, console, limit)
+
+
+def _render_function_missing(fn: FunctionCoverage, console: Console, limit: int) -> None:
+    profile = fn.profile
+    head = Text()
+    head.append(fn.qualname, style="bold")
+    head.append(f"  {os.path.relpath(profile.file)}:{profile.first_line}", style="dim")
+    head.append(f"  {fn.totals.missed:,} of {fn.totals.possible:,} missed")
+    console.print(head)
+    for path in fn.missed(limit):
+        console.print(Text("    " + path_brief(profile, path)))
+    if fn.totals.missed > limit:
+        console.print(Text(f"    … and {fn.totals.missed - limit:,} more", style="dim"))

@@ -1,0 +1,134 @@
+"""The pytest plugin, end to end: `pytest --pathprof` on a copy of examples/pathcov.
+
+The expected figures come from reading the sample's source, not from pathprof:
+``price`` has 3 volume branches x member x coupon = 12 paths and its tests take 2;
+``reserve`` has 3 (two raises, one return) and its tests take 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pathprof import __version__
+from pathprof.store import read
+
+SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pathcov"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    copy = tmp_path / "pathcov"
+    shutil.copytree(SAMPLE, copy, ignore=shutil.ignore_patterns(".pathprof*", "__pycache__",
+                                                                "*.json", "htmlpathprof"))
+    return copy
+
+
+def pytest_in(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYTEST_", "PATHPROF_"))}
+    env["COLUMNS"] = "120"
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=300)
+
+
+def functions_of(report: dict) -> dict[str, dict]:
+    return {fn["qualname"]: fn for file in report["files"] for fn in file["functions"]}
+
+
+def test_path_coverage_of_the_sample_suite(project: Path) -> None:
+    done = pytest_in(project, "--pathprof", "--pathprof-report=term-missing",
+                     "--pathprof-report=json:cov.json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((project / "cov.json").read_text())
+    functions = functions_of(report)
+    assert (functions["price"]["paths_possible"], functions["price"]["paths_run"]) == ("12", 2)
+    assert (functions["reserve"]["paths_possible"], functions["reserve"]["paths_run"]) == ("3", 2)
+    missed_reserve = functions["reserve"]["missed_paths"]
+    assert len(missed_reserve) == 1  # the ValueError for a non-positive quantity
+    assert missed_reserve[0]["end"] == "raise"
+    first_decision = missed_reserve[0]["decisions"][0]
+    assert (first_decision["line"], first_decision["taken"]) == (10, "true")
+    assert report["totals"]["paths_run"] == sum(f["paths_run"] for f in functions.values())
+    out = done.stdout
+    assert "pathprof: path coverage" in out
+    assert "inventory/stock.py:33 price" in out
+    assert "Missed paths" in out
+    assert "10 → true · 11 · (raise)" in out  # reserve's missed path, on the source lines
+    assert "some may be" in out  # the note that possible paths may be infeasible
+
+
+def test_fail_under(project: Path) -> None:
+    low = pytest_in(project, "--pathprof", "--pathprof-fail-under=25")
+    assert low.returncode == 0, low.stdout
+    high = pytest_in(project, "--pathprof", "--pathprof-fail-under=50")
+    assert high.returncode == 1
+    assert "is below --pathprof-fail-under 50%" in high.stdout
+    assert "5 passed" in high.stdout
+
+
+def test_fail_under_from_pathprofrc(project: Path) -> None:
+    (project / ".pathprofrc").write_text('source = ["inventory"]\nfail_under = 90\n')
+    done = pytest_in(project, "--pathprof")
+    assert done.returncode == 1
+    assert "below --pathprof-fail-under 90%" in done.stdout
+
+
+def test_test_contexts_say_which_test_ran_each_path(project: Path) -> None:
+    done = pytest_in(project, "--pathprof", "--pathprof-context=test")
+    assert done.returncode == 0, done.stdout + done.stderr
+    price = next(f for f in read(str(project / ".pathprof")).functions if f.qualname == "price")
+    by_test = {}
+    for path in price.paths:
+        (test,) = price.contexts[path.key]
+        lines = [fn_line for block in path.blocks if (fn_line := price.block_lines(block))]
+        by_test[test.rsplit("::", 1)[1]] = [first for first, _last in lines]
+    # test_price_plain: quantity 1, no member, no coupon -> 35, 38, 40, 42, 44 (no bodies)
+    assert by_test["test_price_plain"] == [35, 38, 40, 42, 44]
+    assert by_test["test_price_volume_and_member"] == [35, 37, 40, 41, 42, 44]
+
+
+def test_xdist_workers_are_combined(project: Path) -> None:
+    pytest.importorskip("xdist")
+    done = pytest_in(project, "-n", "2", "--pathprof", "--pathprof-report=json:cov.json",
+                     "--pathprof-context=test")
+    assert done.returncode == 0, done.stdout + done.stderr
+    functions = functions_of(json.loads((project / "cov.json").read_text()))
+    assert functions["price"]["paths_run"] == 2
+    assert functions["reorder_list"]["paths_run"] == 3
+    assert sorted(p.name for p in project.iterdir() if p.name.startswith(".pathprof")) == [
+        ".pathprof"]
+    contexts = {test for fn in functions.values() for tests in fn.get("contexts", {}).values()
+                for test in tests}
+    assert len(contexts) == 5  # every test ran some measured path, in either worker
+
+
+def test_assertion_rewriting_is_left_intact(project: Path) -> None:
+    (project / "tests" / "test_fails.py").write_text(
+        "from inventory.stock import reserve\n\n"
+        "def test_wrong():\n"
+        "    assert reserve({'a': 5}, 'a', 2) == 4\n")
+    done = pytest_in(project, "--pathprof=.")  # tests inside the measured directory too
+    assert done.returncode == 1
+    assert "assert 3 == 4" in done.stdout  # pytest's rewritten assertion, with values
+    assert "where 3 = reserve(" in done.stdout
+
+
+def test_off_unless_asked(project: Path) -> None:
+    done = pytest_in(project)
+    assert done.returncode == 0
+    assert f"pathprof-{__version__}" in done.stdout  # registered by its entry point
+    assert "path coverage" not in done.stdout
+    assert not (project / ".pathprof").exists()
+
+
+def test_unknown_report_kind_is_a_usage_error(project: Path) -> None:
+    done = pytest_in(project, "--pathprof", "--pathprof-report=pdf")
+    assert done.returncode == 4
+    assert "choose from term, term-missing" in done.stderr
