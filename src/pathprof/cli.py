@@ -102,6 +102,25 @@ def _parser() -> argparse.ArgumentParser:
     coverage.add_argument("--format", choices=("text", "json"), default="text")
     coverage.add_argument("-o", "--output", metavar="FILE", help="write to FILE")
 
+    diff = commands.add_parser(
+        "diff",
+        help="paths that appeared, vanished or changed between two data files",
+        description="Compare two data files: paths that ran in NEW and not in OLD, "
+        "paths that stopped running, and paths whose count changed by more than the "
+        "threshold. Exit status 3 with --fail-on-change when anything differs.",
+    )
+    diff.add_argument("old", metavar="OLD")
+    diff.add_argument("new", metavar="NEW")
+    diff.add_argument("--threshold", type=float, default=0.1, metavar="FRACTION",
+                      help="report a common path whose count moved by more than this "
+                      "fraction of its old count (default 0.1)")
+    diff.add_argument("--min-count", type=int, default=1, metavar="N",
+                      help="ignore paths that ran fewer than N times in both (default 1)")
+    diff.add_argument("--fail-on-change", action="store_true",
+                      help="exit with status 3 if any path appeared, vanished or changed")
+    diff.add_argument("--format", choices=("text", "json"), default="text")
+    diff.add_argument("-o", "--output", metavar="FILE", help="write to FILE")
+
     combine = commands.add_parser(
         "combine",
         help="add data files of other processes into the data file",
@@ -305,10 +324,35 @@ def _output(path: str | None) -> Iterator[TextIO]:
         yield file
 
 
+DIFFERS = 3
+
+
+def _command_diff(args: argparse.Namespace) -> int:
+    from pathprof.pathdiff import diff_profiles
+    from pathprof.profiler import load
+
+    if args.threshold < 0:
+        raise PathprofError("--threshold must not be negative")
+    diff = diff_profiles(load(args.old), load(args.new), threshold=args.threshold,
+                         min_count=args.min_count)
+    with _output(args.output) as output:
+        if args.format == "json":
+            from pathprof.report.diff_text import diff_json
+
+            print(json.dumps(diff_json(diff), indent=2), file=output)
+        else:
+            from rich.console import Console
+
+            from pathprof.report.diff_text import render_diff
+
+            render_diff(diff, Console(file=output, width=120 if args.output else None))
+    return DIFFERS if args.fail_on_change and diff.differs else OK
+
+
 def _command_combine(args: argparse.Namespace) -> int:
     import glob
 
-    from pathprof.store import combine
+    from pathprof.store import combine, read, source_conflicts
 
     files = args.files or [p for p in glob.glob(glob.escape(args.data_file) + ".*")
                            if not p.endswith(".tmp")]
@@ -316,6 +360,9 @@ def _command_combine(args: argparse.Namespace) -> int:
         raise PathprofError(f"no data files to combine beside {args.data_file}")
     combined = combine(args.data_file, files)
     print(f"combined {len(combined)} data files into {args.data_file}")
+    for file, qualname, versions in source_conflicts([read(args.data_file)]):
+        print(f"pathprof: {os.path.relpath(file)}: {qualname} was measured from {versions} "
+              "versions of its source; their paths are kept apart", file=sys.stderr)
     return OK
 
 
@@ -325,14 +372,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return USAGE
-    if args.command != "plan":
+    if args.command not in ("plan", "diff"):
         try:
             _apply_config(args)
         except PathprofError as err:
             print(f"pathprof: {err}", file=sys.stderr)
             return ERR
     handlers = {"plan": _command_plan, "run": _command_run, "report": _command_report,
-                "coverage": _command_coverage, "combine": _command_combine}
+                "coverage": _command_coverage, "diff": _command_diff,
+                "combine": _command_combine}
     try:
         return handlers[args.command](args)
     except PathprofError as err:

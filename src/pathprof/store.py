@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathprof.exceptions import DataError, NoDataError
 from pathprof.profile import FunctionProfile, merge
 
-__all__ = ["SCHEMA_VERSION", "Measurement", "RunInfo", "combine", "read", "write"]
+__all__ = ["SCHEMA_VERSION", "Measurement", "RunInfo", "combine", "read", "source_conflicts",
+           "write"]
 
 SCHEMA_VERSION = 2
 
@@ -257,10 +258,23 @@ def _read(db: sqlite3.Connection) -> Measurement:
     return result
 
 
+def source_conflicts(measurements: Iterable[Measurement]) -> list[tuple[str, str, int]]:
+    """Functions measured from more than one version of their source:
+    ``(file, qualname, number of versions)``. Their counts are kept apart, one
+    entry per source hash, since path numbers of different CFGs do not add up."""
+    hashes: dict[tuple[str, str], set[str]] = {}
+    for measurement in measurements:
+        for fn in measurement.functions:
+            hashes.setdefault((fn.file, fn.qualname), set()).add(fn.source_hash)
+    return [(file, qualname, len(h)) for (file, qualname), h in sorted(hashes.items())
+            if len(h) > 1]
+
+
 def combine(target: str, paths: Iterable[str]) -> list[str]:
     """Add the data files ``paths`` into ``target`` (created if missing) and delete
     them. Returns the files combined; a file that cannot be read is reported with
-    :class:`DataError` before anything is written or deleted."""
+    :class:`DataError` before anything is written or deleted. Functions measured
+    from different versions of their source stay apart (see :func:`source_conflicts`)."""
     paths = [p for p in paths if os.path.abspath(p) != os.path.abspath(target)]
     measurements = [read(p) for p in paths]
     for path, measurement in zip(paths, measurements, strict=True):

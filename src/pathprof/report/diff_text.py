@@ -1,0 +1,78 @@
+"""``pathprof diff``: the paths that appeared, vanished or changed, as text and JSON."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from pathprof.pathdiff import FunctionDiff, PathChange, ProfileDiff
+from pathprof.report.coverage_text import path_brief
+
+__all__ = ["diff_json", "render_diff"]
+
+
+def _change_text(kind: str, diff: FunctionDiff, change: PathChange) -> Text:
+    style = {"+": "green", "-": "red", "~": "yellow"}[kind]
+    line = Text(f"  {kind} ", style=style)
+    if kind == "~":
+        line.append(f"{change.old:,} → {change.new:,} ({change.relative:+.0%})")
+    else:
+        line.append(f"{change.new if kind == '+' else change.old:,}")
+    line.append("  " + path_brief(diff.profile, change.path), style="dim")
+    return line
+
+
+def render_diff(diff: ProfileDiff, console: Console, *, limit: int = 10) -> None:
+    shown = [f for f in diff.functions if f.differs]
+    if not diff.differs:
+        console.print(f"No paths appeared, vanished or changed by more than "
+                      f"{diff.threshold:.0%}.")
+        return
+    for fn in shown:
+        head = Text(fn.qualname, style="bold")
+        head.append(f"  {os.path.relpath(fn.file)}:{fn.first_line}", style="dim")
+        head.append(f"  +{len(fn.appeared)} appeared, -{len(fn.vanished)} vanished, "
+                    f"~{len(fn.changed)} changed, {fn.unchanged} unchanged")
+        if fn.source_changed:
+            head.append("  (source changed: paths matched by shape)", style="italic")
+        console.print(head)
+        rows = ([("+", c) for c in fn.appeared] + [("-", c) for c in fn.vanished]
+                + [("~", c) for c in fn.changed])
+        for kind, change in rows[:limit]:
+            console.print(_change_text(kind, fn, change))
+        if len(rows) > limit:
+            console.print(Text(f"  … and {len(rows) - limit} more", style="dim"))
+    for label, functions in (("newly measured", diff.new_functions),
+                             ("no longer run", diff.gone_functions)):
+        if functions:
+            console.print(Text(f"Functions {label}: ", style="bold")
+                          + Text(", ".join(f"{f.qualname} ({os.path.relpath(f.file)})"
+                                           for f in functions)))
+    totals = [sum(len(getattr(f, kind)) for f in diff.functions)
+              for kind in ("appeared", "vanished", "changed")]
+    console.print(f"{totals[0]} paths appeared, {totals[1]} vanished, {totals[2]} changed by "
+                  f"more than {diff.threshold:.0%} in {len(shown)} functions.")
+
+
+def _change_json(change: PathChange) -> dict[str, Any]:
+    return {"id": change.path.key, "start": change.path.start, "end": change.path.end,
+            "old": change.old, "new": change.new}
+
+
+def diff_json(diff: ProfileDiff) -> dict[str, Any]:
+    return {
+        "format": "pathprof-diff", "version": 1, "threshold": diff.threshold,
+        "functions": [
+            {"file": f.file, "qualname": f.qualname, "first_line": f.first_line,
+             "source_changed": f.source_changed,
+             "appeared": [_change_json(c) for c in f.appeared],
+             "vanished": [_change_json(c) for c in f.vanished],
+             "changed": [_change_json(c) for c in f.changed], "unchanged": f.unchanged}
+            for f in diff.functions if f.differs],
+        "new_functions": [{"file": f.file, "qualname": f.qualname} for f in diff.new_functions],
+        "gone_functions": [{"file": f.file, "qualname": f.qualname}
+                           for f in diff.gone_functions],
+    }
