@@ -115,6 +115,10 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
     db.close()
     with pytest.raises(DataError, match="schema 99"):
         store.read(path)
+    with pytest.raises(DataError, match="schema 99"):
+        store.write(path, _run_info(), [], {}, append=True)  # adding to it: refused
+    store.write(path, _run_info(), [], {})  # a new run replaces it
+    assert len(store.read(path).runs) == 1
 
 
 def test_switch_context_attributes_each_path_to_its_contexts(module_dir: Path) -> None:

@@ -19,8 +19,9 @@ Schema (version :data:`SCHEMA_VERSION`)::
 
 Guarantees: a write is atomic (a new file is built beside the target and renamed
 over it; ``append`` adds in one SQLite transaction). A file that is not a
-pathprof data file, is corrupt, of another schema, or locked is reported with
-:class:`~pathprof.exceptions.DataError` and never overwritten.
+pathprof data file, is corrupt, or locked is reported with
+:class:`~pathprof.exceptions.DataError` and never overwritten; so is a file of
+another schema version, except that a new run (not ``append``) replaces it.
 """
 
 from __future__ import annotations
@@ -97,6 +98,11 @@ class Measurement:
         return modes.pop() if len(modes) == 1 else "mixed"
 
 
+class OtherSchemaError(DataError):
+    """A pathprof data file of another schema version: read it with the pathprof that
+    wrote it; a new run (without ``append``) may replace it."""
+
+
 def _check(db: sqlite3.Connection, path: str) -> None:
     """Raise DataError unless ``db`` is a pathprof data file of our schema."""
     try:
@@ -108,7 +114,7 @@ def _check(db: sqlite3.Connection, path: str) -> None:
         raise DataError(f"{path} is not a pathprof data file (no schema version); "
                         "it was left untouched")
     if row[0] != str(SCHEMA_VERSION):
-        raise DataError(f"{path} has data schema {row[0]}; this pathprof reads schema "
+        raise OtherSchemaError(f"{path} has data schema {row[0]}; this pathprof reads schema "
                         f"{SCHEMA_VERSION}; it was left untouched")
 
 
@@ -176,7 +182,11 @@ def write(path: str, run: RunInfo | list[RunInfo], functions: Iterable[FunctionP
     if os.path.exists(path):
         db = _connect(path)
         try:
-            _check(db, path)
+            try:
+                _check(db, path)
+            except OtherSchemaError:
+                if append:
+                    raise
             if append:
                 try:
                     db.execute("BEGIN IMMEDIATE")

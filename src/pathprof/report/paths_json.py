@@ -11,6 +11,7 @@ import itertools
 from typing import Any
 
 from pathprof import __version__
+from pathprof.edgepredict import predict_from_edges
 from pathprof.profile import FunctionProfile, Path
 from pathprof.store import Measurement
 
@@ -76,6 +77,13 @@ def function_json(fn: FunctionProfile, top: int | None = None) -> dict[str, Any]
         "unattributed": fn.unattributed,
         "paths": [_path(fn, p, total) for p in paths],
     }
+    prediction = predict_from_edges(fn)
+    if prediction is not None:
+        data["edge_prediction"] = {
+            "predicted": prediction.predicted.key,
+            "predicted_count": prediction.predicted.count,
+            "hottest": prediction.hottest.key, "right": prediction.right,
+            "executions": prediction.executions, "correct": prediction.correct}
     if fn.edges:
         data["edges"] = [
             {"src": src, "dst": dst, "label": label, "count": fn.edges.get(i, 0),

@@ -15,7 +15,9 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from pathprof.edgepredict import EdgePrediction, predict_from_edges, summarize
 from pathprof.profile import FunctionProfile, Path
+from pathprof.report.coverage_text import path_brief
 from pathprof.report.paths_json import decisions
 from pathprof.store import Measurement
 
@@ -132,8 +134,27 @@ def render_function(measurement: Measurement, fn: FunctionProfile, top: int,
     parts: list = [head, table]
     if len(fn.paths) > top:
         parts.append(Text(f"    … and {len(fn.paths) - top} more paths", style="dim"))
+    prediction = predict_from_edges(fn)
+    if prediction is not None and fn.paths_possible > 1:
+        parts.append(_prediction_text(fn, prediction))
     parts.append(Text(""))
     return Group(*parts)
+
+
+def _prediction_text(fn: FunctionProfile, prediction: EdgePrediction) -> Text:
+    """One line: what following the most frequent edges would have called the hot path."""
+    text = Text("    edge profile's guess: ", style="dim")
+    if prediction.right:
+        text.append("the hottest path ✓", style="green")
+    else:
+        ran = prediction.predicted.count
+        text.append(path_brief(fn, prediction.predicted), style="yellow")
+        text.append(f" — ran {ran:,} times" if ran else " — never ran", style="yellow")
+        text.append(", not the hottest", style="yellow")
+    if prediction.executions:
+        text.append(f" · executions off their start's predicted path: "
+                    f"{prediction.wrong_share:.0%}", style="dim")
+    return text
 
 
 def render_report(measurement: Measurement, console: Console, *, top: int = 5,
@@ -148,6 +169,15 @@ def render_report(measurement: Measurement, console: Console, *, top: int = 5,
     for fn in measured:
         console.print(render_function(measurement, fn, top,
                                       max(30, console.width - OTHER_COLUMNS)))
+    summary = summarize(measured)
+    if summary.functions:
+        console.print(Text(
+            f"What an edge profile would have told you: following the most frequent edges "
+            f"finds the hottest path in {summary.functions - summary.wrong} of "
+            f"{summary.functions} functions" + (f" (in {summary.never_ran}, a path that never "
+                                               "ran)" if summary.never_ran else "")
+            + f"; {summary.wrong_share:.1%} of path executions took a path other than the "
+            "one edge counts predict from their start.", style="dim"))
     unrun = [f for f in measurement.functions if not (f.total or f.edges)]
     if unrun:
         console.print(Text(f"{len(unrun)} measured functions never ran"
