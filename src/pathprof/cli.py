@@ -13,8 +13,8 @@ import os
 import sys
 import traceback
 import warnings
-from collections.abc import Iterator, Sequence
-from typing import TextIO
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TextIO
 
 from pathprof import __version__
 from pathprof.exceptions import PathprofError
@@ -101,6 +101,18 @@ def _parser() -> argparse.ArgumentParser:
                           help="exit with status 2 if the total is below PERCENT")
     coverage.add_argument("--format", choices=("text", "json"), default="text")
     coverage.add_argument("-o", "--output", metavar="FILE", help="write to FILE")
+
+    html = commands.add_parser(
+        "html",
+        help="write the HTML report: an index and a page per function",
+        description="Write an HTML report: an index of functions sortable by file, "
+        "function, paths run, path coverage and hottest path share, and a page per "
+        "function with its paths highlighted on the source and a picture of its CFG.",
+    )
+    _data_file_option(html)
+    html.add_argument("-d", "--directory", default="htmlpathprof", metavar="DIR",
+                      help="where to write the report (default htmlpathprof)")
+    html.add_argument("--title", default="pathprof report", help="the report's title")
 
     diff = commands.add_parser(
         "diff",
@@ -324,6 +336,45 @@ def _output(path: str | None) -> Iterator[TextIO]:
         yield file
 
 
+def _command_html(args: argparse.Namespace) -> int:
+    from pathprof.profiler import load
+    from pathprof.report.html import write_html
+
+    measurement = load(args.data_file)
+    with _progress("writing function pages", len(measurement.functions)) as advance:
+        try:
+            index = write_html(measurement, args.directory, title=args.title,
+                               progress=advance)
+        except OSError as err:
+            raise PathprofError(f"cannot write the report to {args.directory}: "
+                                f"{err.strerror}") from err
+    print(f"wrote {os.path.relpath(index)}")
+    return OK
+
+
+#: Long work shows a progress bar from this many items on, when stderr is a terminal.
+PROGRESS_FROM = 50
+
+
+@contextlib.contextmanager
+def _progress(what: str, total: int) -> Iterator[Callable[[int, int], None]]:
+    """A progress callback ``(done, total)``: a bar on stderr for long work, else nothing."""
+    if total < PROGRESS_FROM or not sys.stderr.isatty():
+        yield lambda done, total: None
+        return
+    from rich.progress import Progress
+
+    with Progress(transient=True, console=_stderr_console()) as bar:
+        task = bar.add_task(what, total=total)
+        yield lambda done, total: bar.update(task, completed=done)
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
 DIFFERS = 3
 
 
@@ -379,7 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"pathprof: {err}", file=sys.stderr)
             return ERR
     handlers = {"plan": _command_plan, "run": _command_run, "report": _command_report,
-                "coverage": _command_coverage, "diff": _command_diff,
+                "coverage": _command_coverage, "html": _command_html, "diff": _command_diff,
                 "combine": _command_combine}
     try:
         return handlers[args.command](args)

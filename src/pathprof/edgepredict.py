@@ -26,10 +26,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pathprof.graph import EdgeKind, regenerate, regenerate_prefix
+from pathprof.graph import EdgeKind, Numbering, regenerate, regenerate_prefix
 from pathprof.profile import FunctionProfile, Path, decode_paths, numbering_of
 
-__all__ = ["EdgePrediction", "PredictionSummary", "predict_from_edges", "summarize"]
+__all__ = ["EdgePrediction", "PredictionSummary", "dag_edge_frequencies", "predict_from_edges",
+           "summarize"]
 
 
 @dataclass(frozen=True)
@@ -56,14 +57,7 @@ def predict_from_edges(fn: FunctionProfile) -> EdgePrediction | None:
         return None
     numbering = numbering_of(fn.meta)
     dag = numbering.dag
-    frequency = [0] * len(dag.edges)
-    for key, count in fn.counts.items():
-        for eid in regenerate(numbering, int(key)).edges:
-            frequency[eid] += count
-    for key, count in fn.cuts.items():
-        block, value = (int(part) for part in key.split(":"))
-        for eid in regenerate_prefix(numbering, block, value).edges:
-            frequency[eid] += count
+    frequency = dag_edge_frequencies(fn, numbering)
 
     def walk(first: int | None) -> int:
         block, number = dag.entry, 0
@@ -89,6 +83,20 @@ def predict_from_edges(fn: FunctionProfile) -> EdgePrediction | None:
     correct = sum(fn.counts.get(str(n), 0) for n in predictions)
     executions = sum(fn.counts.values())
     return EdgePrediction(predicted, complete[0], executions, correct)
+
+
+def dag_edge_frequencies(fn: FunctionProfile, numbering: Numbering) -> list[int]:
+    """How often each DAG edge ran, from the path profile: the edge profile edge mode
+    would have measured (a backedge's count is that of its two dummy edges)."""
+    frequency = [0] * len(numbering.dag.edges)
+    for key, count in fn.counts.items():
+        for eid in regenerate(numbering, int(key)).edges:
+            frequency[eid] += count
+    for key, count in fn.cuts.items():
+        block, value = (int(part) for part in key.split(":"))
+        for eid in regenerate_prefix(numbering, block, value).edges:
+            frequency[eid] += count
+    return frequency
 
 
 @dataclass(frozen=True)

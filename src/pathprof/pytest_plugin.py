@@ -26,7 +26,7 @@ import pytest
 
 __all__ = ["PathprofPlugin"]
 
-REPORT_KINDS = ("term", "term-missing", "json")
+REPORT_KINDS = ("term", "term-missing", "html", "json")
 #: Set by the controlling pytest process; inherited by xdist workers.
 TOKEN_VARIABLE = "PATHPROF_PYTEST_TOKEN"
 CONTEXTS = ("test",)
@@ -36,9 +36,10 @@ def _report_kind(text: str) -> str:
     kind = text.split(":", 1)[0]
     if kind not in REPORT_KINDS:
         raise argparse.ArgumentTypeError(
-            f"{text!r}: choose from {', '.join(REPORT_KINDS)} (json may name a file: json:FILE)")
-    if kind != "json" and ":" in text:
-        raise argparse.ArgumentTypeError(f"{text!r}: only json takes a file name")
+            f"{text!r}: choose from {', '.join(REPORT_KINDS)} (html:DIR and json:FILE name "
+            "where to write)")
+    if kind.startswith("term") and ":" in text:
+        raise argparse.ArgumentTypeError(f"{text!r}: only html and json take a destination")
     return text
 
 
@@ -51,7 +52,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--pathprof-report", action="append", default=None, type=_report_kind,
                     dest="pathprof_report", metavar="TYPE",
                     help="report to show or write: term (default), term-missing, "
-                    "json[:FILE] (default pathprof.json); repeatable")
+                    "html[:DIR] (default htmlpathprof), json[:FILE] (default pathprof.json); "
+                    "repeatable")
     group.addoption("--pathprof-fail-under", type=float, default=None,
                     dest="pathprof_fail_under", metavar="PERCENT",
                     help="fail the run if total path coverage is below PERCENT")
@@ -104,6 +106,7 @@ class PathprofPlugin:
         self.coverage: Any = None
         self.failed_under: str | None = None
         self.problems: list[str] = []
+        self.written: list[str] = []
 
     def _own_data_file(self) -> str:
         if self.worker is None:
@@ -145,10 +148,15 @@ class PathprofPlugin:
             for report in self.reports:
                 if report.startswith("json"):
                     self._write_json(report.partition(":")[2] or "pathprof.json")
+                elif report.startswith("html"):
+                    self._write_html(report.partition(":")[2] or "htmlpathprof")
         except PathprofError as err:
             self.problems.append(str(err))
             return
-        if self.fail_under is not None and self.coverage.totals.percent < self.fail_under:
+        except OSError as err:
+            self.problems.append(f"cannot write a report: {err}")
+        if (self.coverage is not None and self.fail_under is not None
+                and self.coverage.totals.percent < self.fail_under):
             self.failed_under = (f"total path coverage {self.coverage.totals.percent:.2f}% "
                                  f"is below --pathprof-fail-under {self.fail_under:g}%")
             if session.exitstatus == pytest.ExitCode.OK:
@@ -161,7 +169,14 @@ class PathprofPlugin:
 
         with open(path, "w", encoding="utf-8") as f:
             json.dump(coverage_json(self.coverage), f, indent=2)
-        self.written = [*getattr(self, "written", []), path]
+        self.written.append(path)
+
+    def _write_html(self, directory: str) -> None:
+        from pathprof.report.html import write_html
+        from pathprof.store import read
+
+        index = write_html(read(self.data_file), directory)
+        self.written.append(index)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.worker is not None:
@@ -174,7 +189,7 @@ class PathprofPlugin:
             if terms:
                 terminalreporter.write(self._render_term("term-missing" in terms,
                                                          terminalreporter))
-            for path in getattr(self, "written", []):
+            for path in self.written:
                 terminalreporter.write_line(f"pathprof: wrote {path}")
         if self.failed_under:
             terminalreporter.write_line(f"FAIL: {self.failed_under}", red=True, bold=True)

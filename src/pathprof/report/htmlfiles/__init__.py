@@ -1,0 +1,1 @@
+"""Templates, stylesheet and script of the HTML report (package data)."""

@@ -1,0 +1,175 @@
+"""The HTML report: files, figures, escaping, the CFG picture, and a real browser.
+
+Pages are checked by reading the files written; the browser tests run Debian's
+Chromium headless (``chromium --headless --dump-dom`` runs the page's script and
+prints the resulting DOM) and skip with a reason where no browser is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+from pathprof import load
+from pathprof.cli import main
+from pathprof.graph import to_dag
+from pathprof.profile import cfg_of
+from pathprof.report.cfg_picture import cfg_picture
+
+SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pathcov"
+BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_browser = pytest.mark.skipif(BROWSER is None, reason="no Chromium installed "
+                                   "(Debian: apt-get install chromium)")
+
+TRICKY = '''
+def shout(text):
+    """Returns <b>bold</b> & "quoted" </script><script>alert(1)</script>"""
+    if "<" in text:
+        return "</script>"
+    return text.upper()
+
+shout("a")
+shout("<")
+'''
+
+
+@pytest.fixture(scope="module")
+def sample_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """examples/pathcov measured by its test suite (with test contexts), as HTML."""
+    project = tmp_path_factory.mktemp("html") / "pathcov"
+    shutil.copytree(SAMPLE, project, ignore=shutil.ignore_patterns(".pathprof*", "htmlpath*",
+                                                                   "__pycache__"))
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                    "--pathprof", "--pathprof-context=test", "--pathprof-report=html:report"],
+                   cwd=project, check=True, capture_output=True, timeout=300)
+    return project
+
+
+def page_data(page: Path) -> dict:
+    text = page.read_text()
+    raw = re.search(r'<script type="application/json" id="pathprof-data">(.*?)</script>',
+                    text, re.S)
+    assert raw is not None
+    return json.loads(raw.group(1))
+
+
+def test_index_lists_every_function_with_its_figures(sample_report: Path) -> None:
+    index = (sample_report / "report" / "index.html").read_text()
+    assert "30.4%" in index  # 7 of 23 paths: 3 + 8 + 12 possible, 2 + 3 + 2 run
+    assert "7 of 23 paths run in 3 functions" in index
+    rows = re.findall(r"<tr>(.*?)</tr>", index, re.S)
+    price = next(r for r in rows if ">price</a>" in r)
+    cells = re.findall(r'data-sort="([^"]*)"', price)
+    assert cells[2:5] == ["2", "12", "16.666667"]
+    for page in re.findall(r'href="([^"]+\.html)"', index):
+        assert (sample_report / "report" / page).is_file()
+    for static in ("style.css", "pathprof.js"):
+        assert (sample_report / "report" / static).is_file()
+
+
+def test_function_page_has_every_run_and_missed_path(sample_report: Path) -> None:
+    page = next((sample_report / "report").glob("*_price_*.html"))
+    data = page_data(page)
+    run = [p for p in data["paths"] if not p["missed"]]
+    missed = [p for p in data["paths"] if p["missed"]]
+    assert (len(run), len(missed)) == (2, 10)
+    text = page.read_text()
+    for path in data["paths"]:
+        for line in path["lines"]:
+            assert f'id="line-{line}"' in text  # every highlighted line is on the page
+    assert "ran in 1 test" in text  # contexts: each run path by one test
+    assert "test_price_plain" in text
+    assert 'id="node-' in text
+    assert 'id="edge-' in text
+
+
+def test_no_network_and_source_is_escaped(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "tricky.py"
+    script.write_text(TRICKY)
+    subprocess.run([sys.executable, "-m", "pathprof", "run", "--data-file",
+                    str(tmp_path / "d"), str(script)], check=True, capture_output=True,
+                   timeout=120)
+    assert main(["html", "--data-file", str(tmp_path / "d"), "-d", str(tmp_path / "out")]) == 0
+    for page in (tmp_path / "out").glob("*.html"):
+        text = page.read_text()
+        assert not re.search(r'(src|href)="(https?:)?//', text), page.name
+        assert "<script>alert" not in text
+        assert "<b>bold" not in text
+    shout = next((tmp_path / "out").glob("*shout*.html")).read_text()
+    assert "&lt;b&gt;bold&lt;/b&gt; &amp; &quot;quoted&quot;" in shout
+    assert shout.count("</script>") == 2  # the data block and the script tag, nothing else
+
+
+def test_fallback_picture_has_every_block_and_edge(sample_report: Path) -> None:
+    fn = next(f for f in load(str(sample_report / ".pathprof")).functions
+              if f.qualname == "reorder_list")
+    picture = cfg_picture(fn, {}, None, use_graphviz=False)
+    assert picture.drawn_by == "pathprof"
+    dag = to_dag(cfg_of(fn.meta))
+    for block in dag.reachable:
+        assert picture.svg.count(f'id="node-{block}"') == 1
+    for eid, (src, dst, _label) in enumerate(fn.meta["edges"]):
+        if src in dag.reachable and dst in dag.reachable:
+            assert picture.svg.count(f'id="edge-{eid}"') == 1
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+def test_graphviz_picture_keeps_the_ids(sample_report: Path) -> None:
+    fn = next(f for f in load(str(sample_report / ".pathprof")).functions
+              if f.qualname == "price")
+    picture = cfg_picture(fn, {0: 2}, None)
+    assert picture.drawn_by == "graphviz"
+    assert picture.svg.startswith("<svg")
+    assert 'id="node-0"' in picture.svg
+    assert 'id="edge-0"' in picture.svg
+
+
+def _browser(*args: str) -> subprocess.CompletedProcess[str]:
+    assert BROWSER is not None
+    return subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu",
+                           "--hide-scrollbars", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+@needs_browser
+def test_selecting_a_path_highlights_its_lines_in_a_browser(sample_report: Path) -> None:
+    page = next((sample_report / "report").glob("*_price_*.html"))
+    data = page_data(page)
+    for index in (0, 1, 5):
+        dom = _browser("--dump-dom", f"{page.as_uri()}#path-{index}").stdout
+        on = {int(n) for n in re.findall(r'<tr id="line-(\d+)" class="on">', dom)}
+        assert on == set(data["paths"][index]["lines"])
+        assert re.search(rf'<li class="path[^"]* selected" data-index="{index}"', dom)
+
+
+def _png_colours(path: Path) -> int:
+    """Distinct byte values in the decompressed image data: 1-2 for a blank page."""
+    raw = path.read_bytes()
+    assert raw[:8] == b"\x89PNG\r\n\x1a\n"
+    data, at = b"", 8
+    while at < len(raw):
+        (length,) = struct.unpack(">I", raw[at:at + 4])
+        kind = raw[at + 4:at + 8]
+        if kind == b"IDAT":
+            data += raw[at + 8:at + 8 + length]
+        at += 12 + length
+    return len(set(zlib.decompress(data)))
+
+
+@needs_browser
+def test_screenshots_of_index_and_function_page(sample_report: Path, tmp_path: Path) -> None:
+    report = sample_report / "report"
+    for page in (report / "index.html", next(report.glob("*_price_*.html"))):
+        shot = tmp_path / f"{page.stem}.png"
+        _browser("--window-size=1280,900", f"--screenshot={shot}", page.as_uri())
+        assert shot.is_file()
+        assert _png_colours(shot) > 20  # text, highlight and picture, not a blank page
