@@ -176,8 +176,8 @@ def _function_page(measurement: Measurement, fn: FunctionProfile, page: str) -> 
             ran = prediction.predicted.count
             prediction_text = (
                 "Following the most frequent edges predicts a path that "
-                + (f"ran {ran:,} times" if ran else "never ran")
-                + f" (marked ◆), not the hottest (#1, {prediction.hottest.count:,} times).")
+                + (f"ran {_times(ran)}" if ran else "never ran")
+                + f" (marked ◆), not the hottest (#1, {_times(prediction.hottest.count)}).")
             if not ran:
                 view = _path_view(fn, prediction.predicted, total, cfg_edges_of, predicted_key,
                                   missed=True)
@@ -194,6 +194,10 @@ def _function_page(measurement: Measurement, fn: FunctionProfile, page: str) -> 
     row = _index_row(fn, page)
     return FunctionPage(row, source, views, missed_more, picture.svg, picture.drawn_by,
                         prediction_text)
+
+
+def _times(count: int) -> str:
+    return "once" if count == 1 else f"{count:,} times"
 
 
 def _index_row(fn: FunctionProfile, page: str) -> IndexRow:

@@ -1,0 +1,57 @@
+"""Configuration files: [tool.pathprof] in pyproject.toml and .pathprofrc."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pathprof.config import read_config
+from pathprof.exceptions import ConfigError
+
+
+def test_pyproject_table_with_the_flag_names(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pathprof]\nsource = ["src"]\nfail-under = 42\nreport = "html"\n'
+        'context = "test"\ndata_file = "d.pathprof"\n')
+    nested = tmp_path / "a" / "b"
+    nested.mkdir(parents=True)
+    config = read_config(str(nested))
+    assert config.source == [str(tmp_path / "src")]
+    assert config.fail_under == 42.0
+    assert config.report == ["html"]
+    assert config.context == "test"
+    assert config.data_file == str(tmp_path / "d.pathprof")
+    assert config.path == str(tmp_path / "pyproject.toml")
+
+
+def test_pathprofrc_wins_over_pyproject_in_the_same_directory(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.pathprof]\nfail_under = 10\n")
+    (tmp_path / ".pathprofrc").write_text("fail_under = 20.5\nomit = ['*/gen/*']\n")
+    config = read_config(str(tmp_path))
+    assert config.fail_under == 20.5
+    assert config.omit == ["*/gen/*"]
+    assert config.path == str(tmp_path / ".pathprofrc")
+
+
+def test_nearest_directory_wins(tmp_path: Path) -> None:
+    (tmp_path / ".pathprofrc").write_text("fail_under = 1\n")
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    (inner / "pyproject.toml").write_text("[tool.pathprof]\nfail_under = 2\n")
+    assert read_config(str(inner)).fail_under == 2.0
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("fail_under = 'high'\n", "fail_under must be a number"),
+    ("fail_under = true\n", "fail_under must be a number"),
+    ("report = [1]\n", "report must be a list of strings"),
+    ("colour = 'red'\n", "unknown setting tool.pathprof.colour"),
+    ("fail_under = \n", "cannot read"),
+])
+def test_bad_settings_name_the_file_and_key(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / ".pathprofrc").write_text(text)
+    with pytest.raises(ConfigError, match=message) as caught:
+        read_config(str(tmp_path))
+    assert ".pathprofrc" in str(caught.value)
