@@ -108,3 +108,28 @@ def test_coverage_refuses_an_edge_profile(tmp_path: Path,
     _measure_demo(data, "--mode", "edge")
     assert main(["coverage", "--data-file", str(data)]) == ERR
     assert "needs a path profile" in capsys.readouterr().err
+
+
+def test_long_work_shows_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from rich.console import Console
+
+    from pathprof import cli
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    shown = Terminal()
+    monkeypatch.setattr(sys, "stderr", shown)
+    monkeypatch.setattr(cli, "_stderr_console",
+                        lambda: Console(file=shown, force_terminal=True, width=80))
+    with cli._progress("combining data files", cli.PROGRESS_FROM) as advance:
+        advance(cli.PROGRESS_FROM // 2, cli.PROGRESS_FROM)
+    assert "combining data files" in shown.getvalue()
+    quiet = Terminal()
+    monkeypatch.setattr(sys, "stderr", quiet)
+    with cli._progress("combining data files", cli.PROGRESS_FROM - 1) as advance:
+        advance(1, cli.PROGRESS_FROM - 1)  # short work: no bar
+    assert quiet.getvalue() == ""

@@ -409,7 +409,8 @@ def _command_combine(args: argparse.Namespace) -> int:
                            if not p.endswith(".tmp")]
     if not files:
         raise PathprofError(f"no data files to combine beside {args.data_file}")
-    combined = combine(args.data_file, files)
+    with _progress("combining data files", len(files)) as advance:
+        combined = combine(args.data_file, files, progress=advance)
     print(f"combined {len(combined)} data files into {args.data_file}")
     for file, qualname, versions in source_conflicts([read(args.data_file)]):
         print(f"pathprof: {os.path.relpath(file)}: {qualname} was measured from {versions} "

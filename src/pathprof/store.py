@@ -30,7 +30,7 @@ import json
 import os
 import sqlite3
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from pathprof.exceptions import DataError, NoDataError
@@ -280,15 +280,18 @@ def source_conflicts(measurements: Iterable[Measurement]) -> list[tuple[str, str
             if len(h) > 1]
 
 
-def combine(target: str, paths: Iterable[str]) -> list[str]:
+def combine(target: str, paths: Iterable[str],
+            progress: Callable[[int, int], None] | None = None) -> list[str]:
     """Add the data files ``paths`` into ``target`` (created if missing) and delete
     them. Returns the files combined; a file that cannot be read is reported with
     :class:`DataError` before anything is written or deleted. Functions measured
     from different versions of their source stay apart (see :func:`source_conflicts`)."""
     paths = [p for p in paths if os.path.abspath(p) != os.path.abspath(target)]
     measurements = [read(p) for p in paths]
-    for path, measurement in zip(paths, measurements, strict=True):
+    for done, (path, measurement) in enumerate(zip(paths, measurements, strict=True), 1):
         write(target, measurement.runs, measurement.functions, measurement.sources,
               append=True)
         os.unlink(path)
+        if progress is not None:
+            progress(done, len(paths))
     return paths
