@@ -133,3 +133,26 @@ def test_long_work_shows_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyP
     with cli._progress("combining data files", cli.PROGRESS_FROM - 1) as advance:
         advance(1, cli.PROGRESS_FROM - 1)  # short work: no bar
     assert quiet.getvalue() == ""
+
+
+def test_instrument_fills_the_cache_and_lists_what_it_cannot(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "good.py").write_text("def f(x):\n    return 1 if x else 2\n")
+    (tmp_path / "pkg" / "bad.py").write_text("def f(:\n")
+    (tmp_path / ".venv" / "lib").mkdir(parents=True)
+    (tmp_path / ".venv" / "lib" / "hidden.py").write_text("x = 1\n")
+
+    def instrument() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pathprof", "instrument"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+
+    first = instrument()
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == "3 files: 2 instrumented, 0 already cached, 1 could not be"
+    assert "bad.py: SyntaxError" in first.stderr
+    cached = sorted(p.name.split(".")[0] for p in (tmp_path / "pkg" / "__pycache__").glob(
+        "*.pathprof-*.pyc"))
+    assert cached == ["__init__", "good"]
+    second = instrument()
+    assert second.stdout.strip() == "3 files: 0 instrumented, 2 already cached, 1 could not be"

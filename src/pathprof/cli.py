@@ -67,6 +67,20 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("program", metavar="PROGRAM")
     run.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
 
+    instrument = commands.add_parser(
+        "instrument",
+        help="instrument the selected source ahead of a run (fills the cache)",
+        description="Instrument every selected source file now and write the result to "
+        "the cache in __pycache__, so the next run starts warm; lists files pathprof "
+        "could not instrument. Selects files as `run` does (default: the current "
+        "directory).",
+    )
+    instrument.add_argument("--source", action="append", default=[], metavar="DIR|MODULE")
+    instrument.add_argument("--include", action="append", default=[], metavar="PATTERN")
+    instrument.add_argument("--omit", action="append", default=[], metavar="PATTERN")
+    instrument.add_argument("--mode", choices=("path", "edge"), default=None)
+    instrument.add_argument("--metric", choices=("time",), default=None)
+
     report = commands.add_parser(
         "report",
         help="show the hottest paths of each function",
@@ -156,7 +170,7 @@ def _apply_config(args: argparse.Namespace) -> None:
     from pathprof.config import read_config
 
     config = read_config()
-    if args.data_file is None:
+    if hasattr(args, "data_file") and args.data_file is None:
         args.data_file = config.data_file or ".pathprof"
     for name in ("source", "include", "omit"):
         if hasattr(args, name) and not getattr(args, name):
@@ -259,6 +273,24 @@ def _exit_status(code: object) -> int:
         return code
     print(code, file=sys.stderr)
     return ERR
+
+
+def _command_instrument(args: argparse.Namespace) -> int:
+    from pathprof.python.importhook import InstrumentOptions, warm_cache
+    from pathprof.python.selection import Selection
+
+    selection = Selection(args.source, args.include, args.omit, [os.getcwd()])
+    paths = [path for _name, path in selection.files()]
+    if not paths:
+        raise PathprofError("no source files selected (see --source, --include, --omit)")
+    options = InstrumentOptions(mode=args.mode, metric=args.metric)
+    with _progress("instrumenting", len(paths)) as advance:
+        result = warm_cache(paths, options, progress=advance)
+    print(f"{len(paths)} files: {result.instrumented} instrumented, {result.cached} already "
+          f"cached, {len(result.failed)} could not be")
+    for path, why in result.failed:
+        print(f"  {os.path.relpath(path)}: {why}", file=sys.stderr)
+    return OK
 
 
 def _command_report(args: argparse.Namespace) -> int:
@@ -430,7 +462,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except PathprofError as err:
             print(f"pathprof: {err}", file=sys.stderr)
             return ERR
-    handlers = {"plan": _command_plan, "run": _command_run, "report": _command_report,
+    handlers = {"plan": _command_plan, "run": _command_run, "instrument": _command_instrument,
+                "report": _command_report,
                 "coverage": _command_coverage, "html": _command_html, "diff": _command_diff,
                 "combine": _command_combine}
     try:

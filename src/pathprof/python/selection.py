@@ -21,8 +21,9 @@ import contextlib
 import fnmatch
 import os
 import site
+import sys
 import sysconfig
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 __all__ = ["Selection"]
@@ -49,6 +50,21 @@ def _third_party_dirs() -> list[str]:
         dirs.add(_norm(user))
     dirs.add(_norm(os.path.dirname(os.path.dirname(__file__))))  # pathprof itself
     return sorted(dirs)
+
+
+def _walk(root: str, named: bool, excluded: Sequence[str]) -> Iterator[str]:
+    """``.py`` files under ``root`` (or ``root`` itself), in sorted order."""
+    if os.path.isfile(root):
+        yield root
+        return
+    for directory, subdirs, names in os.walk(root):
+        subdirs[:] = sorted(
+            d for d in subdirs if not d.startswith(".") and d != "__pycache__"
+            and (named or not any(_under(_norm(os.path.join(directory, d)), x)
+                                  for x in excluded)))
+        for name in sorted(names):
+            if name.endswith(".py"):
+                yield os.path.join(directory, name)
 
 
 def _pattern(pattern: str) -> str:
@@ -100,6 +116,38 @@ class Selection:
             return not self._is_third_party(path)
         return (any(_under(path, d) for d in self._default)
                 and not self._is_third_party(path))
+
+    def files(self, search_path: Sequence[str] | None = None) -> Iterator[tuple[str | None, str]]:
+        """Every source file the selection wants, found by walking the file system:
+        ``(module name or None, path)``. Module names in ``source`` are looked up on
+        ``search_path`` (default :data:`sys.path`) without importing anything.
+        Hidden directories and ``__pycache__`` are not walked, nor third-party
+        directories (a virtual environment inside the project) unless named."""
+        roots: list[tuple[str | None, str]] = [(None, d) for d in self._source_dirs]
+        for module in self._source_modules:
+            relative = module.replace(".", os.sep)
+            for entry in (sys.path if search_path is None else search_path):
+                base = os.path.join(entry or ".", relative)
+                if os.path.isdir(base) or os.path.isfile(base + ".py"):
+                    roots.append((module, base if os.path.isdir(base) else base + ".py"))
+                    break
+        if not self._source_dirs and not self._source_modules:
+            roots = [(None, d) for d in self._default]
+        seen: set[str] = set()
+        for module, root in roots:
+            for path in _walk(root, named=module is not None or root in self._source_dirs,
+                              excluded=self._excluded):
+                name = None
+                if module is not None:
+                    rest = os.path.relpath(path, root)[: -len(".py")]
+                    parts = [] if rest == "." else rest.split(os.sep)
+                    if parts and parts[-1] == "__init__":
+                        parts.pop()
+                    name = ".".join([module, *parts]) if os.path.isdir(root) else module
+                key = _norm(path)
+                if key not in seen and self.wants(name, path):
+                    seen.add(key)
+                    yield name, path
 
     def _is_third_party(self, path: str) -> bool:
         return any(_under(path, d) for d in self._excluded)
