@@ -173,3 +173,16 @@ def test_screenshots_of_index_and_function_page(sample_report: Path, tmp_path: P
         _browser("--window-size=1280,900", f"--screenshot={shot}", page.as_uri())
         assert shot.is_file()
         assert _png_colours(shot) > 20  # text, highlight and picture, not a blank page
+
+
+def test_time_metric_is_shown_per_path(tmp_path: Path) -> None:
+    script = tmp_path / "tricky.py"
+    script.write_text(TRICKY)
+    subprocess.run([sys.executable, "-m", "pathprof", "run", "--metric", "time", "--data-file",
+                    str(tmp_path / "d"), str(script)], check=True, capture_output=True,
+                   timeout=120)
+    assert main(["html", "--data-file", str(tmp_path / "d"), "-d", str(tmp_path / "out")]) == 0
+    shout = next((tmp_path / "out").glob("*shout*.html")).read_text()
+    times = re.findall(r'<span class="time">([^<]*)</span>', shout)
+    assert len(times) == 2  # both paths ran once, each with its own time
+    assert all(re.fullmatch(r"[\d.]+ (ns|µs|ms|s)", t) for t in times)
