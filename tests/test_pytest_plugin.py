@@ -132,3 +132,15 @@ def test_unknown_report_kind_is_a_usage_error(project: Path) -> None:
     done = pytest_in(project, "--pathprof", "--pathprof-report=pdf")
     assert done.returncode == 4
     assert "choose from term, term-missing" in done.stderr
+
+
+def test_bad_configuration_is_a_usage_error(project: Path) -> None:
+    (project / ".pathprofrc").write_text('report = ["pdf"]\n')
+    done = pytest_in(project, "--pathprof")
+    assert done.returncode == 4
+    assert "pathprof: 'pdf': choose from" in done.stderr
+    (project / ".pathprofrc").write_text('colour = "red"\n')
+    done = pytest_in(project, "--pathprof")
+    assert done.returncode == 4
+    assert "unknown setting tool.pathprof.colour" in done.stderr
+    assert "Traceback" not in done.stderr

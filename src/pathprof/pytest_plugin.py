@@ -70,9 +70,14 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     options = early_config.known_args_namespace
     if not getattr(options, "pathprof_source", None):
         return
-    plugin = PathprofPlugin(options)
+    from pathprof.exceptions import PathprofError
+
+    try:
+        plugin = PathprofPlugin(options)
+        plugin.start()
+    except (PathprofError, argparse.ArgumentTypeError) as err:
+        raise pytest.UsageError(f"pathprof: {err}") from err
     early_config.pluginmanager.register(plugin, "_pathprof")
-    plugin.start()
 
 
 class PathprofPlugin:
