@@ -77,3 +77,40 @@ def test_recursion_to_the_limit_and_past_it(tmp_path: Path) -> None:
         assert forever.raised == forever.total - 1 > 900
         assert sorted(p.end for p in forever.paths) == ["exception", "return"]
         assert forever.counts == {"0": 1}
+
+
+SIGTERM_MISSED_ONCE = '''
+import multiprocessing, os, signal, sys, time
+
+def work(ready):
+    seen = []
+    def on_term(signum, frame):
+        seen.append(signum)
+        if len(seen) == 2:
+            os._exit(0)
+    signal.signal(signal.SIGTERM, on_term)  # as if the first SIGTERM came at a bad moment
+    ready.set()
+    while True:
+        time.sleep(0.05)
+
+if __name__ == "__main__":
+    ctx = multiprocessing.get_context("fork")
+    ready = ctx.Event()
+    p = ctx.Process(target=work, args=(ready,))
+    p.start()
+    ready.wait()
+    p.terminate()
+    p.join()
+    print("joined", p.exitcode)
+'''
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no fork")
+def test_a_terminated_child_that_missed_sigterm_is_signalled_again(tmp_path: Path) -> None:
+    """CPython runs a Python signal handler only when the main thread next runs
+    bytecode, so a child can miss a SIGTERM (a Pool worker blocked on its queue's
+    lock) and `join()` would wait forever; pathprof sends it again (profiler.py,
+    _patch_fork_popen). Here the child ignores the first SIGTERM on purpose."""
+    (tmp_path / "missed.py").write_text(SIGTERM_MISSED_ONCE)
+    done = pathprof_cli(tmp_path, "run", "missed.py")
+    assert done.stdout == "joined 0\n"

@@ -100,7 +100,8 @@ class Profiler:
             # Modules instrumented by an earlier profiler in this process: reported
             # only for what they count now, not as "measured, never run".
             self._known_before = {id(state) for state in runtime.modules()}
-        runtime.set_hooks(after_fork_in_child=self._after_fork_in_child)
+        runtime.set_hooks(after_fork_in_child=self._after_fork_in_child,
+                          after_fork_in_parent=_patch_fork_popen)
         late = self.hook.already_imported()
         if late:
             warnings.warn("pathprof: already imported before profiling started, so not "
@@ -267,19 +268,79 @@ class Profiler:
         """Save a forked child's counts once, as it exits or is terminated.
 
         SIGTERM is ignored while saving: ``multiprocessing`` terminates workers
-        that are already exiting, which would otherwise cut the save short."""
+        that are already exiting, which would otherwise cut the save short. A
+        SIGTERM whose Python handler runs during the save (the signal came just
+        before it was ignored) is remembered and acted on once the save is done."""
         if not self._in_child or os.getpid() == getattr(self, "_saved_pid", None):
             return
-        self._saved_pid = os.getpid()
+        self._saving = True  # first: from here on, the SIGTERM handler only takes note
         previous = None
         with contextlib.suppress(ValueError, AttributeError):  # not the main thread
             previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        self._saved_pid = os.getpid()
         try:
             self.save()
         finally:
+            self._saving = False
             if previous is not None:
                 with contextlib.suppress(ValueError):
                     signal.signal(signal.SIGTERM, previous)
+            if getattr(self, "_terminated_while_saving", False):
+                self._terminated_while_saving = False
+                _die_of_sigterm()
+
+
+#: A forked child that ``multiprocessing`` terminated and that is still alive after
+#: this many seconds is sent SIGTERM again (see :func:`_patch_fork_popen`).
+RESEND_SIGTERM_AFTER = 1.0
+
+
+def _patch_fork_popen() -> None:
+    """Make ``terminate()`` of ``multiprocessing``'s forked children robust to a race
+    in CPython's signal handling that pathprof's SIGTERM handler in the child exposes.
+
+    A Python signal handler runs only when the main thread next executes bytecode.
+    A SIGTERM that arrives just before the child's main thread blocks in a call
+    that the signal then cannot interrupt (a ``Pool`` worker waiting for its queue's
+    lock) is never handled: the child waits forever, and so does the parent's
+    ``join()``. Sent again, SIGTERM interrupts the blocked call, the handler runs
+    and the child saves its counts and dies. So a child terminated through
+    ``Popen.terminate`` that is still alive after :data:`RESEND_SIGTERM_AFTER`
+    seconds is sent SIGTERM again, every as many seconds, while the parent waits
+    for it. Called in the parent after each fork; patches ``popen_fork`` once.
+    """
+    popen_fork = sys.modules.get("multiprocessing.popen_fork")
+    if popen_fork is None or getattr(popen_fork.Popen.wait, "_pathprof", False):
+        return
+    popen = popen_fork.Popen
+    original_wait, original_terminate = popen.wait, popen.terminate
+
+    def forked_by_us(process: Any) -> bool:
+        return type(process).__module__ == "multiprocessing.popen_fork"
+
+    def terminate(self: Any) -> None:
+        if forked_by_us(self):
+            self._pathprof_terminated = True
+        original_terminate(self)
+
+    def wait(self: Any, timeout: float | None = None) -> Any:
+        if timeout is not None or not getattr(self, "_pathprof_terminated", False):
+            return original_wait(self, timeout)
+        while True:
+            code = original_wait(self, RESEND_SIGTERM_AFTER)
+            if code is not None:
+                return code
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGTERM)
+
+    wait._pathprof = True  # type: ignore[attr-defined]
+    popen.wait, popen.terminate = wait, terminate
+
+
+def _die_of_sigterm() -> None:
+    """End the process as an unhandled SIGTERM would have."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _patch_os_exit(profiler: Profiler) -> None:
@@ -306,10 +367,12 @@ def _save_on_sigterm(profiler: Profiler) -> None:
             return
 
         def on_sigterm(signum: int, frame: Any) -> None:
+            if getattr(profiler, "_saving", False):  # a save is under way: finish it first
+                profiler._terminated_while_saving = True
+                return
             with contextlib.suppress(Exception):
                 profiler._save_at_exit()
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGTERM)
+            _die_of_sigterm()
 
         signal.signal(signal.SIGTERM, on_sigterm)
     except ValueError:  # not the main thread: leave signals alone

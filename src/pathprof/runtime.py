@@ -35,7 +35,7 @@ DRAIN_AT = 10_000
 #: What instrumented code calls as an exception leaves a function: C functions only.
 exception = sys.exception
 getframe = sys._getframe
-_hooks: dict[str, Any] = {"after_fork_in_child": None}
+_hooks: dict[str, Any] = {"after_fork_in_child": None, "after_fork_in_parent": None}
 
 
 class ModuleState:
@@ -225,9 +225,11 @@ def modules() -> list[ModuleState]:
     return list(_modules)
 
 
-def set_hooks(*, after_fork_in_child: Any = None) -> None:
-    """Install the callable the runtime calls in a child process after ``fork``."""
+def set_hooks(*, after_fork_in_child: Any = None, after_fork_in_parent: Any = None) -> None:
+    """Install the callables the runtime calls after ``fork``, in the child and in
+    the parent."""
     _hooks["after_fork_in_child"] = after_fork_in_child
+    _hooks["after_fork_in_parent"] = after_fork_in_parent
 
 
 def _copy_table(table: Any, reset: bool) -> dict[int, int]:
@@ -300,5 +302,12 @@ def _after_fork_in_child() -> None:
         hook()
 
 
+def _after_fork_in_parent() -> None:
+    hook = _hooks["after_fork_in_parent"]
+    if hook is not None:
+        hook()
+
+
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(after_in_child=_after_fork_in_child,
+                        after_in_parent=_after_fork_in_parent)
