@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from pathprof.cli import ERR, OK, USAGE, main
+
+from .test_run import pathprof_cli
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -65,9 +66,8 @@ def test_no_command_prints_usage(capsys: pytest.CaptureFixture[str]) -> None:
 def _measure_demo(data: Path, *options: str) -> None:
     """Measure examples/demo/orders.py with `pathprof run` in a process of its own
     (in this process, its modules may already be imported from an earlier test)."""
-    subprocess.run([sys.executable, "-m", "pathprof", "run", *options, "--data-file", str(data),
-                    str(EXAMPLES / "demo" / "orders.py")], check=True, capture_output=True,
-                   timeout=120)
+    pathprof_cli(data.parent, "run", *options, "--data-file", str(data),
+                 str(EXAMPLES / "demo" / "orders.py"))
 
 
 def _sample_data(tmp_path: Path) -> Path:
@@ -143,16 +143,11 @@ def test_instrument_fills_the_cache_and_lists_what_it_cannot(tmp_path: Path) -> 
     (tmp_path / ".venv" / "lib").mkdir(parents=True)
     (tmp_path / ".venv" / "lib" / "hidden.py").write_text("x = 1\n")
 
-    def instrument() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "pathprof", "instrument"], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=120)
-
-    first = instrument()
-    assert first.returncode == 0, first.stderr
+    first = pathprof_cli(tmp_path, "instrument")
     assert first.stdout.strip() == "3 files: 2 instrumented, 0 already cached, 1 could not be"
     assert "bad.py: SyntaxError" in first.stderr
     cached = sorted(p.name.split(".")[0] for p in (tmp_path / "pkg" / "__pycache__").glob(
         "*.pathprof-*.pyc"))
     assert cached == ["__init__", "good"]
-    second = instrument()
+    second = pathprof_cli(tmp_path, "instrument")
     assert second.stdout.strip() == "3 files: 0 instrumented, 2 already cached, 1 could not be"

@@ -8,13 +8,13 @@ over range(4): 2 fizz, no buzz, 2 others.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from pathprof.cli import main
+
+from .test_run import pathprof_cli
 
 PROGRAM = '''import sys
 def f(n):
@@ -32,8 +32,7 @@ def measure(tmp_path: Path, name: str, n: int, source: str = PROGRAM) -> Path:
     script = tmp_path / "fizz.py"
     script.write_text(source)
     data = tmp_path / name
-    subprocess.run([sys.executable, "-m", "pathprof", "run", "--data-file", str(data),
-                    str(script), str(n)], check=True, capture_output=True, timeout=120)
+    pathprof_cli(tmp_path, "run", "--data-file", str(data), str(script), str(n))
     return data
 
 

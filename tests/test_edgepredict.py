@@ -9,12 +9,12 @@ edge profile is wrong, and 67 of 100 executions took another path.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from pathprof import load
 from pathprof.edgepredict import predict_from_edges, summarize
+
+from .test_run import pathprof_cli
 
 PROGRAM = '''
 def pick(a, b):
@@ -45,9 +45,7 @@ loop(10)
 def measured(tmp_path: Path) -> dict:
     script = tmp_path / "corr.py"
     script.write_text(PROGRAM)
-    subprocess.run([sys.executable, "-m", "pathprof", "run", "--data-file",
-                    str(tmp_path / "d"), str(script)], check=True, capture_output=True,
-                   timeout=120)
+    pathprof_cli(tmp_path, "run", "--data-file", str(tmp_path / "d"), str(script))
     return {fn.qualname: fn for fn in load(str(tmp_path / "d")).functions}
 
 

@@ -25,6 +25,8 @@ from pathprof.graph import to_dag
 from pathprof.profile import cfg_of
 from pathprof.report.cfg_picture import cfg_picture
 
+from .test_run import pathprof_cli
+
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pathcov"
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_browser = pytest.mark.skipif(BROWSER is None, reason="no Chromium installed "
@@ -97,9 +99,7 @@ def test_no_network_and_source_is_escaped(tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     script = tmp_path / "tricky.py"
     script.write_text(TRICKY)
-    subprocess.run([sys.executable, "-m", "pathprof", "run", "--data-file",
-                    str(tmp_path / "d"), str(script)], check=True, capture_output=True,
-                   timeout=120)
+    pathprof_cli(tmp_path, "run", "--data-file", str(tmp_path / "d"), str(script))
     assert main(["html", "--data-file", str(tmp_path / "d"), "-d", str(tmp_path / "out")]) == 0
     for page in (tmp_path / "out").glob("*.html"):
         text = page.read_text()
@@ -181,9 +181,8 @@ def test_screenshots_of_index_and_function_page(sample_report: Path, tmp_path: P
 def test_time_metric_is_shown_per_path(tmp_path: Path) -> None:
     script = tmp_path / "tricky.py"
     script.write_text(TRICKY)
-    subprocess.run([sys.executable, "-m", "pathprof", "run", "--metric", "time", "--data-file",
-                    str(tmp_path / "d"), str(script)], check=True, capture_output=True,
-                   timeout=120)
+    pathprof_cli(tmp_path, "run", "--metric", "time", "--data-file", str(tmp_path / "d"),
+                 str(script))
     assert main(["html", "--data-file", str(tmp_path / "d"), "-d", str(tmp_path / "out")]) == 0
     shout = next((tmp_path / "out").glob("*shout*.html")).read_text()
     times = re.findall(r'<span class="time">([^<]*)</span>', shout)

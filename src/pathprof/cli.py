@@ -299,22 +299,17 @@ def _command_report(args: argparse.Namespace) -> int:
     from pathprof.profiler import load
 
     measurement = load(args.data_file)
-    output = open(args.output, "w", encoding="utf-8") if args.output else None  # noqa: SIM115
-    try:
+    with _output(args.output) as output:
         if args.format == "json":
             from pathprof.report.paths_json import to_json
 
-            text = json.dumps(to_json(measurement), indent=2)
-            print(text, file=output or sys.stdout)
+            print(json.dumps(to_json(measurement), indent=2), file=output)
         else:
             from pathprof.report.paths_text import render_report
 
-            console = Console(file=output, width=120 if output else None)
+            console = Console(file=output, width=120 if args.output else None)
             render_report(measurement, console, top=args.top, functions=args.functions,
                           show_unrun=args.show_unrun)
-    finally:
-        if output is not None:
-            output.close()
     return OK
 
 

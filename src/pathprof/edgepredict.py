@@ -111,6 +111,17 @@ class PredictionSummary:
     def wrong_share(self) -> float:
         return 1 - self.correct / self.executions if self.executions else 0.0
 
+    def sentence(self) -> str:
+        """The summary as reports print it ("" when no function has a complete path)."""
+        if not self.functions:
+            return ""
+        never = f" (in {self.never_ran}, a path that never ran)" if self.never_ran else ""
+        return ("What an edge profile would have told you: following the most frequent "
+                f"edges finds the hottest path in {self.functions - self.wrong} of "
+                f"{self.functions} functions{never}; {self.wrong_share:.1%} of path "
+                "executions took a path other than the one edge counts predict from where "
+                "they started.")
+
 
 def summarize(functions: Iterable[FunctionProfile]) -> PredictionSummary:
     counted = wrong = never = executions = correct = 0

@@ -310,14 +310,7 @@ def write_html(measurement: Measurement, directory: str, *, title: str = "pathpr
         totals.add(data.row.totals.run, data.row.totals.possible)
         if progress is not None:
             progress(i + 1, len(functions))
-    summary = summarize([f for f in functions if f.counts])
-    summary_text = ""
-    if summary.functions:
-        summary_text = (
-            f"What an edge profile would have told you: following the most frequent edges "
-            f"finds the hottest path in {summary.functions - summary.wrong} of "
-            f"{summary.functions} functions; {summary.wrong_share:.1%} of path executions "
-            "took a path other than the one edge counts predict from where they started.")
+    summary_text = summarize([f for f in functions if f.counts]).sentence()
     index = os.path.join(directory, "index.html")
     with open(index, "w", encoding="utf-8") as f:
         f.write(_render_index(rows, totals, title, summary_text))

@@ -169,15 +169,9 @@ def render_report(measurement: Measurement, console: Console, *, top: int = 5,
     for fn in measured:
         console.print(render_function(measurement, fn, top,
                                       max(30, console.width - OTHER_COLUMNS)))
-    summary = summarize(measured)
-    if summary.functions:
-        console.print(Text(
-            f"What an edge profile would have told you: following the most frequent edges "
-            f"finds the hottest path in {summary.functions - summary.wrong} of "
-            f"{summary.functions} functions" + (f" (in {summary.never_ran}, a path that never "
-                                               "ran)" if summary.never_ran else "")
-            + f"; {summary.wrong_share:.1%} of path executions took a path other than the "
-            "one edge counts predict from their start.", style="dim"))
+    summary = summarize(measured).sentence()
+    if summary:
+        console.print(Text(summary, style="dim"))
     unrun = [f for f in measurement.functions if not (f.total or f.edges)]
     if unrun:
         console.print(Text(f"{len(unrun)} measured functions never ran"
