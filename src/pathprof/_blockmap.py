@@ -45,12 +45,13 @@ class BlockMap:
 
     def __init__(self, function_meta: dict[str, Any], code: CodeType) -> None:
         pieces = []
-        for block_id, block in enumerate(function_meta["blocks"]):
-            for line, col, end_line, end_col, role, flags in block["pieces"]:
+        self.blocks = function_meta["blocks"]
+        for block_id, block in enumerate(self.blocks):
+            for index, (line, col, end_line, end_col, role, flags) in enumerate(block["pieces"]):
                 if role == "with-exit":
                     continue  # located by the with rules below
                 span = (line, col, end_line, end_col)
-                pieces.append((span, block_id, role, flags))
+                pieces.append((span, block_id, role, flags, index))
         pieces.sort(key=lambda p: _size(p[0]))
         self.pieces = pieces
         self.compounds = function_meta["compounds"]
@@ -72,7 +73,7 @@ class BlockMap:
         return (line, col if col is not None else 0, end_line if end_line is not None else line,
                 end_col if end_col is not None else 1 << 30)
 
-    def piece_at(self, span: Span) -> tuple[Span, int, str, str] | None:
+    def piece_at(self, span: Span) -> tuple[Span, int, str, str, int] | None:
         for piece in self.pieces:
             if _contains(piece[0], span):
                 return piece
@@ -90,6 +91,12 @@ class BlockMap:
         """``(block, how)`` for the instruction at ``offset``, or None. ``how`` is
         "raise" for a raise statement's own raise, "return-exit" or "continue-exit"
         for a with's exit code on the way out of a return or continue, else "cut"."""
+        located = self.locate_piece(offset)
+        return None if located is None else (located[0], located[2])
+
+    def locate_piece(self, offset: int) -> tuple[int, int, str] | None:
+        """``(block, piece, how)``: as :meth:`locate`, and which piece of the block
+        (its index in the block's pieces) the instruction belongs to."""
         while self.opname(offset) == "EXTENDED_ARG" and offset + 2 < len(self.ops):
             offset += 2  # a prefix of the next instruction: the two execute as one
         span = self.position(offset)
@@ -111,28 +118,37 @@ class BlockMap:
             for loop in self.compounds:
                 if loop["kind"] == "for" and span in (tuple(loop["span"]),
                                                       tuple(loop.get("iter", ()))):
-                    return loop["for-iter"], "cut"
+                    block = loop["for-iter"]
+                    return block, self._piece(block, "for-iter", loop.get("iter")), "cut"
         if op in _ENTER_OPS:
             with_ = self._compound_at(span, "with")
             if with_ is not None:
-                return with_["with-enter"], "cut"
+                block = with_["with-enter"]
+                return block, self._piece(block, "with-enter", with_["header"]), "cut"
         at_with = self._with_code(offset, span)
         if at_with is not None:
             return self._with_side(offset, at_with)
         loop = self._loop_step(offset, span, op)
         if loop is not None:
-            return loop["for-next"], "cut"
+            return loop["for-next"], self._piece(loop["for-next"], "for-next"), "cut"
         piece = self.piece_at(span)
         if piece is None and ("_IF_" in op or op.startswith("TO_BOOL")):
             piece = self._test_of_statement(span)
         if piece is None:
             return None
-        _span, block, _role, flags = piece
+        _span, block, _role, flags, index = piece
         if flags == "return":
-            return block, "return-value"
-        return block, ("raise" if op == "RAISE_VARARGS" and flags == "raise" else "cut")
+            return block, index, "return-value"
+        return block, index, ("raise" if op == "RAISE_VARARGS" and flags == "raise" else "cut")
 
-    def _test_of_statement(self, span: Span) -> tuple[Span, int, str, str] | None:
+    def _piece(self, block: int, role: str, span: Any = None) -> int:
+        """Index of the piece of ``block`` with ``role`` (and ``span``, if given)."""
+        for index, (*piece_span, piece_role, _flags) in enumerate(self.blocks[block]["pieces"]):
+            if piece_role == role and (span is None or tuple(piece_span) == tuple(span)):
+                return index
+        return 0
+
+    def _test_of_statement(self, span: Span) -> tuple[Span, int, str, str, int] | None:
         """3.11 locates the conditional jump of an ``if``/``while`` at the whole
         statement, so an exception from the test's ``__bool__`` is there: it belongs
         to the statement's own test, the first test piece inside it."""
@@ -195,7 +211,7 @@ class BlockMap:
             self._enter_offsets[key] = found
         return self._enter_offsets[key]
 
-    def _with_side(self, offset: int, compound: dict[str, Any]) -> tuple[int, str]:
+    def _with_side(self, offset: int, compound: dict[str, Any]) -> tuple[int, int, str]:
         """Bookkeeping of a with statement belongs to the block that enters it (what
         follows ``__enter__``, before the body) or to the block that leaves it: the
         ``return``/``break``/``continue`` whose code comes just before the ``__exit__``
@@ -204,7 +220,8 @@ class BlockMap:
         enters = {o for _span, o in self._enters(compound)}
         for back in range(offset - 2, -1, -2):
             if back in enters:
-                return compound["with-enter"], "cut"
+                block = compound["with-enter"]
+                return block, self._piece(block, "with-enter", compound["header"]), "cut"
             span = self.position(back)
             if span is None or span == whole:
                 continue
@@ -215,6 +232,7 @@ class BlockMap:
                 continue
             if piece[3] in ("return", "break", "continue"):
                 how = "cut" if piece[3] == "break" else f"{piece[3]}-exit"
-                return piece[1], how
+                return piece[1], piece[4], how
             break
-        return compound["with-exit"], "cut"
+        block = compound["with-exit"]
+        return block, self._piece(block, "with-exit", compound["header"]), "cut"

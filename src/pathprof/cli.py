@@ -67,6 +67,38 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("program", metavar="PROGRAM")
     run.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
 
+    count = commands.add_parser(
+        "count",
+        help="run a Python program and count the statements (or instructions) it runs",
+        description="Run a program with the selected code instrumented to count events "
+        "exactly (Ball 1994: increments on the chords of a spanning tree), and print the "
+        "total and each function's self and inclusive counts. Counts are deterministic: "
+        "the same run gives the same numbers on any machine load.",
+    )
+    count.add_argument("--source", action="append", default=[], metavar="DIR|MODULE",
+                       help="count code in this directory or package (repeatable); default: "
+                       "the script's directory, or the current one for -m")
+    count.add_argument("--include", action="append", default=[], metavar="PATTERN",
+                       help="count only files matching this pattern (repeatable)")
+    count.add_argument("--omit", action="append", default=[], metavar="PATTERN",
+                       help="do not count files matching this pattern (repeatable)")
+    count.add_argument("--kind", choices=("statements", "instructions"), default="statements",
+                       help="what an event is: a statement (default) or a bytecode "
+                       "instruction of the running Python")
+    count.add_argument("--sort", choices=("inclusive", "self", "name"), default="inclusive",
+                       help="order of the table (default: inclusive)")
+    count.add_argument("--top", type=int, default=20, metavar="N",
+                       help="show the N functions with the most events (default 20; 0: all)")
+    count.add_argument("--json", dest="json_file", metavar="FILE",
+                       help="also write the counts as JSON to FILE ('-': standard output, "
+                       "instead of the table)")
+    count.add_argument("--no-cache", action="store_true",
+                       help="do not read or write instrumented code in __pycache__")
+    count.add_argument("-m", dest="module", action="store_true",
+                       help="PROGRAM is a module name, run as with python -m")
+    count.add_argument("program", metavar="PROGRAM")
+    count.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
+
     instrument = commands.add_parser(
         "instrument",
         help="instrument the selected source ahead of a run (fills the cache)",
@@ -203,10 +235,33 @@ def _command_plan(args: argparse.Namespace) -> int:
     return OK
 
 
-def _command_run(args: argparse.Namespace) -> int:
-    from pathprof.execfile import resolve_program, run_module, run_script
-    from pathprof.profiler import Profiler
-    from pathprof.python.importhook import compile_instrumented
+def _command_count(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from pathprof.events import EventCounter
+    from pathprof.report.events_text import render_counts
+
+    path, program_args, default_dirs = _program(args)
+    counter = EventCounter(source=args.source, include=args.include, omit=args.omit,
+                           default_dirs=default_dirs, kind=args.kind,
+                           cache=not args.no_cache)
+
+    compile_main = _main_compiler(counter.selection, counter.options)
+
+    status = _run_program(args, path, program_args, counter.start, counter.stop, compile_main)
+    found = counter.counts()
+    if args.json_file:
+        with _output(None if args.json_file == "-" else args.json_file) as output:
+            output.write(found.to_json() + "\n")
+        if args.json_file == "-":
+            return status
+    render_counts(Console(), found, sort=args.sort, top=args.top)
+    return status
+
+
+def _program(args: argparse.Namespace) -> tuple[str | None, list[str], list[str]]:
+    """The script's path (None for -m), its arguments, and the default source dirs."""
+    from pathprof.execfile import resolve_program
 
     program_args = args.args[1:] if args.args[:1] == ["--"] else args.args
     if args.program == "--":
@@ -214,28 +269,36 @@ def _command_run(args: argparse.Namespace) -> int:
             raise PathprofError("nothing to run after --")
         args.program, program_args = program_args[0], program_args[1:]
     if args.module:
-        path, default_dirs = None, [os.getcwd()]
-    else:
-        path, on_path = resolve_program(args.program)
-        default_dirs = [os.getcwd() if on_path else os.path.dirname(path)]
-    profiler = Profiler(data_file=args.data_file, source=args.source, include=args.include,
-                        omit=args.omit, default_dirs=default_dirs, mode=args.mode,
-                        metric=args.metric, append=args.append, cache=not args.no_cache,
-                        argv=[args.program, *program_args])
+        return None, program_args, [os.getcwd()]
+    path, on_path = resolve_program(args.program)
+    return path, program_args, [os.getcwd() if on_path else os.path.dirname(path)]
+
+
+def _main_compiler(selection: Any, options: Any) -> Any:
+    """Compile the main script instrumented if it is selected, plainly otherwise."""
+    from pathprof.python.importhook import compile_instrumented
 
     def compile_main(source: bytes, filename: str) -> object:
         plain = compile(source, filename, "exec", dont_inherit=True)  # fails as Python does
-        if profiler.selection.wants("__main__", filename):
+        if selection.wants("__main__", filename):
             try:
-                return compile_instrumented(source, filename, profiler.options)
+                return compile_instrumented(source, filename, options)
             except Exception as err:  # a pathprof bug must not break the program
                 warnings.warn(f"pathprof: could not instrument {filename} "
                               f"({type(err).__name__}: {err}); it runs unmeasured",
                               RuntimeWarning, stacklevel=1)
         return plain
 
+    return compile_main
+
+
+def _run_program(args: argparse.Namespace, path: str | None, program_args: list[str],
+                 start: Any, stop: Any, compile_main: Any) -> int:
+    """Run the program between ``start()`` and ``stop()``; its exit status."""
+    from pathprof.execfile import run_module, run_script
+
     status = OK
-    profiler.start()
+    start()
     try:
         if args.module:
             run_module(args.program, program_args)
@@ -247,16 +310,33 @@ def _command_run(args: argparse.Namespace) -> int:
     except PathprofError:
         raise
     except BaseException:
-        # Report the program's exception as Python would, without pathprof's frames.
         exc_type, exc, tb = sys.exc_info()
         while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
             tb = tb.tb_next
         traceback.print_exception(exc_type, exc, tb)
         status = ERR
     finally:
-        profiler.stop()
+        stop()
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
+    return status
+
+
+def _command_run(args: argparse.Namespace) -> int:
+    from pathprof.profiler import Profiler
+
+    path, program_args, default_dirs = _program(args)
+    profiler = Profiler(data_file=args.data_file, source=args.source, include=args.include,
+                        omit=args.omit, default_dirs=default_dirs, mode=args.mode,
+                        metric=args.metric, append=args.append, cache=not args.no_cache,
+                        argv=[args.program, *program_args])
+
+    compile_main = _main_compiler(profiler.selection, profiler.options)
+
+    try:
+        status = _run_program(args, path, program_args, profiler.start, profiler.stop,
+                              compile_main)
+    finally:
         written = profiler.save()
     if written != os.path.abspath(args.data_file):
         print(f"pathprof: data saved to {written}", file=sys.stderr)
@@ -457,7 +537,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except PathprofError as err:
             print(f"pathprof: {err}", file=sys.stderr)
             return ERR
-    handlers = {"plan": _command_plan, "run": _command_run, "instrument": _command_instrument,
+    handlers = {"plan": _command_plan, "run": _command_run, "count": _command_count,
+                "instrument": _command_instrument,
                 "report": _command_report,
                 "coverage": _command_coverage, "html": _command_html, "diff": _command_diff,
                 "combine": _command_combine}

@@ -49,12 +49,14 @@ class InstrumentOptions:
     mode: str = "path"  #: "path" (Ball-Larus) or "edge" (chord counters, branch counts)
     metric: str | None = None  #: None or "time" (wall time per path)
     cache: bool = True
+    #: mode "events": what an event is ("statements" or "instructions")
+    events: str = "statements"
 
     def tag(self) -> str:
         from pathprof import __version__
         from pathprof.python.instrument import FORMAT_VERSION
 
-        text = f"{__version__}|{FORMAT_VERSION}|{self.mode}|{self.metric}"
+        text = f"{__version__}|{FORMAT_VERSION}|{self.mode}|{self.metric}|{self.events}"
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -63,7 +65,7 @@ def compile_instrumented(source: bytes, filename: str, options: InstrumentOption
     from pathprof.python.instrument import instrument_source
 
     instrumented = instrument_source(source, filename, mode=options.mode,
-                                     metric=options.metric)
+                                     metric=options.metric, events=options.events)
     return instrumented.compile(filename)
 
 

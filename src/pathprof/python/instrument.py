@@ -759,7 +759,8 @@ def source_hash(source: str | bytes) -> str:
 
 def instrument_source(source: str | bytes, filename: str, *, module_key: str | None = None,
                       mark_probes: bool = False, mode: str = "path",
-                      metric: str | None = None) -> InstrumentedModule:
+                      metric: str | None = None, events: str = "statements"
+                      ) -> InstrumentedModule:
     """Parse, plan and rewrite a module's source.
 
     Raises whatever :func:`ast.parse` raises for source that does not parse, so a
@@ -769,6 +770,8 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
     global _probe_line
     previous, _probe_line = _probe_line, (PROBE_MARK_LINE if mark_probes else -1)
     try:
+        if mode == "events":
+            return _instrument_events(source, filename, module_key, events)
         return _instrument(source, filename, module_key, mode, metric)
     finally:
         _probe_line = previous
@@ -801,6 +804,52 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
         _wrap_function(fp)
     metadata = module_metadata(plans, filename, key, source)
     _add_prologue(tree, plans, filename, key, metadata)
+    return InstrumentedModule(tree, plans, metadata)
+
+
+def _instrument_events(source: str | bytes, filename: str, module_key: str | None,
+                       kind: str) -> InstrumentedModule:
+    """Event-counting instrumentation (Ball 1994): see :mod:`pathprof.python.eventcode`."""
+    from pathprof.python import eventcode
+
+    if kind not in eventcode.EVENT_KINDS:
+        raise ValueError(f"unknown event kind {kind!r}; choose from "
+                         f"{', '.join(eventcode.EVENT_KINDS)}")
+    tree = ast.parse(source, filename)
+    functions = [build_cfg(node, qualname) for node, qualname in iter_functions(tree)]
+    plans = [plan_function(cfg, i) for i, cfg in enumerate(functions)]
+    codes = eventcode.plain_codes(tree, filename) if kind == "instructions" else {}
+    key = module_key or f"{filename}:{source_hash(source)}"
+    extra = []
+    for fp in plans:
+        meta = function_metadata(fp)
+        code = codes.get((fp.cfg.qualname, meta["code_line"]))
+        weights = eventcode.piece_weights(fp.cfg, kind, code, meta)
+        plan = eventcode.plan_events_for(fp.cfg, weights)
+        extra.append(eventcode.event_metadata(fp.cfg, plan, weights, kind))
+        edits = _Edits()
+        rewriter = eventcode.EventRewriter(fp, edits, plan, weights)
+        rewriter.structural = []
+        rewriter.parents = _parents(fp.cfg.node)
+        rewriter.rewrite()
+        edits.apply()
+        _apply_structural(rewriter.structural, rewriter.parents)
+        eventcode.wrap_event_function(fp, plan)
+    metadata = module_metadata(plans, filename, key, source)
+    for function, events in zip(metadata["functions"], extra, strict=True):
+        function["mode"] = "events"
+        function["events"] = events
+    metadata["events"] = kind
+    prologue = eventcode.event_prologue(len(plans), filename, key,
+                                        json.dumps(metadata, separators=(",", ":")))
+    for stmt in prologue:
+        _artificial(stmt)
+    body = tree.body
+    position = 1 if _is_docstring(body[0] if body else None) else 0
+    while (position < len(body) and isinstance(body[position], ast.ImportFrom)
+           and body[position].module == "__future__"):  # type: ignore[attr-defined]
+        position += 1
+    body[position:position] = prologue
     return InstrumentedModule(tree, plans, metadata)
 
 

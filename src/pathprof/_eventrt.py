@@ -1,0 +1,329 @@
+"""What runs inside the program when it counts events: per-thread tables, exceptions,
+suspensions, budgets. Standard library only (plus the stdlib-only
+:mod:`pathprof._blockmap`, loaded on the first exception or query).
+
+Layout. Every thread has one list ``t`` (``local.t``): ``t[0]`` is the events its
+finished calls ran, ``t[offset + i]`` the inclusive count of function ``i`` of the
+module registered at ``offset``. Self counts are per module and shared by the
+threads (``module.self_counts[i]``): ``list[i] += n`` is one subscript, one add and
+one store, which CPython with the GIL never interleaves with another thread's (see
+:mod:`pathprof.runtime`).
+
+Exceptions. As an exception leaves a function, its observer appends a note to
+:data:`pending` with C calls only (nothing that can raise anew, not even at the
+recursion limit); :func:`drain` turns the notes into counts before any count is
+read or added to -- each ``finally`` that hands a count over checks :data:`pending`
+first -- so the notes of one thread are applied in the order they were made.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["EventBudgetExceeded", "EventModule", "drain", "local", "modules", "pending",
+           "register"]
+
+#: What instrumented code calls as an exception leaves a function: C functions only.
+exception = sys.exception
+getframe = sys._getframe
+
+#: Exit notes: (module, function, register, exact count or None, lasti, code,
+#: context lasti, thread table, count at activation start or None, inclusive then).
+pending: list[tuple[Any, ...]] = []
+_modules: list[EventModule] = []
+_tables: list[list[int]] = []
+_size = [1]  # length of a thread table
+_lock = threading.RLock()
+_budgets_active = [0]
+
+
+class EventBudgetExceeded(Exception):
+    """Raised by :func:`pathprof.events.budget` when the code inside ran too many events."""
+
+    def __init__(self, count: int, limit: int) -> None:
+        super().__init__(f"the code ran {count:,} events, more than its budget of {limit:,}")
+        self.count = count
+        self.limit = limit
+
+
+class _ThreadTable(threading.local):
+    """``local.t``: the calling thread's table, made on its first use."""
+
+    def __init__(self) -> None:
+        with _lock:
+            self.t = [0] * _size[0]
+            _tables.append(self.t)
+        #: active budgets of this thread: [limit, start, frame, partial at start, n, read0]
+        self.budgets: list[list[Any]] = []
+
+
+local = _ThreadTable()
+
+
+class EventModule:
+    """The event counts of one instrumented module."""
+
+    def __init__(self, name: str, filename: str, key: str, nfunctions: int, meta_json: str,
+                 module_globals: dict[str, Any]) -> None:
+        self.name = name
+        self.filename = filename
+        self.key = key
+        self.meta_json = meta_json
+        self._meta: dict[str, Any] | None = None
+        self._maps: dict[int, Any] = {}
+        self._codes: dict[Any, int] = {}
+        self.self_counts = [0] * nfunctions
+        #: per function: exceptions whose position could not be found (the count of
+        #: that call is then short of the truth; reports say so)
+        self.unattributed = [0] * nfunctions
+        self.globals = module_globals
+        with _lock:
+            self.offset = _size[0]
+            _size[0] += nfunctions
+            for table in _tables:
+                table.extend([0] * nfunctions)
+        module_globals["_@pp_B"] = _budgets_active[0] > 0
+        self.bindings = (local, pending, self.offset, self.self_counts)
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        if self._meta is None:
+            self._meta = json.loads(self.meta_json)
+        return self._meta
+
+    # -- called by instrumented code ----------------------------------------------
+
+    def drain(self) -> None:
+        drain()
+
+    def enter(self, index: int, register: int | None, done: int | None, block: int,
+              start: int | None, inclusive: int | None
+              ) -> tuple[int, list[int], int, int, None]:
+        """An exception is caught (or a finally entered by one) in ``block``: the new
+        register, the thread's table, the activation's start, its inclusive count."""
+        drain()
+        table = local.t
+        frame = sys._getframe(1)
+        if done is None:
+            done = self._count_at_exception(index, register, frame, sys.exception())
+        function = self.meta["functions"][index]
+        events = function["events"]
+        new = done + sum(events["pieces"][block]) - events["query"][block]
+        if start is None:  # resumed by throw(): the activation starts now
+            start, inclusive = table[0], table[self.offset + index]
+        return new, table, start, inclusive, None  # type: ignore[return-value]
+
+    def cut(self, index: int, register: int, done: int | None) -> int:
+        """An exception leaves a ``with`` body: the frame's exact count so far."""
+        if done is not None:
+            return done
+        return self._count_at_exception(index, register, sys._getframe(1), sys.exception())
+
+    def pause(self, index: int, table: list[int], register: int, done: int,
+              start: int | None, inclusive: int | None) -> int:
+        """A generator or coroutine suspends: hand ``register + done`` over; the
+        register restarts at ``-done`` (so that the block's count stays right)."""
+        if pending:
+            drain()
+        count = register + done
+        slot = self.offset + index
+        if start is None:
+            start, inclusive = table[0], table[slot]
+        table[0] += count
+        self.self_counts[index] += count
+        table[slot] = inclusive + table[0] - start  # type: ignore[operator]
+        if _budgets_active[0]:
+            self.check(index, 0)
+        return -done
+
+    def check(self, index: int, partial: int) -> None:
+        """A budget is active somewhere: raise if this thread's is exceeded. The
+        count compared is the thread's finished calls plus ``partial`` (this frame's
+        events so far), a lower bound of the exact count -- exact in the frame that
+        loops, deterministic everywhere."""
+        budgets = local.budgets
+        if not budgets:
+            return
+        if pending:
+            drain()
+        frame = sys._getframe(1)
+        table = local.t
+        for budget in budgets:
+            active, start, budget_frame, partial_at_start, n, read0 = budget
+            if active is None:
+                continue
+            seen = table[0] - start + partial
+            if frame is budget_frame:
+                seen -= partial_at_start
+            if seen > n:
+                budget[0] = None  # raised once; the with statement's exit ends it
+                exact = read_thread(sys._getframe(1)) - read0
+                raise EventBudgetExceeded(max(exact, seen), n)
+
+    # -- positions ------------------------------------------------------------------
+
+    def _count_at_exception(self, index: int, register: int | None, frame: Any,
+                            exc: BaseException | None) -> int:
+        """The frame's exact count where ``exc`` left the code of this frame."""
+        located = None
+        while exc is not None and located is None:
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_frame is not frame:
+                tb = tb.tb_next
+            if tb is None:
+                break
+            located = self.locate(index, frame.f_code, tb.tb_lasti)
+            exc = exc.__context__
+        return self.count_at(index, register or 0, located)
+
+    def count_at(self, index: int, register: int, located: tuple[int, int, str] | None) -> int:
+        if located is None:
+            self.unattributed[index] += 1
+            return register
+        block, piece, how = located
+        events = self.meta["functions"][index]["events"]
+        count = register + events["query"][block] - sum(events["pieces"][block][piece + 1:])
+        if how in ("return-exit", "continue-exit"):
+            count -= events["leave"].get(str(block), 0)
+        return count
+
+    def locate(self, index: int, code: Any, lasti: int) -> tuple[int, int, str] | None:
+        try:
+            return self._blockmap(index, code).locate_piece(lasti)
+        except Exception:
+            return None
+
+    def _blockmap(self, index: int, code: Any) -> Any:
+        blockmap = self._maps.get(index)
+        if blockmap is None or blockmap.code is not code:
+            from pathprof._blockmap import BlockMap
+
+            blockmap = self._maps[index] = BlockMap(self.meta["functions"][index], code)
+        return blockmap
+
+    def function_of(self, code: Any) -> int | None:
+        """Index of the function whose code object ``code`` is, or None."""
+        index = self._codes.get(code, -1)
+        if index == -1:
+            index = None
+            for i, function in enumerate(self.meta["functions"]):
+                if (function["qualname"] == code.co_qualname
+                        and function["code_line"] == code.co_firstlineno):
+                    index = i
+                    break
+            self._codes[code] = index  # type: ignore[assignment]
+        return index
+
+    def frame_count(self, frame: Any) -> int:
+        """Events the active call in ``frame`` ran so far and has not handed over."""
+        index = self.function_of(frame.f_code)
+        if index is None:
+            return 0
+        names = frame.f_locals
+        register = names.get("_@pp_r")
+        done = names.get("_@pp_w")
+        if register is None:
+            return 0  # leaving by an exception: its note has been drained
+        if done is not None:
+            return done
+        return self.count_at(index, register, self.locate(index, frame.f_code, frame.f_lasti))
+
+
+def register(name: str, filename: str, key: str, nfunctions: int, meta_json: str,
+             module_globals: dict[str, Any]) -> EventModule:
+    """Called once by an instrumented module as it is executed."""
+    state = EventModule(name, filename, key, nfunctions, meta_json, module_globals)
+    _modules.append(state)
+    return state
+
+
+def modules() -> list[EventModule]:
+    return list(_modules)
+
+
+def drain() -> None:
+    """Turn the exit notes into counts, oldest first."""
+    with _lock:
+        while pending:
+            (state, index, register, done, lasti, code, context_lasti, table, start,
+             inclusive) = pending.pop(0)
+            if done is None:
+                located = state.locate(index, code, lasti)
+                if located is None and context_lasti >= 0:
+                    located = state.locate(index, code, context_lasti)
+                done = state.count_at(index, register or 0, located)
+            slot = state.offset + index
+            if start is None:  # thrown into a suspended generator: starts now
+                start, inclusive = table[0], table[slot]
+            table[0] += done
+            state.self_counts[index] += done
+            table[slot] = inclusive + table[0] - start
+
+
+def read_thread(frame: Any) -> int:
+    """The calling thread's exact count: its finished calls plus every active frame's
+    count so far, from ``frame`` down to the thread's first."""
+    drain()
+    total = local.t[0]
+    while frame is not None:
+        state = frame.f_globals.get("_@pp_m")
+        if isinstance(state, EventModule):
+            total += state.frame_count(frame)
+        frame = frame.f_back
+    return total
+
+
+def read_all() -> int:
+    """All threads' counts: finished calls of every thread plus the active frames of
+    every thread, each read as the reading thread reaches it."""
+    drain()
+    with _lock:
+        total = sum(table[0] for table in _tables)
+    for frame in sys._current_frames().values():
+        while frame is not None:
+            state = frame.f_globals.get("_@pp_m")
+            if isinstance(state, EventModule):
+                total += state.frame_count(frame)
+            frame = frame.f_back
+    return total
+
+
+def inclusive_counts() -> dict[tuple[int, int], int]:
+    """(module position, function) -> inclusive count summed over threads."""
+    drain()
+    result: dict[tuple[int, int], int] = {}
+    with _lock:
+        tables = list(_tables)
+    for position, state in enumerate(_modules):
+        for i in range(len(state.self_counts)):
+            result[(position, i)] = sum(t[state.offset + i] for t in tables
+                                        if len(t) > state.offset + i)
+    return result
+
+
+def set_budget_flag(active: bool) -> Callable[[], None] | None:
+    """Count one more (or one fewer) active budget; switch the modules' check on
+    while any is active."""
+    with _lock:
+        _budgets_active[0] += 1 if active else -1
+        flag = _budgets_active[0] > 0
+        for state in _modules:
+            state.globals["_@pp_B"] = flag
+    return None
+
+
+def _after_fork_in_child() -> None:
+    with _lock:
+        pending.clear()
+        for table in _tables:
+            table[:] = [0] * len(table)
+        for state in _modules:
+            state.self_counts[:] = [0] * len(state.self_counts)
+
+
+if hasattr(__import__("os"), "register_at_fork"):
+    __import__("os").register_at_fork(after_in_child=_after_fork_in_child)

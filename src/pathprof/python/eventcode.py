@@ -1,0 +1,520 @@
+"""Event-counting code for Python functions: chord increments of Ball 1994 as probes.
+
+Events are statements (the default) or bytecode instructions. A block's events are
+counted as control enters it (:mod:`pathprof.graph.events` puts them on the edges
+into it); a query made part-way through a block, or an exception that leaves it,
+subtracts the events of the pieces still to come (their weights are in the
+metadata). Each function keeps a register ``_@pp_r`` in its frame and changes it
+only on chords with a non-zero increment -- on a loop, typically one add per
+iteration instead of one per statement. The frame's count is handed over once, as
+the call ends, in a ``finally`` that:
+
+* adds it to the thread's total (``_@pp_T[0]``, a list per thread) and to the
+  function's self count (``_@pp_S[i]``);
+* sets the function's inclusive count in this thread to its value at entry plus
+  the growth of the thread's total during the call. Ball 1994, §4 counts the events
+  of callees per call site with a global counter read before and after the call;
+  reading the thread's total at entry and exit is that scheme applied to the call
+  of the function itself (every call site of it at once, implicit calls included).
+  Setting rather than adding makes a recursive call's count be overwritten by the
+  outer call's, which contains it: a recursive function is counted once per
+  outermost call, like ``cProfile``'s cumulative time.
+
+Generators and coroutines hand their count over at every ``yield``, ``yield from``
+and ``await`` and start afresh when resumed (possibly in another thread).
+
+Exceptions are the one slow path: where the exception left the frame decides how
+many events ran (:mod:`pathprof._eventrt`). ``_@pp_w``, when not None, holds the
+frame's exact count already worked out (by a ``with`` body's observer, a ``finally``
+that re-raises, or a bare ``raise``), because by then the traceback points at the
+original raise, not where control is.
+"""
+
+from __future__ import annotations
+
+import ast
+import dis
+from types import CodeType
+from typing import Any
+
+from pathprof.graph import find_backedges
+from pathprof.graph.events import EventPlan, plan_events, rest_of_block, static_event_weights
+from pathprof.python.cfg import FunctionCfg, Role, SiteKind
+
+__all__ = ["EVENT_KINDS", "piece_weights", "plan_events_for"]
+
+EVENT_KINDS = ("statements", "instructions")
+
+THREAD = "_@pp_T"
+START = "_@pp_a"
+INCLUSIVE = "_@pp_x"
+SLOT = "_@pp_g"
+DONE = "_@pp_w"
+TEMP = "_@pp_h"
+LOCAL = "_@pp_L"
+PENDING = "_@pp_P"
+BUDGET = "_@pp_B"
+OFFSET = "_@pp_o"
+SELF = "_@pp_S"
+
+#: Roles whose piece is one statement event: a simple statement, or the header of a
+#: compound statement as it is evaluated (if/elif/while test, the for step that
+#: fetches the next item, the with statement's entry, the match subject).
+_STATEMENT_ROLES = {Role.STMT, Role.TEST, Role.FOR_NEXT, Role.WITH_ENTER, Role.SUBJECT}
+
+
+#: Instructions that only serve the code's layout, placed where the compiler's
+#: block order needs them (a loop's jump back sits after the body on 3.12, before
+#: it on 3.11): not counted, so that an instruction count is the same whichever way
+#: the compiler laid the loop out. Line-number NOPs likewise.
+_LAYOUT_OPS = {"NOP", "CACHE", "EXTENDED_ARG", "JUMP_FORWARD", "JUMP_BACKWARD",
+               "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT"}
+
+
+def _is_statement_event(piece: Any) -> bool:
+    if piece.role not in _STATEMENT_ROLES or isinstance(piece.node, ast.Global | ast.Nonlocal):
+        return False
+    # ``while True:`` evaluates nothing: its test is not an event.
+    return not (piece.role is Role.TEST and isinstance(piece.node, ast.Constant)
+                and bool(piece.node.value))
+
+
+def piece_weights(cfg: FunctionCfg, kind: str, code: CodeType | None = None,
+                  meta: dict[str, Any] | None = None) -> list[list[int]]:
+    """Events of every piece of every block.
+
+    ``statements``: 1 for each simple statement (declarations ``global`` and
+    ``nonlocal`` excepted: they run no code) and for each evaluation of a compound
+    statement's header; 0 for the rest (``else``, ``try``, ``case`` patterns...).
+    ``instructions``: the bytecode instructions CPython compiled for the piece in
+    ``code``, the function compiled without instrumentation on the running Python,
+    layout instructions (``NOP``, unconditional jumps) excepted (static: a conditional expression counts both arms, a loop
+    inside an expression its body once; a ``with``'s exit counts nothing)."""
+    if kind == "statements":
+        return [[int(_is_statement_event(p)) for p in block.pieces] for block in cfg.blocks]
+    if kind != "instructions":
+        raise ValueError(f"unknown event kind {kind!r}; choose from {', '.join(EVENT_KINDS)}")
+    weights = [[0] * len(block.pieces) for block in cfg.blocks]
+    if code is None or meta is None:
+        return weights
+    from pathprof._blockmap import BlockMap
+
+    blockmap = BlockMap(meta, code)
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in _LAYOUT_OPS:
+            continue
+        located = blockmap.locate_piece(instruction.offset)
+        if located is not None and located[1] < len(weights[located[0]]):
+            weights[located[0]][located[1]] += 1
+    for block, block_weights in zip(cfg.blocks, weights, strict=True):
+        for index, piece in enumerate(block.pieces):
+            if piece.role is Role.WITH_EXIT:
+                # Leaving a with runs one of two instruction sequences (normal or
+                # exceptional exit): neither is counted.
+                block_weights[index] = 0
+    return weights
+
+
+def plan_events_for(cfg: FunctionCfg, weights: list[list[int]]) -> EventPlan:
+    """The event plan of one function: block events from its piece weights; edges
+    with no site (no place for code) forced into the tree."""
+    graph = cfg.to_graph()
+    forced = [eid for eid, edge in enumerate(cfg.edges) if edge.site.kind is SiteKind.NONE]
+    return plan_events(graph, [sum(w) for w in weights], static_event_weights(graph),
+                       forced_tree=forced)
+
+
+def backedges_of(cfg: FunctionCfg) -> frozenset[int]:
+    return find_backedges(cfg.to_graph())
+
+
+def event_metadata(cfg: FunctionCfg, plan: EventPlan, weights: list[list[int]], kind: str
+                   ) -> dict[str, Any]:
+    """What the runtime needs to answer queries: per-piece events, query increments,
+    and the increment already added when a return or continue left a block (a
+    ``with``'s ``__exit__`` can raise after it)."""
+    leave: dict[str, int] = {}
+    for eid, edge in enumerate(cfg.edges):
+        if edge.label in ("return", "continue") and plan.increment.get(eid):
+            leave[str(edge.src)] = plan.increment[eid]
+    return {
+        "kind": kind,
+        "pieces": weights,
+        "query": list(plan.query),
+        "leave": leave,
+        "chords": len(plan.code_edges),
+    }
+
+
+def rest_after(weights: list[list[int]], block: int, piece: int) -> int:
+    return rest_of_block(weights[block], piece)
+
+
+# ---------------------------------------------------------------------------
+# Rewriting (builds on the path-mode rewriter's sites and helpers)
+
+from pathprof.python import instrument as _ins  # noqa: E402  (after the planning code)
+
+
+def _name(value: str) -> ast.Name:
+    return _ins._load(value)
+
+
+def _subscript(table: str, index: ast.expr, store: bool = False) -> ast.Subscript:
+    return ast.Subscript(value=_name(table), slice=index,
+                         ctx=ast.Store() if store else ast.Load())
+
+
+def _plus(left: ast.expr, value: int) -> ast.expr:
+    if value == 0:
+        return left
+    op: ast.operator = ast.Add() if value > 0 else ast.Sub()
+    return ast.BinOp(left=left, op=op, right=_ins._const(abs(value)))
+
+
+def _if(test: ast.expr, body: list[ast.stmt]) -> ast.stmt:
+    return _ins._artificial(ast.If(test=test, body=body, orelse=[]))  # type: ignore[return-value]
+
+
+def _is_not_none(name: str) -> ast.expr:
+    return ast.Compare(left=_name(name), ops=[ast.IsNot()], comparators=[_ins._const(None)])
+
+
+def _budget_check(index: int, partial: ast.expr) -> ast.stmt:
+    """``if _@pp_B: _@pp_m.check(i, partial)``: one global test while no budget is
+    active anywhere (see :func:`pathprof.events.budget`)."""
+    call = _ins._call_module("check", _ins._const(index), partial)
+    return _if(_name(BUDGET), [_ins._artificial(ast.Expr(value=call))])  # type: ignore[list-item]
+
+
+class EventRewriter(_ins._FunctionRewriter):
+    """Puts event-counting probes on a function's sites (see the module docstring)."""
+
+    def __init__(self, fp: Any, edits: Any, plan: EventPlan, weights: list[list[int]]) -> None:
+        super().__init__(fp, edits)
+        self.events = plan
+        self.weights = weights
+        self.backedges = backedges_of(fp.cfg)
+
+    def done_before(self, block: int) -> int:
+        """Add to the register for the frame's exact count with ``block`` finished."""
+        return self.events.query[block]
+
+    def edge_code(self, eid: int) -> list[ast.stmt]:
+        edge = self.cfg.edges[eid]
+        code: list[ast.stmt] = []
+        if eid in self.backedges:
+            code.append(_budget_check(self.fp.index, _plus(_name(_ins.REGISTER),
+                                                           self.done_before(edge.src))))
+        if edge.label == "re-raise":
+            # The traceback still points at the original raise: note the exact count.
+            code.append(_ins._assign(DONE, _plus(_name(_ins.REGISTER),
+                                                 self.done_before(edge.src))))
+        increment = self.events.increment.get(eid, 0)
+        if increment:
+            code.append(_ins._add(_ins.REGISTER, increment))
+        return code
+
+    def return_code(self, site: Any, code: list[ast.stmt], *, early: bool, block: int) -> None:
+        # The count is handed over after the return value is computed (a callee in
+        # the value belongs to this call's inclusive count): never early.
+        super().return_code(site, code, early=False, block=block)
+
+    def enter_call(self, block: int) -> ast.expr:
+        return _ins._call_module("enter", _ins._const(self.fp.index), _name(_ins.REGISTER),
+                                 _name(DONE), _ins._const(block), _name(START),
+                                 _name(INCLUSIVE))
+
+    def restart_code(self) -> None:
+        targets = ast.Tuple(elts=[_ins._store(n) for n in
+                                  (_ins.REGISTER, THREAD, START, INCLUSIVE, DONE)],
+                            ctx=ast.Store())
+        for restart in self.cfg.restarts:
+            if restart.block not in self.dag.restart_edges:
+                continue
+            node = restart.node
+            if restart.kind in ("handler", "except*") and isinstance(node, ast.ExceptHandler):
+                assign = ast.Assign(targets=[targets], value=self.enter_call(restart.block))
+                self.edits.add(node.body, 0, [_ins._artificial(assign)], _ins.RESTART)  # type: ignore[list-item]
+            elif restart.kind == "with":
+                assert isinstance(node, ast.With | ast.AsyncWith)
+                call = _ins._call_module("cut", _ins._const(self.fp.index),
+                                         _name(_ins.REGISTER), _name(DONE))
+                self.structural.append(("with", node, _ins._observer([(DONE, call)])))
+                self.after_statement(node, restart.block)
+            elif restart.kind == "except*":
+                self.after_statement(node, restart.block)
+
+    def after_statement(self, node: ast.stmt, block: Any) -> None:  # type: ignore[override]
+        """After a ``with`` whose ``__exit__`` swallowed an exception: the frame's count
+        was noted in ``_@pp_w``; start ``block`` (the code after it) from there."""
+        stmts, index = self.location_of(node)
+        start = self.weights_of(block) - self.events.query[block]
+        check = _if(_is_not_none(DONE), [
+            _ins._assign(_ins.REGISTER, _plus(_name(DONE), start)),
+            _ins._assign(DONE, _ins._const(None)),
+        ])
+        self.edits.add(stmts, index + 1, [check], _ins.RESTART)
+
+    def weights_of(self, block: int) -> int:
+        return sum(self.weights[block])
+
+    def bare_raise_code(self) -> None:
+        for stmts, index, block in self.cfg.bare_raises:
+            note = _ins._assign(DONE, _plus(_name(_ins.REGISTER), self.done_before(block)))
+            self.edits.add(stmts, index, [note], _ins.RETURN_CODE)
+
+    def finally_code(self, info: Any, branches: dict[int, list[ast.stmt]]) -> None:
+        node = info.node
+        flag = _ins.flag_name(self.flag_index(info.index))
+        stmts, index = self.location_of(node)
+        self.edits.add(stmts, index, [_ins._assign(flag, _ins._const(0))], _ins.FLAG)
+        chain: list[ast.stmt] = []
+        fall = branches.pop(0, [])
+        for code in sorted(branches):
+            body = branches[code]
+            if not body:
+                if not fall:
+                    continue
+                body = [_ins._artificial(ast.Pass())]  # type: ignore[list-item]
+            test = ast.Compare(left=_name(flag), ops=[ast.Eq()], comparators=[_ins._const(code)])
+            chain.append(ast.If(test=test, body=body, orelse=[]))  # type: ignore[arg-type]
+        dispatch: list[ast.stmt] = fall
+        for branch in reversed(chain):
+            assert isinstance(branch, ast.If)
+            branch.orelse = dispatch
+            dispatch = [branch]
+        for stmt in dispatch:
+            _ins._artificial_shell(stmt)
+        self.edits.add(node.finalbody, len(node.finalbody), dispatch, _ins.PROBE)
+        # Entering the finally by an exception: the count so far, and a fresh start.
+        effects = [(TEMP, self.enter_call(info.start))]
+        for position, name in enumerate((_ins.REGISTER, THREAD, START, INCLUSIVE, DONE)):
+            effects.append((name, ast.Subscript(value=_name(TEMP), slice=_ins._const(position),
+                                                ctx=ast.Load())))
+        effects.append((flag, _ins._const(_ins.ROUTE_RAISE)))
+        self.structural.append(("finally", node, _ins._observer(effects)))
+
+    def rewrite(self) -> None:
+        self.suspension_code()  # first: return_code may move a return's value
+        super().rewrite()
+        self.bare_raise_code()
+        for handler, block in self.cfg.star_handler_ends:
+            # The next except* clause (or the code after the try) continues this
+            # count; its exception's traceback still points at the original raise.
+            note = _ins._assign(DONE, _plus(_name(_ins.REGISTER), self.done_before(block)))
+            self.edits.add(handler.body, len(handler.body), [note], _ins.RETURN_CODE)
+
+    # -- yield, yield from, await ------------------------------------------------
+
+    def suspension_code(self) -> None:
+        """Hand the count over before every suspension and start afresh after it."""
+        parents: dict[int, tuple[ast.AST, str]] | None = None
+        for block_id, block in enumerate(self.cfg.blocks):
+            for piece_index, piece in enumerate(block.pieces):
+                done = self.events.query[block_id] - rest_after(self.weights, block_id,
+                                                                piece_index)
+                for node in _suspensions(piece):
+                    if parents is None:
+                        parents = _parents(self.cfg.node)
+                    holder, field_name = parents[id(node)]
+                    wrapped = self.suspend(node, done)
+                    if isinstance(getattr(holder, field_name), list):
+                        items = getattr(holder, field_name)
+                        items[items.index(node)] = wrapped
+                    else:
+                        setattr(holder, field_name, wrapped)
+
+    def suspend(self, node: ast.expr, done: int) -> ast.expr:
+        """``yield v`` becomes ``((yield (v, <pause>)[0]), <resume>)[0]``: the count
+        is handed over once ``v`` is computed (a call in it is part of this
+        activation), and the activation restarts when the frame resumes. ``yield
+        from`` and ``await`` likewise around their operand: the delegated generator or
+        awaited coroutine counts in its own functions, not in this one's inclusive."""
+        pause = _ins._call_module("pause", _ins._const(self.fp.index), _name(THREAD),
+                                  _name(_ins.REGISTER), _ins._const(done), _name(START),
+                                  _name(INCLUSIVE))
+        operand = node.value if node.value is not None else _ins._const(None)
+        before: list[ast.expr] = [
+            ast.NamedExpr(target=_ins._store(_ins.REGISTER), value=pause),
+            ast.NamedExpr(target=_ins._store(START), value=_ins._const(None)),
+        ]
+        after: list[ast.expr] = [
+            ast.NamedExpr(target=_ins._store(THREAD),
+                          value=ast.Attribute(value=_name(LOCAL), attr="t", ctx=ast.Load())),
+            ast.NamedExpr(target=_ins._store(START),
+                          value=_subscript(THREAD, _ins._const(0))),
+            ast.NamedExpr(target=_ins._store(INCLUSIVE),
+                          value=_subscript(THREAD, _name(SLOT))),
+        ]
+        for part in (*before, *after):
+            _ins._artificial(part)
+        node.value = _first_of([operand, *before], operand)
+        return _first_of([node, *after], node)
+
+
+def _first_of(parts: list[ast.expr], anchor: ast.expr) -> ast.expr:
+    """``(parts...)[0]`` located where ``anchor`` is."""
+    whole = ast.Subscript(value=ast.Tuple(elts=parts, ctx=ast.Load()),
+                          slice=_ins._const(0), ctx=ast.Load())
+    for outer in (whole, whole.value, whole.slice):
+        ast.copy_location(outer, anchor)
+    return whole
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+           ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _suspensions(piece: Any) -> list[ast.expr]:
+    """The yield, yield from and await expressions a piece evaluates itself (not
+    those of nested functions, classes or comprehensions), inner ones first."""
+    node = piece.node
+    if piece.role is Role.WITH_EXIT:
+        return []
+    if piece.role is Role.WITH_ENTER:
+        roots: list[ast.AST] = list(node.items)
+    elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        roots = [*node.decorator_list]
+        if isinstance(node, ast.ClassDef):
+            roots += [*node.bases, *node.keywords]
+        else:
+            roots += [*node.args.defaults, *(d for d in node.args.kw_defaults if d)]
+    else:
+        roots = [node]
+    found: list[ast.expr] = []
+
+    def visit(current: ast.AST) -> None:
+        if isinstance(current, _SCOPES):
+            return
+        for child in ast.iter_child_nodes(current):
+            visit(child)
+        if isinstance(current, ast.Yield | ast.YieldFrom | ast.Await):
+            found.append(current)
+
+    for root in roots:
+        visit(root)
+    return found
+
+
+def _parents(func: ast.AST) -> dict[int, tuple[ast.AST, str]]:
+    """Expression id -> (parent, field) within one function, nested scopes excluded."""
+    parents: dict[int, tuple[ast.AST, str]] = {}
+    stack = [func]
+    while stack:
+        current = stack.pop()
+        for field_name, value in ast.iter_fields(current):
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, ast.AST):
+                    parents[id(child)] = (current, field_name)
+                    if not isinstance(child, _SCOPES):
+                        stack.append(child)
+    return parents
+
+
+def wrap_event_function(fp: Any, plan: EventPlan) -> None:
+    """Entry, exit and exception code of one function (see the module docstring)."""
+    node = fp.cfg.node
+    index = fp.index
+    start = fp.cfg.body_start
+    head, body = node.body[:start], node.body[start:]
+    if not body:
+        body = [_ins._artificial(ast.Pass())]
+    register = _name(_ins.REGISTER)
+    note = ast.Call(
+        func=ast.Attribute(value=_name(PENDING), attr="append", ctx=ast.Load()),
+        args=[ast.Tuple(elts=[_name(_ins.MODULE), _ins._const(index), register, _name(DONE),
+                              *_exception_position(),
+                              ast.Attribute(value=_name(LOCAL), attr="t", ctx=ast.Load()),
+                              _name(START), _name(INCLUSIVE)], ctx=ast.Load())],
+        keywords=[])
+    observer = _ins._observer([(_ins.REGISTER, note)])
+    inner = _ins._artificial_try(ast.Try(body=body, handlers=[observer], orelse=[],
+                                         finalbody=[]))
+    total = _subscript(THREAD, _ins._const(0))
+    flush = [
+        _if(_name(PENDING), [_ins._artificial(ast.Expr(  # type: ignore[list-item]
+            value=_ins._call_module("drain")))]),
+        _ins._artificial(ast.AugAssign(target=_subscript(THREAD, _ins._const(0), store=True),
+                                       op=ast.Add(), value=_name(_ins.REGISTER))),
+        _ins._artificial(ast.AugAssign(target=_subscript(SELF, _ins._const(index), store=True),
+                                       op=ast.Add(), value=_name(_ins.REGISTER))),
+        _ins._artificial(ast.Assign(
+            targets=[_subscript(THREAD, _name(SLOT), store=True)],
+            value=ast.BinOp(left=ast.BinOp(left=_name(INCLUSIVE), op=ast.Add(), right=total),
+                            op=ast.Sub(), right=_name(START)))),
+        _budget_check(index, _ins._const(0)),
+    ]
+    outer = _ins._artificial_try(ast.Try(
+        body=[inner], handlers=[], orelse=[],
+        finalbody=[_if(_is_not_none(_ins.REGISTER), flush)]))  # type: ignore[list-item]
+    prologue = [
+        _ins._assign(THREAD, ast.Attribute(value=_name(LOCAL), attr="t", ctx=ast.Load())),
+        _ins._assign(SLOT, ast.BinOp(left=_name(OFFSET), op=ast.Add(),
+                                     right=_ins._const(index))),
+        _ins._assign(START, _subscript(THREAD, _ins._const(0))),
+        _ins._assign(INCLUSIVE, _subscript(THREAD, _name(SLOT))),
+        _ins._assign(_ins.REGISTER, _ins._const(0)),
+        _ins._assign(DONE, _ins._const(None)),
+    ]
+    first = _ins._first_code(body)
+    if first is not None and _ins._probe_line == -1:
+        for stmt in prologue:
+            for part in ast.walk(stmt):
+                if "lineno" in part._attributes:
+                    ast.copy_location(part, first)
+    node.body = [*head, *prologue, outer]
+
+
+def _exception_position() -> list[ast.expr]:
+    """``lasti`` of the exception in this frame, the code, and the context's lasti,
+    with C calls only (see :func:`pathprof.python.instrument._note_exit`)."""
+    rt = _name(_ins.RUNTIME)
+
+    def runtime_call(name: str) -> ast.expr:
+        return ast.Call(func=ast.Attribute(value=rt, attr=name, ctx=ast.Load()),
+                        args=[], keywords=[])
+
+    def getattr_or(value: ast.expr, name: str, default: Any) -> ast.expr:
+        return ast.Call(func=_name("getattr"),
+                        args=[value, _ins._const(name), _ins._const(default)], keywords=[])
+
+    lasti = ast.Attribute(value=ast.Attribute(value=runtime_call("exception"),
+                                              attr="__traceback__", ctx=ast.Load()),
+                          attr="tb_lasti", ctx=ast.Load())
+    code = ast.Attribute(value=runtime_call("getframe"), attr="f_code", ctx=ast.Load())
+    context = ast.Attribute(value=runtime_call("exception"), attr="__context__",
+                            ctx=ast.Load())
+    context_lasti = getattr_or(getattr_or(context, "__traceback__", None), "tb_lasti", -1)
+    return [lasti, code, context_lasti]
+
+
+def event_prologue(nfunctions: int, filename: str, key: str, meta_json: str
+                   ) -> list[ast.stmt]:
+    """``import pathprof._eventrt``; register the module; bind its tables."""
+    register = ast.Call(
+        func=ast.Attribute(value=_name(_ins.RUNTIME), attr="register", ctx=ast.Load()),
+        args=[_name("__name__"), _ins._const(filename), _ins._const(key),
+              _ins._const(nfunctions), _ins._const(meta_json),
+              ast.Call(func=_name("globals"), args=[], keywords=[])],
+        keywords=[])
+    names = ast.Tuple(elts=[_ins._store(n) for n in (LOCAL, PENDING, OFFSET, SELF)],
+                      ctx=ast.Store())
+    return [
+        ast.Import(names=[ast.alias(name="pathprof._eventrt", asname=_ins.RUNTIME)]),
+        ast.Assign(targets=[_ins._store(_ins.MODULE)], value=register),
+        ast.Assign(targets=[names],
+                   value=ast.Attribute(value=_name(_ins.MODULE), attr="bindings",
+                                       ctx=ast.Load())),
+    ]
+
+
+def plain_codes(tree: ast.Module, filename: str) -> dict[tuple[str, int], CodeType]:
+    """The module compiled as written: function code objects by (qualname, first line)."""
+    codes: dict[tuple[str, int], CodeType] = {}
+    stack = [compile(tree, filename, "exec", dont_inherit=True)]
+    while stack:
+        code = stack.pop()
+        codes[(code.co_qualname, code.co_firstlineno)] = code
+        stack.extend(c for c in code.co_consts if isinstance(c, CodeType))
+    return codes

@@ -1,0 +1,52 @@
+"""The terminal table of ``pathprof count``: total events and each function's counts."""
+
+from __future__ import annotations
+
+import os
+
+from rich.console import Console
+from rich.table import Table
+
+from pathprof.events import EventCounts, FunctionEvents
+
+__all__ = ["render_counts", "sort_functions"]
+
+
+def sort_functions(functions: list[FunctionEvents], sort: str) -> list[FunctionEvents]:
+    if sort == "name":
+        return sorted(functions, key=lambda f: (f.file, f.first_line, f.qualname))
+    key = (lambda f: (-f.self, -f.inclusive)) if sort == "self" else (
+        lambda f: (-f.inclusive, -f.self))
+    return sorted(functions, key=lambda f: (*key(f), f.file, f.first_line))
+
+
+def render_counts(console: Console, counts: EventCounts, *, sort: str = "inclusive",
+                  top: int = 20) -> None:
+    """Total, then a table: function, self, inclusive, share of the total."""
+    total = counts.total
+    console.print(f"[bold]{total:,}[/bold] {counts.kind} counted in "
+                  f"{len(counts.functions)} functions")
+    if not counts.functions:
+        console.print("No counted code ran: check --source (module and class bodies "
+                      "are not counted, only functions).")
+        return
+    ordered = sort_functions(counts.functions, sort)
+    shown = ordered if top <= 0 else ordered[:top]
+    table = Table(box=None, header_style="bold")
+    table.add_column("function")
+    table.add_column("self", justify="right")
+    table.add_column("inclusive", justify="right")
+    table.add_column("self %", justify="right")
+    for fn in shown:
+        share = f"{100 * fn.self / total:.1f}" if total else "-"
+        where = f"{os.path.relpath(fn.file)}:{fn.first_line}"
+        table.add_row(f"{fn.qualname} [dim]{where}[/dim]", f"{fn.self:,}",
+                      f"{fn.inclusive:,}", share)
+    console.print(table)
+    if len(shown) < len(ordered):
+        console.print(f"[dim]{len(ordered) - len(shown)} more functions (--top 0 shows all)"
+                      "[/dim]")
+    lost = sum(f.unattributed for f in counts.functions)
+    if lost:
+        console.print(f"[yellow]{lost} exceptions could not be placed in their function; "
+                      "those calls' counts may be short.[/yellow]")
