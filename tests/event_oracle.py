@@ -97,12 +97,14 @@ class StatementCounter:
 
     def __init__(self, functions: list[tuple[dict[str, Any], types.CodeType]],
                  probe: Any = None) -> None:
-        self.by_code = {code: _Function(meta, code) for meta, code in functions}
+        # By where the code comes from, not by identity: a module imported afresh
+        # (or from its .pyc) runs code objects equal to these.
+        self.by_code = {_code_key(code): _Function(meta, code) for meta, code in functions}
         self.self_counts: Counter[str] = Counter()
         self.inclusive: Counter[str] = Counter()
-        self.thread_totals: Counter[int] = Counter()
+        self.thread_totals: Counter[Any] = Counter()
         self.frames: dict[int, _Frame] = {}
-        self.stacks: dict[int, list[tuple[str, int]]] = defaultdict(list)
+        self.stacks: dict[Any, list[tuple[str, int]]] = defaultdict(list)
         #: with ``probe`` (a code object): the thread's total at each call of it
         self.probe = probe
         self.probes: list[int] = []
@@ -122,9 +124,9 @@ class StatementCounter:
 
     def _global(self, frame: Any, event: str, arg: Any) -> Any:
         if self.probe is not None and frame.f_code is self.probe and event == "call":
-            self.probes.append(self.thread_totals[threading.get_ident()])
+            self.probes.append(self.thread_totals[_thread_key()])
             return None
-        function = self.by_code.get(frame.f_code)
+        function = self.by_code.get(_code_key(frame.f_code))
         if function is None:
             return None
         frame.f_trace = self._local
@@ -133,7 +135,7 @@ class StatementCounter:
         return self._local
 
     def _local(self, frame: Any, event: str, arg: Any) -> Any:
-        function = self.by_code.get(frame.f_code)
+        function = self.by_code.get(_code_key(frame.f_code))
         if function is not None:
             self._event(function, frame, event)
         return self._local
@@ -149,11 +151,11 @@ class StatementCounter:
         role = function.meta["blocks"][key[0]]["pieces"][key[1]][4]
         return role in ("for-next", "with-enter", "with-exit")
 
-    def _open(self, thread: int, name: str, state: _Frame) -> None:
+    def _open(self, thread: Any, name: str, state: _Frame) -> None:
         self.stacks[thread].append((name, self.thread_totals[thread]))
         state.active = True
 
-    def _close(self, thread: int, name: str, state: _Frame) -> None:
+    def _close(self, thread: Any, name: str, state: _Frame) -> None:
         if not state.active:
             return
         state.active = False
@@ -163,7 +165,7 @@ class StatementCounter:
             self.inclusive[name] += self.thread_totals[thread] - start
 
     def _event(self, function: _Function, frame: Any, event: str) -> None:
-        thread = threading.get_ident()
+        thread = _thread_key()
         name = function.meta["qualname"]
         state = self.frames.setdefault(id(frame), _Frame())
         if event == "call":  # a call, or a generator resumed
@@ -198,6 +200,15 @@ class StatementCounter:
             self.thread_totals[thread] += weight
         state.key = key
         state.offset = offset
+
+
+def _code_key(code: types.CodeType) -> tuple[str, str, int]:
+    return (code.co_filename, code.co_qualname, code.co_firstlineno)
+
+
+def _thread_key() -> Any:
+    """The running thread, by its object (an ident can be reused by a later thread)."""
+    return threading.current_thread()
 
 
 def plain_functions(path: Path, kind: str = "statements"

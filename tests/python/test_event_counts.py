@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +18,16 @@ CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 PROGRAMS = sorted(p for p in CORPUS.glob("*.py") if not p.name.startswith("_"))
 
 
-def counted(key: str) -> tuple[dict[str, int], dict[str, int], int]:
+def counted(key: str, since: int = 0) -> tuple[dict[str, int], dict[str, int], int]:
     """Self and inclusive counts per function of the module registered with ``key``
-    (summed over its executions), and its unattributed exceptions."""
+    (summed over its executions since module number ``since``), and its
+    unattributed exceptions."""
     own: dict[str, int] = {}
     whole: dict[str, int] = {}
     lost = 0
     inclusive = _eventrt.inclusive_counts()
     for position, state in enumerate(_eventrt.modules()):
-        if state.key != key:
+        if state.key != key or position < since:
             continue
         for i, meta in enumerate(state.meta["functions"]):
             name = meta["qualname"]
@@ -61,3 +63,91 @@ def test_counts_equal_the_settrace_counter(path: Path, kind: str) -> None:
     assert {n: own[n] for n in names} == {n: oracle.self_counts[n] for n in names}
     assert {n: whole[n] for n in names} == {n: oracle.inclusive[n] for n in names}
     assert sum(own.values()) == sum(oracle.self_counts.values()) > 0
+
+
+READS = Path(__file__).resolve().parent.parent / "events_corpus" / "reads.py"
+
+
+@pytest.mark.parametrize("kind", ["statements", "instructions"])
+def test_reads_anywhere_equal_the_settrace_counter(kind: str) -> None:
+    """Mid-loop, in generators (and while one is suspended), in except, finally and
+    with exits, deep in recursion and in threads: every read is exact."""
+    from pathprof import events
+
+    plain, functions = plain_functions(READS, kind)
+    oracle = StatementCounter(functions, probe=events.read.__code__)
+    expected_reads: list[tuple[str, int]] = []
+
+    def execute_and_drive() -> Any:
+        exec(plain.__pathprof_code__, plain.__dict__)
+        return plain.drive()
+
+    oracle.run(execute_and_drive)
+    loaded = load_instrumented(READS, f"pathprof_events_reads_{kind}", mark_probes=False,
+                               mode="events", events=kind)
+    loaded.execute()
+    loaded.module.drive()
+    # A thread's reads are cumulative over the thread's life, including what the
+    # earlier parametrization counted in this thread: compare growth from the first.
+    ours: dict[str, list[int]] = {}
+    for thread, _tag, value in loaded.module.READS:
+        ours.setdefault(thread, []).append(value)
+    theirs: dict[str, list[int]] = {}
+    for (thread, _tag, _value), value in zip(plain.READS, oracle.probes, strict=True):
+        theirs.setdefault(thread, []).append(value)
+    expected_reads = [(t, v) for t, values in theirs.items() for v in values]
+    assert len(expected_reads) == len(loaded.module.READS) > 40
+    for thread, values in theirs.items():
+        mine = ours[thread]
+        assert [v - mine[0] for v in mine] == [v - values[0] for v in values], thread
+        if thread.startswith("t"):  # a fresh thread starts from zero
+            assert mine == values, thread
+    own, whole, lost = counted(loaded.metadata["key"])
+    assert lost == 0
+    assert own == {n: oracle.self_counts[n] for n in own}
+    assert whole == {n: oracle.inclusive[n] for n in whole}
+
+
+#: Stdlib modules driven by their CPython tests: module -> (modules counted, test
+#: module, prefixes imported afresh for each run).
+STDLIB = {
+    "textwrap": (("textwrap",), "test.test_textwrap", ("textwrap", "test.test_textwrap")),
+    "shlex": (("shlex",), "test.test_shlex", ("shlex", "test.test_shlex")),
+    "fractions": (("fractions",), "test.test_fractions", ("fractions", "test.test_fractions")),
+}
+
+
+@pytest.mark.parametrize("name", list(STDLIB))
+def test_stdlib_counts_equal_the_settrace_counter(name: str) -> None:
+    from ..stdlib.harness import (
+        InstrumentingFinder,
+        isolated_modules,
+        run_test_module,
+        source_file,
+    )
+
+    modules, test_module, isolate = STDLIB[name]
+    paths = {module: source_file(module) for module in modules}
+    functions = []
+    for path in paths.values():
+        functions += plain_functions(path)[1]
+    oracle = StatementCounter(functions)
+    with isolated_modules(isolate):
+        plain = oracle.run(lambda: run_test_module(test_module, None))
+    since = len(_eventrt.modules())
+    with isolated_modules(isolate):
+        loadeds = {}
+        for module, path in paths.items():
+            loadeds[module] = load_instrumented(path, module, mark_probes=False, mode="events")
+            del sys.modules[module]
+        with InstrumentingFinder(loadeds).installed():
+            counted_run = run_test_module(test_module, None)
+    assert counted_run == plain, counted_run.details
+    compared = 0
+    for loaded in loadeds.values():
+        own, whole, lost = counted(loaded.metadata["key"], since)
+        assert lost == 0
+        assert own == {n: oracle.self_counts[n] for n in own}
+        assert whole == {n: oracle.inclusive[n] for n in whole}
+        compared += sum(own.values())
+    assert compared == sum(oracle.self_counts.values()) > 1000

@@ -85,21 +85,36 @@ def piece_weights(cfg: FunctionCfg, kind: str, code: CodeType | None = None,
 
     ``statements``: 1 for each simple statement (declarations ``global`` and
     ``nonlocal`` excepted: they run no code) and for each evaluation of a compound
-    statement's header; 0 for the rest (``else``, ``try``, ``case`` patterns...).
+    statement's header; 0 for the rest (``else``, ``try``, ``case`` patterns...) and
+    for statements the compiler removed (no instruction in ``code``).
     ``instructions``: the bytecode instructions CPython compiled for the piece in
     ``code``, the function compiled without instrumentation on the running Python,
-    layout instructions (``NOP``, unconditional jumps) excepted (static: a conditional expression counts both arms, a loop
-    inside an expression its body once; a ``with``'s exit counts nothing)."""
-    if kind == "statements":
-        return [[int(_is_statement_event(p)) for p in block.pieces] for block in cfg.blocks]
-    if kind != "instructions":
+    layout instructions (``NOP``, unconditional jumps) excepted. Static: a
+    conditional expression counts both arms, a loop inside an expression its body
+    once; a ``with``'s exit counts nothing."""
+    if kind not in EVENT_KINDS:
         raise ValueError(f"unknown event kind {kind!r}; choose from {', '.join(EVENT_KINDS)}")
+    if code is None or meta is None:
+        compiled = None
+    else:
+        from pathprof._blockmap import BlockMap
+
+        blockmap = BlockMap(meta, code)
+        compiled = [blockmap.locate_piece(i.offset) for i in dis.get_instructions(code)]
+    if kind == "statements":
+        weights = [[int(_is_statement_event(p)) for p in block.pieces] for block in cfg.blocks]
+        if compiled is not None:
+            # A statement the compiler removed (``if 0 and x:``, the test of ``while
+            # 1:``) never runs: it is no event.
+            present = {(b, p) for b, p, _how in filter(None, compiled)}
+            for block, block_weights in enumerate(weights):
+                for index in range(len(block_weights)):
+                    if (block, index) not in present:
+                        block_weights[index] = 0
+        return weights
     weights = [[0] * len(block.pieces) for block in cfg.blocks]
     if code is None or meta is None:
         return weights
-    from pathprof._blockmap import BlockMap
-
-    blockmap = BlockMap(meta, code)
     for instruction in dis.get_instructions(code):
         if instruction.opname in _LAYOUT_OPS:
             continue
@@ -340,6 +355,7 @@ class EventRewriter(_ins._FunctionRewriter):
             ast.NamedExpr(target=_ins._store(START), value=_ins._const(None)),
         ]
         after: list[ast.expr] = [
+            ast.BoolOp(op=ast.And(), values=[_name(PENDING), _ins._call_module("drain")]),
             ast.NamedExpr(target=_ins._store(THREAD),
                           value=ast.Attribute(value=_name(LOCAL), attr="t", ctx=ast.Load())),
             ast.NamedExpr(target=_ins._store(START),
@@ -449,6 +465,10 @@ def wrap_event_function(fp: Any, plan: EventPlan) -> None:
         body=[inner], handlers=[], orelse=[],
         finalbody=[_if(_is_not_none(_ins.REGISTER), flush)]))  # type: ignore[list-item]
     prologue = [
+        # Exits by exception noted but not yet counted would be missing from the
+        # thread's total read here: count them first.
+        _if(_name(PENDING), [_ins._artificial(ast.Expr(  # type: ignore[list-item]
+            value=_ins._call_module("drain")))]),
         _ins._assign(THREAD, ast.Attribute(value=_name(LOCAL), attr="t", ctx=ast.Load())),
         _ins._assign(SLOT, ast.BinOp(left=_name(OFFSET), op=ast.Add(),
                                      right=_ins._const(index))),

@@ -818,7 +818,7 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
     tree = ast.parse(source, filename)
     functions = [build_cfg(node, qualname) for node, qualname in iter_functions(tree)]
     plans = [plan_function(cfg, i) for i, cfg in enumerate(functions)]
-    codes = eventcode.plain_codes(tree, filename) if kind == "instructions" else {}
+    codes = eventcode.plain_codes(tree, filename)
     key = module_key or f"{filename}:{source_hash(source)}"
     extra = []
     for fp in plans:
