@@ -23,6 +23,7 @@ $(VENV)/.installed: pyproject.toml
 demo: $(VENV)/.installed
 	$(VENV)/bin/pathprof run --data-file .pathprof-demo examples/demo/orders.py
 	$(VENV)/bin/pathprof report --data-file .pathprof-demo --top 4
+	$(VENV)/bin/pathprof count --top 4 examples/demo/orders.py
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests benchmarks

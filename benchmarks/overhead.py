@@ -13,6 +13,8 @@ from the installed package) runs in every mode, each a fresh process:
 - ``coverage``:  ``python -m coverage run --branch --source ...``
 - ``slipcover``: ``python -m slipcover --branch --source DIRS ...``
 - ``cprofile``:  ``python -m cProfile -o FILE ...`` (profiles everything; no filter)
+- ``events``:    ``python -m pathprof count --source F ...``: exact statement counts
+  (chords of a spanning tree); ``events-naive``: the same with an add on every edge
 - ``settrace``:  ``python settrace_paths.py --source F ...``: a ``sys.settrace``
   tracer that splits each call's lines into paths (:mod:`settrace_paths`)
 
@@ -61,7 +63,8 @@ import report  # noqa: E402
 from workloads import WORKLOADS, benchmarks_root, measured_files  # noqa: E402
 
 MODES = ("plain", "path", "edge", "path-time", "coverage", "slipcover", "cprofile",
-         "settrace")
+         "settrace", "events", "events-naive")
+EVENT_MODES = {"events": ["--placement", "tree"], "events-naive": ["--placement", "naive"]}
 PATHPROF_MODES = {"path": ["--mode", "path"], "edge": ["--mode", "edge"],
                   "path-time": ["--mode", "path", "--metric", "time"]}
 
@@ -78,6 +81,10 @@ def command(mode: str, name: str, loops: int, tmp: Path) -> list[str]:
         sources = [arg for f in files for arg in ("--source", f)]
         return [py, "-m", "pathprof", "run", *PATHPROF_MODES[mode], *sources,
                 "--data-file", str(tmp / f"{mode}.pathprof"), *driver]
+    if mode in EVENT_MODES:
+        sources = [arg for f in files for arg in ("--source", f)]
+        return [py, "-m", "pathprof", "count", *EVENT_MODES[mode], *sources,
+                "--json", str(tmp / f"{mode}.json"), *driver]
     if mode == "coverage":
         sources = [str(Path(files[0]).parent), *WORKLOADS[name].stdlib]
         return [py, "-m", "coverage", "run", "--branch", "--source", ",".join(sources),
@@ -144,6 +151,12 @@ def check_measured(mode: str, name: str, tmp: Path) -> str:
         if not mine:
             raise RunFailed(f"cprofile {name}: no function of {target}")
         return f"{len(mine)} functions of the benchmark profiled"
+    if mode in EVENT_MODES:
+        counts = json.loads((tmp / f"{mode}.json").read_text(encoding="utf-8"))
+        mine = [f for f in counts["functions"] if f["file"] == target]
+        if not mine:
+            raise RunFailed(f"{mode} {name}: no function of {target} counted")
+        return f"{counts['total']} statements in {len(mine)} functions"
     if mode == "settrace":
         summary = json.loads((tmp / "settrace.json").read_text(encoding="utf-8"))
         if not summary["executions"]:

@@ -85,6 +85,9 @@ def _parser() -> argparse.ArgumentParser:
     count.add_argument("--kind", choices=("statements", "instructions"), default="statements",
                        help="what an event is: a statement (default) or a bytecode "
                        "instruction of the running Python")
+    count.add_argument("--placement", choices=("tree", "naive"), default="tree",
+                       help="where the adds go: on the chords of a spanning tree (default), "
+                       "or on every edge (the naive baseline, for comparison)")
     count.add_argument("--sort", choices=("inclusive", "self", "name"), default="inclusive",
                        help="order of the table (default: inclusive)")
     count.add_argument("--top", type=int, default=20, metavar="N",
@@ -244,7 +247,7 @@ def _command_count(args: argparse.Namespace) -> int:
     path, program_args, default_dirs = _program(args)
     counter = EventCounter(source=args.source, include=args.include, omit=args.omit,
                            default_dirs=default_dirs, kind=args.kind,
-                           cache=not args.no_cache)
+                           cache=not args.no_cache, placement=args.placement)
 
     compile_main = _main_compiler(counter.selection, counter.options)
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-__all__ = ["PathprofPlugin"]
+__all__ = ["EventsFixture", "PathprofPlugin", "pathprof_events"]
 
 REPORT_KINDS = ("term", "term-missing", "html", "json")
 #: Set by the controlling pytest process; inherited by xdist workers.
@@ -62,12 +62,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="record which tests ran each path (test: one context per test)")
     group.addoption("--pathprof-data-file", default=None, dest="pathprof_data_file",
                     metavar="FILE", help="the data file (default: .pathprof)")
+    group.addoption("--pathprof-events", action="append", nargs="?", const=True, default=None,
+                    dest="pathprof_events", metavar="SOURCE",
+                    help="count the events (statements) SOURCE runs, for the pathprof_events "
+                    "fixture's deterministic performance assertions (repeatable; not with "
+                    "--pathprof)")
+    group.addoption("--pathprof-events-kind", choices=("statements", "instructions"),
+                    default="statements", dest="pathprof_events_kind",
+                    help="with --pathprof-events: what an event is (default: statements)")
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser,
                                   args: list[str]) -> None:
     options = early_config.known_args_namespace
+    if getattr(options, "pathprof_events", None):
+        if getattr(options, "pathprof_source", None):
+            raise pytest.UsageError("pathprof: --pathprof and --pathprof-events cannot be "
+                                    "used together (one kind of instrumentation per run)")
+        _start_event_counting(options)
+        return
     if not getattr(options, "pathprof_source", None):
         return
     from pathprof.exceptions import PathprofError
@@ -78,6 +92,65 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     except (PathprofError, argparse.ArgumentTypeError) as err:
         raise pytest.UsageError(f"pathprof: {err}") from err
     early_config.pluginmanager.register(plugin, "_pathprof")
+
+
+def _start_event_counting(options: argparse.Namespace) -> None:
+    from pathprof.config import read_config
+    from pathprof.events import EventCounter
+
+    config = read_config()
+    sources = [s for s in options.pathprof_events if s is not True] or config.source
+    EventCounter(source=sources, include=config.include, omit=config.omit,
+                 default_dirs=[os.getcwd()], kind=options.pathprof_events_kind).start()
+
+
+class EventsFixture:
+    """What the ``pathprof_events`` fixture gives a test: exact, deterministic counts
+    of the events the code under test runs (``pytest --pathprof-events=SOURCE``)."""
+
+    def read(self) -> int:
+        """Events this thread has run so far."""
+        from pathprof import _eventrt
+
+        return _eventrt.read_thread(sys._getframe(1))
+
+    def assert_at_most(self, limit: int, fn: Any, *args: Any, **kwargs: Any) -> int:
+        """Call ``fn`` and fail the test if it ran more than ``limit`` events; returns
+        the count."""
+        from pathprof.events import assert_events_at_most
+
+        return assert_events_at_most(fn, limit, *args, **kwargs)
+
+    @contextlib.contextmanager
+    def at_most(self, limit: int) -> Any:
+        """``with pathprof_events.at_most(n):`` fails the test if the block ran more
+        than ``n`` events. Yields an object whose ``count`` is set at the end."""
+        from pathprof import _eventrt
+
+        result = argparse.Namespace(count=None)
+        before = _eventrt.read_thread(sys._getframe(2))
+        yield result
+        result.count = _eventrt.read_thread(sys._getframe(2)) - before
+        if result.count > limit:
+            raise AssertionError(f"the block ran {result.count:,} events, more than the "
+                                 f"{limit:,} allowed")
+
+    def budget(self, limit: int) -> Any:
+        """Raise :class:`~pathprof.events.EventBudgetExceeded` once the block has run
+        more than ``limit`` events: a deterministic timeout."""
+        from pathprof.events import budget
+
+        return budget(limit)
+
+
+@pytest.fixture
+def pathprof_events(request: pytest.FixtureRequest) -> EventsFixture:
+    """Exact event counts for deterministic performance tests; needs
+    ``pytest --pathprof-events=SOURCE`` (the test fails with a usage hint otherwise)."""
+    if not request.config.getoption("pathprof_events", None):
+        pytest.fail("the pathprof_events fixture needs pytest --pathprof-events=SOURCE "
+                    "(SOURCE: the code whose events to count)", pytrace=False)
+    return EventsFixture()
 
 
 class PathprofPlugin:

@@ -27,11 +27,11 @@ def _walk(cfg: Cfg, seed: int, max_steps: int = 60) -> list[int]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(arbitrary_cfgs(), structured_cfgs()), st.data())
-def test_register_plus_query_is_the_exact_count_at_every_point(cfg: Cfg, data) -> None:
+@given(st.one_of(arbitrary_cfgs(), structured_cfgs()), st.data(), st.booleans())
+def test_register_plus_query_is_the_exact_count_at_every_point(cfg: Cfg, data, naive) -> None:
     events = data.draw(st.lists(st.integers(0, 9), min_size=cfg.num_blocks,
                                 max_size=cfg.num_blocks))
-    plan = plan_events(cfg, events)
+    plan = plan_events(cfg, events, naive=naive)
     walk = _walk(cfg, data.draw(st.integers(0, 10**6)))
     expected = events[cfg.entry]
     assert plan.count_at([]) == expected
@@ -68,3 +68,11 @@ def test_fewer_increments_than_blocks_on_a_loop() -> None:
 def test_rest_of_block() -> None:
     assert rest_of_block([1, 0, 2, 1], 1) == 3
     assert rest_of_block([1, 0, 2, 1], 3) == 0
+
+
+def test_the_naive_plan_adds_on_every_edge_into_a_block_with_events() -> None:
+    cfg = Cfg(5, 0, 4, [(0, 1), (1, 2), (2, 3), (3, 1), (1, 4)])
+    naive = plan_events(cfg, [0, 1, 2, 3, 0], naive=True)
+    assert naive.code_edges == {0: 1, 1: 2, 2: 3, 3: 1}
+    tree = plan_events(cfg, [0, 1, 2, 3, 0])
+    assert len(tree.code_edges) < len(naive.code_edges)

@@ -93,7 +93,7 @@ def static_event_weights(cfg: Cfg, *, exit_bonus: float = 1e9) -> list[float]:
 
 
 def plan_events(cfg: Cfg, block_events: Sequence[int], weights: Sequence[float] | None = None,
-                *, forced_tree: Collection[EdgeId] = ()) -> EventPlan:
+                *, forced_tree: Collection[EdgeId] = (), naive: bool = False) -> EventPlan:
     """Chord increments and query increments for counting ``block_events``.
 
     Parameters
@@ -106,6 +106,10 @@ def plan_events(cfg: Cfg, block_events: Sequence[int], weights: Sequence[float] 
         :func:`static_event_weights`.
     forced_tree : collection of int
         CFG edges that cannot carry code: put in the tree first.
+    naive : bool
+        The baseline without a spanning tree: only ``forced_tree`` stays free of
+        code, every other edge adds the events of the block it enters (one add per
+        block run). Exact too; used to measure what the tree saves.
 
     Raises
     ------
@@ -145,7 +149,10 @@ def plan_events(cfg: Cfg, block_events: Sequence[int], weights: Sequence[float] 
             events.append(block_events[block])
             all_weights.append(float("inf"))
     virtual = set(range(len(cfg.edges), len(endpoints)))
-    tree = maximum_spanning_tree(n, endpoints, all_weights, forced={*virtual, *forced_tree})
+    excluded = ({e for e in range(len(cfg.edges)) if e not in set(forced_tree)}
+                if naive else set())
+    tree = maximum_spanning_tree(n, endpoints, all_weights, forced={*virtual, *forced_tree},
+                                 excluded=excluded)
     increments, potential = event_increments(n, endpoints, tree, events, cfg.entry)
     # Shift potentials so that the query of ENTRY counts ENTRY's own events (the
     # register starts at 0) and the query of EXIT is 0.

@@ -142,9 +142,9 @@ def event_increments(
     Returns
     -------
     (increments, potential)
-        ``increments[c]`` for every chord (non-tree edge that is not a self-loop
-        of zero events... all chords are listed); ``potential[v]`` for every vertex
-        reached by the tree (0 elsewhere).
+        ``increments[c]`` for every chord (every non-tree edge); ``potential[v]``
+        for every vertex. ``tree`` may be a forest: each of its trees gets its own
+        potentials (the one holding ``root`` has ``phi(root) = 0``).
 
     Notes
     -----
@@ -170,20 +170,25 @@ def event_increments(
         adjacency[b].append((eid, a))
     potential = [0] * num_vertices
     seen = [False] * num_vertices
-    seen[root] = True
-    stack = [root]
-    while stack:
-        vertex = stack.pop()
-        for eid, other in adjacency[vertex]:
-            if seen[other]:
-                continue
-            seen[other] = True
-            src, _dst = endpoints[eid]
-            if src == vertex:  # walking the edge forwards
-                potential[other] = potential[vertex] + events[eid]
-            else:  # walking it backwards
-                potential[other] = potential[vertex] - events[eid]
-            stack.append(other)
+    # From the root, then from any vertex the tree does not join to it (a forest:
+    # each tree gets potentials of its own, and chords between trees stay exact).
+    for start in (root, *range(num_vertices)):
+        if seen[start]:
+            continue
+        seen[start] = True
+        stack = [start]
+        while stack:
+            vertex = stack.pop()
+            for eid, other in adjacency[vertex]:
+                if seen[other]:
+                    continue
+                seen[other] = True
+                src, _dst = endpoints[eid]
+                if src == vertex:  # walking the edge forwards
+                    potential[other] = potential[vertex] + events[eid]
+                else:  # walking it backwards
+                    potential[other] = potential[vertex] - events[eid]
+                stack.append(other)
     increments = {}
     for eid, (src, dst) in enumerate(endpoints):
         if eid not in tree_set:

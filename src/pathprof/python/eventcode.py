@@ -130,13 +130,15 @@ def piece_weights(cfg: FunctionCfg, kind: str, code: CodeType | None = None,
     return weights
 
 
-def plan_events_for(cfg: FunctionCfg, weights: list[list[int]]) -> EventPlan:
+def plan_events_for(cfg: FunctionCfg, weights: list[list[int]], *, naive: bool = False
+                    ) -> EventPlan:
     """The event plan of one function: block events from its piece weights; edges
-    with no site (no place for code) forced into the tree."""
+    with no site (no place for code) forced into the tree. ``naive``: the baseline
+    with an add on every edge (see :func:`pathprof.graph.events.plan_events`)."""
     graph = cfg.to_graph()
     forced = [eid for eid, edge in enumerate(cfg.edges) if edge.site.kind is SiteKind.NONE]
     return plan_events(graph, [sum(w) for w in weights], static_event_weights(graph),
-                       forced_tree=forced)
+                       forced_tree=forced, naive=naive)
 
 
 def backedges_of(cfg: FunctionCfg) -> frozenset[int]:

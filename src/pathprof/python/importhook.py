@@ -51,12 +51,15 @@ class InstrumentOptions:
     cache: bool = True
     #: mode "events": what an event is ("statements" or "instructions")
     events: str = "statements"
+    #: mode "events": "tree" (chords of a spanning tree) or "naive" (an add on every
+    #: edge: the baseline the benchmarks compare with)
+    placement: str = "tree"
 
     def tag(self) -> str:
         from pathprof import __version__
         from pathprof.python.instrument import FORMAT_VERSION
 
-        text = f"{__version__}|{FORMAT_VERSION}|{self.mode}|{self.metric}|{self.events}"
+        text = f"{__version__}|{FORMAT_VERSION}|{self.mode}|{self.metric}|{self.events}|{self.placement}"
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -65,7 +68,8 @@ def compile_instrumented(source: bytes, filename: str, options: InstrumentOption
     from pathprof.python.instrument import instrument_source
 
     instrumented = instrument_source(source, filename, mode=options.mode,
-                                     metric=options.metric, events=options.events)
+                                     metric=options.metric, events=options.events,
+                                     placement=options.placement)
     return instrumented.compile(filename)
 
 

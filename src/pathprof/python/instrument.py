@@ -759,8 +759,8 @@ def source_hash(source: str | bytes) -> str:
 
 def instrument_source(source: str | bytes, filename: str, *, module_key: str | None = None,
                       mark_probes: bool = False, mode: str = "path",
-                      metric: str | None = None, events: str = "statements"
-                      ) -> InstrumentedModule:
+                      metric: str | None = None, events: str = "statements",
+                      placement: str = "tree") -> InstrumentedModule:
     """Parse, plan and rewrite a module's source.
 
     Raises whatever :func:`ast.parse` raises for source that does not parse, so a
@@ -771,7 +771,7 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
     previous, _probe_line = _probe_line, (PROBE_MARK_LINE if mark_probes else -1)
     try:
         if mode == "events":
-            return _instrument_events(source, filename, module_key, events)
+            return _instrument_events(source, filename, module_key, events, placement)
         return _instrument(source, filename, module_key, mode, metric)
     finally:
         _probe_line = previous
@@ -808,10 +808,12 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
 
 
 def _instrument_events(source: str | bytes, filename: str, module_key: str | None,
-                       kind: str) -> InstrumentedModule:
+                       kind: str, placement: str = "tree") -> InstrumentedModule:
     """Event-counting instrumentation (Ball 1994): see :mod:`pathprof.python.eventcode`."""
     from pathprof.python import eventcode
 
+    if placement not in ("tree", "naive"):
+        raise ValueError(f"unknown event placement {placement!r}")
     if kind not in eventcode.EVENT_KINDS:
         raise ValueError(f"unknown event kind {kind!r}; choose from "
                          f"{', '.join(eventcode.EVENT_KINDS)}")
@@ -825,7 +827,7 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
         meta = function_metadata(fp)
         code = codes.get((fp.cfg.qualname, meta["code_line"]))
         weights = eventcode.piece_weights(fp.cfg, kind, code, meta)
-        plan = eventcode.plan_events_for(fp.cfg, weights)
+        plan = eventcode.plan_events_for(fp.cfg, weights, naive=placement == "naive")
         extra.append(eventcode.event_metadata(fp.cfg, plan, weights, kind))
         edits = _Edits()
         rewriter = eventcode.EventRewriter(fp, edits, plan, weights)
