@@ -82,9 +82,8 @@ def test_assert_events_at_most(work) -> None:
 def test_budget_stops_a_runaway_loop_deterministically(work) -> None:
     raised = []
     for _ in range(2):
-        with pytest.raises(events.EventBudgetExceeded) as info:
-            with events.budget(1000):
-                work.forever()
+        with pytest.raises(events.EventBudgetExceeded) as info, events.budget(1000):
+            work.forever()
         raised.append((info.value.count, info.value.limit))
     # i = 0, then one statement per iteration: it stops at the first back edge
     # after the 1000th event, every time.
@@ -95,10 +94,9 @@ def test_budget_not_exceeded_and_nested(work) -> None:
     with events.budget(10_000):
         assert work.nested_budget() == "ok"
         work.spin(100)
-    with pytest.raises(events.EventBudgetExceeded) as info:
-        with events.budget(10_000):
-            with events.budget(50):
-                work.spin(100)
+    with (pytest.raises(events.EventBudgetExceeded) as info, events.budget(10_000),
+          events.budget(50)):
+        work.spin(100)
     assert info.value.limit == 50
     assert 50 < info.value.count <= statements_of_spin(100)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import shutil
 import struct
@@ -50,9 +51,11 @@ def sample_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     project = tmp_path_factory.mktemp("html") / "pathcov"
     shutil.copytree(SAMPLE, project, ignore=shutil.ignore_patterns(".pathprof*", "htmlpath*",
                                                                    "__pycache__"))
+    # Not as an xdist worker, even when this suite runs under xdist.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PATHPROF_"))}
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                     "--pathprof", "--pathprof-context=test", "--pathprof-report=html:report"],
-                   cwd=project, check=True, capture_output=True, timeout=300)
+                   cwd=project, check=True, capture_output=True, timeout=300, env=env)
     return project
 
 

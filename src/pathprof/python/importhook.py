@@ -59,7 +59,8 @@ class InstrumentOptions:
         from pathprof import __version__
         from pathprof.python.instrument import FORMAT_VERSION
 
-        text = f"{__version__}|{FORMAT_VERSION}|{self.mode}|{self.metric}|{self.events}|{self.placement}"
+        text = (f"{__version__}|{FORMAT_VERSION}|{self.mode}|{self.metric}|{self.events}"
+                f"|{self.placement}")
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
