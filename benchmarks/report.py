@@ -18,7 +18,8 @@ from typing import Any
 TIMES = "\N{MULTIPLICATION SIGN}"
 TITLES = {"path": "path", "edge": "edge", "path-time": "path --metric time",
           "coverage": "coverage --branch", "slipcover": "SlipCover --branch",
-          "cprofile": "cProfile", "settrace": "settrace paths"}
+          "cprofile": "cProfile", "settrace": "settrace paths", "events": "events",
+          "events-naive": "events naive"}
 
 
 def _row(cells: list[str]) -> str:
