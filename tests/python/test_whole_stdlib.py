@@ -35,7 +35,8 @@ SOURCES = _sources()
 
 
 @pytest.mark.parametrize(("mode", "metric", "step"),
-                         [("path", None, 1), ("edge", None, 4), ("path", "time", 4)])
+                         [("path", None, 1), ("edge", None, 4), ("path", "time", 4),
+                          ("events", None, 4)])
 def test_every_stdlib_module_instruments_and_compiles(mode: str, metric: str | None,
                                                       step: int) -> None:
     assert len(SOURCES) > 500

@@ -351,7 +351,8 @@ class EventRewriter(_ins._FunctionRewriter):
         pause = _ins._call_module("pause", _ins._const(self.fp.index), _name(THREAD),
                                   _name(_ins.REGISTER), _ins._const(done), _name(START),
                                   _name(INCLUSIVE))
-        operand = node.value if node.value is not None else _ins._const(None)
+        operand = (node.value if node.value is not None
+                   else _ins._artificial(_ins._const(None)))
         before: list[ast.expr] = [
             ast.NamedExpr(target=_ins._store(_ins.REGISTER), value=pause),
             ast.NamedExpr(target=_ins._store(START), value=_ins._const(None)),
