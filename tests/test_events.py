@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -70,7 +71,11 @@ def test_read_counts_exactly_what_ran(work) -> None:
     before = events.read()
     work.spin(10)
     assert events.read() - before == statements_of_spin(10)
-    assert events.read(all_threads=True) >= events.read()
+    everyone = events.read(all_threads=True)
+    thread = threading.Thread(target=work.spin, args=(5,))
+    thread.start()
+    thread.join()
+    assert events.read(all_threads=True) - everyone == statements_of_spin(5)
 
 
 def test_assert_events_at_most(work) -> None:
@@ -107,11 +112,22 @@ def test_budget_rejects_a_negative_limit() -> None:
 
 
 def test_counts_self_and_inclusive(work) -> None:
+    before = events.counts().by_name()
     work.bubble([3, 1, 2])
-    counted = events.counts().by_name()
-    assert counted["bubble"].self > 0
-    assert counted["nested_budget"].inclusive > counted["nested_budget"].self
-    assert events.counts().total == sum(f.self for f in events.counts().functions)
+    work.nested_budget()
+    after = events.counts().by_name()
+
+    def grew(name: str, what: str) -> int:
+        old = getattr(before[name], what) if name in before else 0
+        return getattr(after[name], what) - old
+
+    # copy; 4 outer steps; inner 3 + 2 + 1 steps, 2 + 1 tests, 2 swaps; return
+    assert grew("bubble", "self") == grew("bubble", "inclusive") == 1 + 4 + 6 + 3 + 2 + 1
+    # import, with (entry), spin(10) call, return; spin(10) inside
+    assert grew("nested_budget", "self") == 4
+    assert grew("nested_budget", "inclusive") == 4 + statements_of_spin(10)
+    counted = events.counts()
+    assert counted.total == sum(f.self for f in counted.functions)
 
 
 def test_nothing_counted_is_an_error_not_a_pass(tmp_path: Path) -> None:

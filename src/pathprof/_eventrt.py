@@ -1,6 +1,6 @@
 """What runs inside the program when it counts events: per-thread tables, exceptions,
-suspensions, budgets. Standard library only (plus the stdlib-only
-:mod:`pathprof._blockmap`, loaded on the first exception or query).
+suspensions, budgets. Standard library only (plus :mod:`pathprof.runtime` and the
+stdlib-only :mod:`pathprof._blockmap`, loaded on the first exception or query).
 
 Layout. Every thread has one list ``t`` (``local.t``): ``t[0]`` is the events its
 finished calls ran, ``t[offset + i]`` the inclusive count of function ``i`` of the
@@ -18,11 +18,11 @@ first -- so the notes of one thread are applied in the order they were made.
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
-from collections.abc import Callable
 from typing import Any
+
+from pathprof.runtime import InstrumentedModule
 
 __all__ = ["EventBudgetExceeded", "EventModule", "drain", "local", "modules", "pending",
            "register"]
@@ -57,14 +57,15 @@ class _ThreadTable(threading.local):
         with _lock:
             self.t = [0] * _size[0]
             _tables.append(self.t)
-        #: active budgets of this thread: [limit, start, frame, partial at start, n, read0]
+        #: this thread's budgets: [still armed, its thread total at start, the frame of
+        #: its with statement, that frame's count at start, limit, exact count at start]
         self.budgets: list[list[Any]] = []
 
 
 local = _ThreadTable()
 
 
-class EventModule:
+class EventModule(InstrumentedModule):
     """The event counts of one instrumented module."""
 
     def __init__(self, name: str, filename: str, key: str, nfunctions: int, meta_json: str,
@@ -88,12 +89,6 @@ class EventModule:
                 table.extend([0] * nfunctions)
         module_globals["_@pp_B"] = _budgets_active[0] > 0
         self.bindings = (local, pending, self.offset, self.self_counts)
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        if self._meta is None:
-            self._meta = json.loads(self.meta_json)
-        return self._meta
 
     # -- called by instrumented code ----------------------------------------------
 
@@ -154,13 +149,13 @@ class EventModule:
         table = local.t
         for budget in budgets:
             active, start, budget_frame, partial_at_start, n, read0 = budget
-            if active is None:
+            if not active:
                 continue
             seen = table[0] - start + partial
             if frame is budget_frame:
                 seen -= partial_at_start
             if seen > n:
-                budget[0] = None  # raised once; the with statement's exit ends it
+                budget[0] = False  # raised once; the with statement's exit ends it
                 exact = read_thread(sys._getframe(1)) - read0
                 raise EventBudgetExceeded(max(exact, seen), n)
 
@@ -196,14 +191,6 @@ class EventModule:
             return self._blockmap(index, code).locate_piece(lasti)
         except Exception:
             return None
-
-    def _blockmap(self, index: int, code: Any) -> Any:
-        blockmap = self._maps.get(index)
-        if blockmap is None or blockmap.code is not code:
-            from pathprof._blockmap import BlockMap
-
-            blockmap = self._maps[index] = BlockMap(self.meta["functions"][index], code)
-        return blockmap
 
     def function_of(self, code: Any) -> int | None:
         """Index of the function whose code object ``code`` is, or None."""
@@ -268,7 +255,12 @@ def read_thread(frame: Any) -> int:
     """The calling thread's exact count: its finished calls plus every active frame's
     count so far, from ``frame`` down to the thread's first."""
     drain()
-    total = local.t[0]
+    return local.t[0] + _active(frame)
+
+
+def _active(frame: Any) -> int:
+    """Events of the counted calls active in ``frame`` and the frames below it."""
+    total = 0
     while frame is not None:
         state = frame.f_globals.get("_@pp_m")
         if isinstance(state, EventModule):
@@ -283,13 +275,7 @@ def read_all() -> int:
     drain()
     with _lock:
         total = sum(table[0] for table in _tables)
-    for frame in sys._current_frames().values():
-        while frame is not None:
-            state = frame.f_globals.get("_@pp_m")
-            if isinstance(state, EventModule):
-                total += state.frame_count(frame)
-            frame = frame.f_back
-    return total
+    return total + sum(_active(frame) for frame in sys._current_frames().values())
 
 
 def inclusive_counts() -> dict[tuple[int, int], int]:
@@ -305,7 +291,7 @@ def inclusive_counts() -> dict[tuple[int, int], int]:
     return result
 
 
-def set_budget_flag(active: bool) -> Callable[[], None] | None:
+def set_budget_flag(active: bool) -> None:
     """Count one more (or one fewer) active budget; switch the modules' check on
     while any is active."""
     with _lock:
@@ -313,7 +299,6 @@ def set_budget_flag(active: bool) -> Callable[[], None] | None:
         flag = _budgets_active[0] > 0
         for state in _modules:
             state.globals["_@pp_B"] = flag
-    return None
 
 
 def _after_fork_in_child() -> None:

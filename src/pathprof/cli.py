@@ -46,13 +46,7 @@ def _parser() -> argparse.ArgumentParser:
         "profile to the data file.",
     )
     _data_file_option(run)
-    run.add_argument("--source", action="append", default=[], metavar="DIR|MODULE",
-                     help="measure code in this directory or package (repeatable); default: "
-                     "the script's directory, or the current one for -m and console scripts")
-    run.add_argument("--include", action="append", default=[], metavar="PATTERN",
-                     help="measure only files matching this pattern (repeatable)")
-    run.add_argument("--omit", action="append", default=[], metavar="PATTERN",
-                     help="do not measure files matching this pattern (repeatable)")
+    _selection_options(run, "measure")
     run.add_argument("--mode", choices=("path", "edge"), default=None,
                      help="path: Ball-Larus path profile (default); edge: edge and branch "
                      "counts, the baseline")
@@ -60,12 +54,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="also measure wall time spent on each path (inclusive of calls)")
     run.add_argument("-a", "--append", action="store_true",
                      help="add to the data file instead of replacing it")
-    run.add_argument("--no-cache", action="store_true",
-                     help="do not read or write instrumented code in __pycache__")
-    run.add_argument("-m", dest="module", action="store_true",
-                     help="PROGRAM is a module name, run as with python -m")
-    run.add_argument("program", metavar="PROGRAM")
-    run.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
+    _program_arguments(run)
 
     count = commands.add_parser(
         "count",
@@ -75,13 +64,7 @@ def _parser() -> argparse.ArgumentParser:
         "total and each function's self and inclusive counts. Counts are deterministic: "
         "the same run gives the same numbers on any machine load.",
     )
-    count.add_argument("--source", action="append", default=[], metavar="DIR|MODULE",
-                       help="count code in this directory or package (repeatable); default: "
-                       "the script's directory, or the current one for -m")
-    count.add_argument("--include", action="append", default=[], metavar="PATTERN",
-                       help="count only files matching this pattern (repeatable)")
-    count.add_argument("--omit", action="append", default=[], metavar="PATTERN",
-                       help="do not count files matching this pattern (repeatable)")
+    _selection_options(count, "count")
     count.add_argument("--kind", choices=("statements", "instructions"), default="statements",
                        help="what an event is: a statement (default) or a bytecode "
                        "instruction of the running Python")
@@ -95,12 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     count.add_argument("--json", dest="json_file", metavar="FILE",
                        help="also write the counts as JSON to FILE ('-': standard output, "
                        "instead of the table)")
-    count.add_argument("--no-cache", action="store_true",
-                       help="do not read or write instrumented code in __pycache__")
-    count.add_argument("-m", dest="module", action="store_true",
-                       help="PROGRAM is a module name, run as with python -m")
-    count.add_argument("program", metavar="PROGRAM")
-    count.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
+    _program_arguments(count)
 
     instrument = commands.add_parser(
         "instrument",
@@ -260,6 +238,28 @@ def _command_count(args: argparse.Namespace) -> int:
             return status
     render_counts(Console(), found, sort=args.sort, top=args.top)
     return status
+
+
+def _selection_options(parser: argparse.ArgumentParser, verb: str) -> None:
+    """--source, --include, --omit of the commands that run a program."""
+    parser.add_argument("--source", action="append", default=[], metavar="DIR|MODULE",
+                        help=f"{verb} code in this directory or package (repeatable); "
+                        "default: the script's directory, or the current one for -m and "
+                        "console scripts")
+    parser.add_argument("--include", action="append", default=[], metavar="PATTERN",
+                        help=f"{verb} only files matching this pattern (repeatable)")
+    parser.add_argument("--omit", action="append", default=[], metavar="PATTERN",
+                        help=f"do not {verb} files matching this pattern (repeatable)")
+
+
+def _program_arguments(parser: argparse.ArgumentParser) -> None:
+    """--no-cache, -m, PROGRAM and its ARGS, last on the command line."""
+    parser.add_argument("--no-cache", action="store_true",
+                        help="do not read or write instrumented code in __pycache__")
+    parser.add_argument("-m", dest="module", action="store_true",
+                        help="PROGRAM is a module name, run as with python -m")
+    parser.add_argument("program", metavar="PROGRAM")
+    parser.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
 
 
 def _program(args: argparse.Namespace) -> tuple[str | None, list[str], list[str]]:

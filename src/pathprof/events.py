@@ -23,12 +23,11 @@ that does not depend on timing noise.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from pathprof import _eventrt
 from pathprof._eventrt import EventBudgetExceeded
@@ -36,8 +35,6 @@ from pathprof.exceptions import ConfigError
 
 __all__ = ["EventBudgetExceeded", "EventCounter", "EventCounts", "FunctionEvents",
            "assert_events_at_most", "budget", "counts", "is_counting", "read"]
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 KINDS = ("statements", "instructions")
 
@@ -80,7 +77,7 @@ def budget(limit: int) -> Iterator[None]:
     owner = frame.f_globals.get("_@pp_m")
     if isinstance(owner, _eventrt.EventModule):
         partial = owner.frame_count(frame)
-    record = [limit, thread.t[0], frame, partial, limit, start_read]
+    record = [True, thread.t[0], frame, partial, limit, start_read]
     thread.budgets.append(record)
     _eventrt.set_budget_flag(True)
     try:
@@ -164,7 +161,7 @@ def counts() -> EventCounts:
     return EventCounts(kind, total, functions)
 
 
-class EventCounter:
+class EventCounter(contextlib.ContextDecorator):
     """Instrument the selected modules imported while started so that they count
     events. Selection works as for :class:`pathprof.Profiler`. ``placement="naive"``
     puts an add on every edge instead of only on the chords of a spanning tree: the
@@ -207,11 +204,3 @@ class EventCounter:
         found = counts()
         found.kind = self.kind
         return found
-
-    def __call__(self, func: F) -> F:
-        @functools.wraps(func)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with self:
-                return func(*args, **kwargs)
-
-        return wrapper  # type: ignore[return-value]

@@ -25,7 +25,8 @@ import sys
 import time
 from typing import Any
 
-__all__ = ["ModuleState", "modules", "register", "set_hooks", "take_snapshot"]
+__all__ = ["InstrumentedModule", "ModuleState", "modules", "register", "set_hooks",
+           "take_snapshot"]
 
 _modules: list[ModuleState] = []
 #: The clock of ``--metric time``: wall time in nanoseconds.
@@ -38,7 +39,31 @@ getframe = sys._getframe
 _hooks: dict[str, Any] = {"after_fork_in_child": None, "after_fork_in_parent": None}
 
 
-class ModuleState:
+class InstrumentedModule:
+    """What every kind of instrumented module keeps: its metadata (parsed on first
+    use) and a :class:`~pathprof._blockmap.BlockMap` per function code object."""
+
+    __slots__ = ()
+    meta_json: str
+    _meta: dict[str, Any] | None
+    _maps: dict[int, Any]
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        if self._meta is None:
+            self._meta = json.loads(self.meta_json)
+        return self._meta
+
+    def _blockmap(self, index: int, code: Any) -> Any:
+        blockmap = self._maps.get(index)
+        if blockmap is None or blockmap.code is not code:
+            from pathprof._blockmap import BlockMap
+
+            blockmap = self._maps[index] = BlockMap(self.meta["functions"][index], code)
+        return blockmap
+
+
+class ModuleState(InstrumentedModule):
     """The counters of one instrumented module, and what decodes its exceptions."""
 
     __slots__ = ("_maps", "_meta", "counters", "cuts", "exits", "filename", "key", "meta_json",
@@ -68,12 +93,6 @@ class ModuleState:
         self.exits: list[tuple[Any, ...]] = []
         #: per function: exceptions whose block could not be found
         self.unattributed: list[int] = [0] * len(sizes)
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        if self._meta is None:
-            self._meta = json.loads(self.meta_json)
-        return self._meta
 
     # -- called by instrumented code on exceptions --------------------------
 
@@ -196,15 +215,6 @@ class ModuleState:
             # (its context) tells where the path was.
             exc = exc.__context__
         return None
-
-
-    def _blockmap(self, index: int, code: Any) -> Any:
-        blockmap = self._maps.get(index)
-        if blockmap is None:
-            from pathprof._blockmap import BlockMap
-
-            blockmap = self._maps[index] = BlockMap(self.meta["functions"][index], code)
-        return blockmap
 
 
 def _new_table(size: int) -> Any:

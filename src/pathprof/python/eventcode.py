@@ -281,36 +281,13 @@ class EventRewriter(_ins._FunctionRewriter):
             note = _ins._assign(DONE, _plus(_name(_ins.REGISTER), self.done_before(block)))
             self.edits.add(stmts, index, [note], _ins.RETURN_CODE)
 
-    def finally_code(self, info: Any, branches: dict[int, list[ast.stmt]]) -> None:
-        node = info.node
-        flag = _ins.flag_name(self.flag_index(info.index))
-        stmts, index = self.location_of(node)
-        self.edits.add(stmts, index, [_ins._assign(flag, _ins._const(0))], _ins.FLAG)
-        chain: list[ast.stmt] = []
-        fall = branches.pop(0, [])
-        for code in sorted(branches):
-            body = branches[code]
-            if not body:
-                if not fall:
-                    continue
-                body = [_ins._artificial(ast.Pass())]  # type: ignore[list-item]
-            test = ast.Compare(left=_name(flag), ops=[ast.Eq()], comparators=[_ins._const(code)])
-            chain.append(ast.If(test=test, body=body, orelse=[]))  # type: ignore[arg-type]
-        dispatch: list[ast.stmt] = fall
-        for branch in reversed(chain):
-            assert isinstance(branch, ast.If)
-            branch.orelse = dispatch
-            dispatch = [branch]
-        for stmt in dispatch:
-            _ins._artificial_shell(stmt)
-        self.edits.add(node.finalbody, len(node.finalbody), dispatch, _ins.PROBE)
-        # Entering the finally by an exception: the count so far, and a fresh start.
-        effects = [(TEMP, self.enter_call(info.start))]
+    def finally_entry(self, info: Any) -> list[tuple[str, ast.expr]]:
+        """Entering a finally by an exception: the count so far, and a fresh start."""
+        effects: list[tuple[str, ast.expr]] = [(TEMP, self.enter_call(info.start))]
         for position, name in enumerate((_ins.REGISTER, THREAD, START, INCLUSIVE, DONE)):
             effects.append((name, ast.Subscript(value=_name(TEMP), slice=_ins._const(position),
                                                 ctx=ast.Load())))
-        effects.append((flag, _ins._const(_ins.ROUTE_RAISE)))
-        self.structural.append(("finally", node, _ins._observer(effects)))
+        return effects
 
     def rewrite(self) -> None:
         self.suspension_code()  # first: return_code may move a return's value
@@ -443,7 +420,7 @@ def wrap_event_function(fp: Any, plan: EventPlan) -> None:
     note = ast.Call(
         func=ast.Attribute(value=_name(PENDING), attr="append", ctx=ast.Load()),
         args=[ast.Tuple(elts=[_name(_ins.MODULE), _ins._const(index), register, _name(DONE),
-                              *_exception_position(),
+                              *_ins.exception_position(),
                               ast.Attribute(value=_name(LOCAL), attr="t", ctx=ast.Load()),
                               _name(START), _name(INCLUSIVE)], ctx=ast.Load())],
         keywords=[])
@@ -487,29 +464,6 @@ def wrap_event_function(fp: Any, plan: EventPlan) -> None:
                 if "lineno" in part._attributes:
                     ast.copy_location(part, first)
     node.body = [*head, *prologue, outer]
-
-
-def _exception_position() -> list[ast.expr]:
-    """``lasti`` of the exception in this frame, the code, and the context's lasti,
-    with C calls only (see :func:`pathprof.python.instrument._note_exit`)."""
-    rt = _name(_ins.RUNTIME)
-
-    def runtime_call(name: str) -> ast.expr:
-        return ast.Call(func=ast.Attribute(value=rt, attr=name, ctx=ast.Load()),
-                        args=[], keywords=[])
-
-    def getattr_or(value: ast.expr, name: str, default: Any) -> ast.expr:
-        return ast.Call(func=_name("getattr"),
-                        args=[value, _ins._const(name), _ins._const(default)], keywords=[])
-
-    lasti = ast.Attribute(value=ast.Attribute(value=runtime_call("exception"),
-                                              attr="__traceback__", ctx=ast.Load()),
-                          attr="tb_lasti", ctx=ast.Load())
-    code = ast.Attribute(value=runtime_call("getframe"), attr="f_code", ctx=ast.Load())
-    context = ast.Attribute(value=runtime_call("exception"), attr="__context__",
-                            ctx=ast.Load())
-    context_lasti = getattr_or(getattr_or(context, "__traceback__", None), "tb_lasti", -1)
-    return [lasti, code, context_lasti]
 
 
 def event_prologue(nfunctions: int, filename: str, key: str, meta_json: str

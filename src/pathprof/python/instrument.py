@@ -542,17 +542,21 @@ class _FunctionRewriter:
         for stmt in dispatch:
             _artificial_shell(stmt)
         self.edits.add(node.finalbody, len(node.finalbody), dispatch, PROBE)
-        # Entering the finally by an exception: record the cut path, start a new one.
+        effects = [*self.finally_entry(info), (flag, _const(ROUTE_RAISE))]
+        self.structural.append(("finally", node, _observer(effects)))
+
+    def finally_entry(self, info: Any) -> list[tuple[str, ast.expr]]:
+        """Effects of entering a finally by an exception: record the cut path, start
+        a new one."""
         if info.start in self.dag.restart_edges:
             start = _const(self.restart_value(info.start))
         else:
             start = _const(0 if self.fp.edge_plan is None else -1)
         call = _call_module("handler", _const(self.fp.index), _load(REGISTER), start)
-        effects = [(REGISTER, call), (flag, _const(ROUTE_RAISE))]
+        effects: list[tuple[str, ast.expr]] = [(REGISTER, call)]
         if self.timed:
             effects.append((PATH_START, ast.Call(func=_load(CLOCK), args=[], keywords=[])))
-        handler = _observer(effects)
-        self.structural.append(("finally", node, handler))
+        return effects
 
     structural: list[tuple[str, Any, Any]]
     parents: dict[int, tuple[list[ast.stmt], int]]
@@ -645,11 +649,12 @@ def _restart_clock() -> ast.stmt:
     return _assign(PATH_START, ast.Call(func=_load(CLOCK), args=[], keywords=[]))
 
 
-def _note_exit(fp: FunctionPlan, register: ast.expr) -> ast.expr:
-    """``_@pp_m.exits.append((index, _@pp_r, lasti, code, context lasti[, _@pp_s, now]))``.
-
-    Only C functions and attribute loads: evaluated as the exception leaves, it
-    cannot raise anew (a call into Python could, at the recursion limit)."""
+def exception_position() -> list[ast.expr]:
+    """``lasti`` of the leaving exception in this frame, the frame's code, and the
+    lasti of the exception's context (-1 if none), with C calls and attribute loads
+    only: evaluated as the exception leaves, nothing can raise anew (a call into
+    Python could, at the recursion limit). ``_@pp_rt`` must offer ``exception`` and
+    ``getframe``."""
     def runtime_call(name: str) -> ast.expr:
         return ast.Call(func=ast.Attribute(value=_load(RUNTIME), attr=name, ctx=ast.Load()),
                         args=[], keywords=[])
@@ -670,7 +675,13 @@ def _note_exit(fp: FunctionPlan, register: ast.expr) -> ast.expr:
     context = ast.Attribute(value=runtime_call("exception"), attr="__context__",
                             ctx=ast.Load())
     context_lasti = getattr_or(getattr_or(context, "__traceback__", None), "tb_lasti", -1)
-    items: list[ast.expr] = [_const(fp.index), register, lasti, code, context_lasti]
+    return [lasti, code, context_lasti]
+
+
+def _note_exit(fp: FunctionPlan, register: ast.expr) -> ast.expr:
+    """``_@pp_m.exits.append((index, _@pp_r, lasti, code, context lasti[, _@pp_s, now]))``
+    (see :func:`exception_position`)."""
+    items: list[ast.expr] = [_const(fp.index), register, *exception_position()]
     if fp.timed:
         items += [_load(PATH_START), ast.Call(func=_load(CLOCK), args=[], keywords=[])]
     exits = ast.Attribute(value=_load(MODULE), attr="exits", ctx=ast.Load())
