@@ -14,7 +14,8 @@ from the installed package) runs in every mode, each a fresh process:
 - ``slipcover``: ``python -m slipcover --branch --source DIRS ...``
 - ``cprofile``:  ``python -m cProfile -o FILE ...`` (profiles everything; no filter)
 - ``events``:    ``python -m pathprof count --source F ...``: exact statement counts
-  (chords of a spanning tree); ``events-naive``: the same with an add on every edge
+  (chords of a spanning tree); ``events-statements``: the same with the naive
+  instrumentation, an add per statement; ``events-blocks``: an add per block run
 - ``settrace``:  ``python settrace_paths.py --source F ...``: a ``sys.settrace``
   tracer that splits each call's lines into paths (:mod:`settrace_paths`)
 
@@ -63,8 +64,10 @@ import report  # noqa: E402
 from workloads import WORKLOADS, benchmarks_root, measured_files  # noqa: E402
 
 MODES = ("plain", "path", "edge", "path-time", "coverage", "slipcover", "cprofile",
-         "settrace", "events", "events-naive")
-EVENT_MODES = {"events": ["--placement", "tree"], "events-naive": ["--placement", "naive"]}
+         "settrace", "events", "events-statements", "events-blocks")
+EVENT_MODES = {"events": ["--placement", "tree"],
+               "events-statements": ["--placement", "statements"],
+               "events-blocks": ["--placement", "blocks"]}
 PATHPROF_MODES = {"path": ["--mode", "path"], "edge": ["--mode", "edge"],
                   "path-time": ["--mode", "path", "--metric", "time"]}
 

@@ -19,7 +19,8 @@ TIMES = "\N{MULTIPLICATION SIGN}"
 TITLES = {"path": "path", "edge": "edge", "path-time": "path --metric time",
           "coverage": "coverage --branch", "slipcover": "SlipCover --branch",
           "cprofile": "cProfile", "settrace": "settrace paths", "events": "events",
-          "events-naive": "events naive"}
+          "events-statements": "events, add per statement",
+          "events-blocks": "events, add per block"}
 
 
 def _row(cells: list[str]) -> str:

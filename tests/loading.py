@@ -60,14 +60,14 @@ def _walk_codes(code: types.CodeType):
 
 def load_instrumented(path: Path, name: str | None = None, *, mark_probes: bool = True,
                       mode: str = "path", metric: str | None = None,
-                      events: str = "statements") -> Loaded:
+                      events: str = "statements", placement: str = "tree") -> Loaded:
     """Instrument ``path`` in memory. ``mark_probes`` locates inserted code on a
     marker line so the oracle can tell it apart; False is the production build."""
     source = path.read_text(encoding="utf-8")
     name = name or f"pathprof_corpus_{path.stem}"
     instrumented = instrument_source(source, str(path), module_key=f"{name}:{id(source)}",
                                      mark_probes=mark_probes, mode=mode, metric=metric,
-                                     events=events)
+                                     events=events, placement=placement)
     code = instrumented.compile(str(path))
     module = types.ModuleType(name)
     module.__file__ = str(path)

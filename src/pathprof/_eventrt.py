@@ -4,10 +4,19 @@ stdlib-only :mod:`pathprof._blockmap`, loaded on the first exception or query).
 
 Layout. Every thread has one list ``t`` (``local.t``): ``t[0]`` is the events its
 finished calls ran, ``t[offset + i]`` the inclusive count of function ``i`` of the
-module registered at ``offset``. Self counts are per module and shared by the
-threads (``module.self_counts[i]``): ``list[i] += n`` is one subscript, one add and
-one store, which CPython with the GIL never interleaves with another thread's (see
+module registered at ``offset`` (instrumented code reads that slot from the module
+global ``_@pp_g<i>``). Self counts are per module and shared by the threads
+(``module.self_counts[i]``): ``list[i] += n`` is one subscript, one add and one
+store, which CPython with the GIL never interleaves with another thread's (see
 :mod:`pathprof.runtime`).
+
+One thread. Looking up ``local.t`` costs a call about as much as the rest of its
+hand-over, so while the process runs one thread, every module's global ``_@pp_G``
+holds that thread's table and instrumented code takes it from there (``_@pp_G or
+_@pp_L.t``). Starting a thread sets ``_@pp_G`` to None everywhere first: the thread
+start functions of :mod:`_thread` and :mod:`threading` are wrapped for that (see
+:func:`_watch_thread_starts`), and a process that already runs several threads when
+this module is loaded starts with None. A forked child runs one thread again.
 
 Exceptions. As an exception leaves a function, its observer appends a note to
 :data:`pending` with C calls only (nothing that can raise anew, not even at the
@@ -32,13 +41,16 @@ exception = sys.exception
 getframe = sys._getframe
 
 #: Exit notes: (module, function, register, exact count or None, lasti, code,
-#: context lasti, thread table, count at activation start or None, inclusive then).
+#: context lasti, thread table, the activation's base or None (see
+#: :meth:`EventModule.pause`)).
 pending: list[tuple[Any, ...]] = []
 _modules: list[EventModule] = []
 _tables: list[list[int]] = []
 _size = [1]  # length of a thread table
 _lock = threading.RLock()
 _budgets_active = [0]
+#: the table of the one thread running, or None once a second may run (see above)
+_single: list[list[int] | None] = [None]
 
 
 class EventBudgetExceeded(Exception):
@@ -65,6 +77,49 @@ class _ThreadTable(threading.local):
 local = _ThreadTable()
 
 
+def _set_single(table: list[int] | None) -> None:
+    """Point every module's ``_@pp_G`` at ``table`` (None: look the table up)."""
+    with _lock:
+        _single[0] = table
+        for state in _modules:
+            state.globals["_@pp_G"] = table
+
+
+def _several_threads() -> None:
+    if _single[0] is not None:
+        _set_single(None)
+
+
+def _watch_thread_starts() -> None:
+    """Wrap the functions that start threads so that a second thread never finds
+    ``_@pp_G`` set: :mod:`threading` calls its own reference to them (3.11, 3.12:
+    ``_start_new_thread``; 3.13: ``_start_joinable_thread``), other code
+    :mod:`_thread`'s. Threads started by C code, or through a reference taken
+    before this module was loaded, are not seen (docs/events.md)."""
+    import _thread
+
+    for owner, names in ((_thread, ("start_new_thread", "start_new", "start_joinable_thread")),
+                         (threading, ("_start_new_thread", "_start_joinable_thread"))):
+        for name in names:
+            original = getattr(owner, name, None)
+            if original is None or getattr(original, "_pathprof_watch", False):
+                continue
+
+            def start(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+                _several_threads()
+                return _original(*args, **kwargs)
+
+            start._pathprof_watch = True  # type: ignore[attr-defined]
+            start.__name__ = getattr(original, "__name__", name)
+            start.__doc__ = original.__doc__
+            setattr(owner, name, start)
+
+
+_watch_thread_starts()
+if threading.active_count() == 1 and len(sys._current_frames()) == 1:
+    _single[0] = local.t
+
+
 class EventModule(InstrumentedModule):
     """The event counts of one instrumented module."""
 
@@ -88,7 +143,9 @@ class EventModule(InstrumentedModule):
             for table in _tables:
                 table.extend([0] * nfunctions)
         module_globals["_@pp_B"] = _budgets_active[0] > 0
-        self.bindings = (local, pending, self.offset, self.self_counts)
+        for i in range(nfunctions):
+            module_globals[f"_@pp_g{i}"] = self.offset + i
+        self.bindings = (local, pending, self.self_counts)
 
     # -- called by instrumented code ----------------------------------------------
 
@@ -96,10 +153,9 @@ class EventModule(InstrumentedModule):
         drain()
 
     def enter(self, index: int, register: int | None, done: int | None, block: int,
-              start: int | None, inclusive: int | None
-              ) -> tuple[int, list[int], int, int, None]:
+              base: int | None) -> tuple[int, list[int], int, None]:
         """An exception is caught (or a finally entered by one) in ``block``: the new
-        register, the thread's table, the activation's start, its inclusive count."""
+        register, the thread's table, the activation's base (see :meth:`pause`)."""
         drain()
         table = local.t
         frame = sys._getframe(1)
@@ -108,9 +164,9 @@ class EventModule(InstrumentedModule):
         function = self.meta["functions"][index]
         events = function["events"]
         new = done + sum(events["pieces"][block]) - events["query"][block]
-        if start is None:  # resumed by throw(): the activation starts now
-            start, inclusive = table[0], table[self.offset + index]
-        return new, table, start, inclusive, None  # type: ignore[return-value]
+        if base is None:  # resumed by throw(): the activation starts now
+            base = table[0] - table[self.offset + index]
+        return new, table, base, None
 
     def cut(self, index: int, register: int, done: int | None) -> int:
         """An exception leaves a ``with`` body: the frame's exact count so far."""
@@ -119,18 +175,22 @@ class EventModule(InstrumentedModule):
         return self._count_at_exception(index, register, sys._getframe(1), sys.exception())
 
     def pause(self, index: int, table: list[int], register: int, done: int,
-              start: int | None, inclusive: int | None) -> int:
+              base: int | None) -> int:
         """A generator or coroutine suspends: hand ``register + done`` over; the
-        register restarts at ``-done`` (so that the block's count stays right)."""
+        register restarts at ``-done`` (so that the block's count stays right).
+
+        ``base`` is the thread's total at the activation's start less the
+        function's inclusive count then: the inclusive count becomes the thread's
+        total less ``base`` (None: the activation starts now)."""
         if pending:
             drain()
         count = register + done
         slot = self.offset + index
-        if start is None:
-            start, inclusive = table[0], table[slot]
+        if base is None:
+            base = table[0] - table[slot]
         table[0] += count
         self.self_counts[index] += count
-        table[slot] = inclusive + table[0] - start  # type: ignore[operator]
+        table[slot] = table[0] - base
         if _budgets_active[0]:
             self.check(index, 0)
         return -done
@@ -224,7 +284,9 @@ def register(name: str, filename: str, key: str, nfunctions: int, meta_json: str
              module_globals: dict[str, Any]) -> EventModule:
     """Called once by an instrumented module as it is executed."""
     state = EventModule(name, filename, key, nfunctions, meta_json, module_globals)
-    _modules.append(state)
+    with _lock:  # a thread starting now finds the module in _modules, or G set already
+        module_globals["_@pp_G"] = _single[0]
+        _modules.append(state)
     return state
 
 
@@ -236,19 +298,19 @@ def drain() -> None:
     """Turn the exit notes into counts, oldest first."""
     with _lock:
         while pending:
-            (state, index, register, done, lasti, code, context_lasti, table, start,
-             inclusive) = pending.pop(0)
+            (state, index, register, done, lasti, code, context_lasti, table,
+             base) = pending.pop(0)
             if done is None:
                 located = state.locate(index, code, lasti)
                 if located is None and context_lasti >= 0:
                     located = state.locate(index, code, context_lasti)
                 done = state.count_at(index, register or 0, located)
             slot = state.offset + index
-            if start is None:  # thrown into a suspended generator: starts now
-                start, inclusive = table[0], table[slot]
+            if base is None:  # thrown into a suspended generator: starts now
+                base = table[0] - table[slot]
             table[0] += done
             state.self_counts[index] += done
-            table[slot] = inclusive + table[0] - start
+            table[slot] = table[0] - base
 
 
 def read_thread(frame: Any) -> int:
@@ -308,6 +370,7 @@ def _after_fork_in_child() -> None:
             table[:] = [0] * len(table)
         for state in _modules:
             state.self_counts[:] = [0] * len(state.self_counts)
+    _set_single(local.t)  # the child runs the forking thread only
 
 
 if hasattr(__import__("os"), "register_at_fork"):

@@ -68,9 +68,10 @@ def _parser() -> argparse.ArgumentParser:
     count.add_argument("--kind", choices=("statements", "instructions"), default="statements",
                        help="what an event is: a statement (default) or a bytecode "
                        "instruction of the running Python")
-    count.add_argument("--placement", choices=("tree", "naive"), default="tree",
-                       help="where the adds go: on the chords of a spanning tree (default), "
-                       "or on every edge (the naive baseline, for comparison)")
+    count.add_argument("--placement", choices=("tree", "blocks", "statements"), default="tree",
+                       help="where the adds go: on the chords of a spanning tree (default); "
+                       "the baselines for comparison: one per block run (blocks) or one "
+                       "per statement (statements, the naive instrumentation)")
     count.add_argument("--sort", choices=("inclusive", "self", "name"), default="inclusive",
                        help="order of the table (default: inclusive)")
     count.add_argument("--top", type=int, default=20, metavar="N",

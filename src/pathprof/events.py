@@ -163,9 +163,10 @@ def counts() -> EventCounts:
 
 class EventCounter(contextlib.ContextDecorator):
     """Instrument the selected modules imported while started so that they count
-    events. Selection works as for :class:`pathprof.Profiler`. ``placement="naive"``
-    puts an add on every edge instead of only on the chords of a spanning tree: the
-    same counts, more work; the benchmarks measure the difference."""
+    events. Selection works as for :class:`pathprof.Profiler`. ``placement`` other
+    than ``"tree"`` (the chords of a spanning tree) is a baseline: ``"blocks"`` adds
+    on every edge into a block, ``"statements"`` once per statement -- the same counts,
+    more work; the benchmarks measure the difference."""
 
     def __init__(self, *, source: Sequence[str] = (), include: Sequence[str] = (),
                  omit: Sequence[str] = (), default_dirs: Sequence[str] | None = None,
@@ -179,8 +180,11 @@ class EventCounter(contextlib.ContextDecorator):
         if kind not in KINDS:
             raise ConfigError(f"event kind must be one of {', '.join(KINDS)}, not {kind!r}")
         self.kind = kind
-        if placement not in ("tree", "naive"):
-            raise ConfigError(f"placement must be 'tree' or 'naive', not {placement!r}")
+        from pathprof.python.eventcode import PLACEMENTS
+
+        if placement not in PLACEMENTS:
+            raise ConfigError(f"placement must be one of {', '.join(PLACEMENTS)}, "
+                              f"not {placement!r}")
         self.options = InstrumentOptions(mode="events", cache=cache, events=kind,
                                          placement=placement)
         self.selection = Selection(source, include, omit,

@@ -37,7 +37,8 @@ def counted(key: str, since: int = 0) -> tuple[dict[str, int], dict[str, int], i
     return own, whole, lost
 
 
-def run_both(path: Path, kind: str, drive: str = "drive") -> tuple[Any, Any, Any]:
+def run_both(path: Path, kind: str, drive: str = "drive", placement: str = "tree"
+             ) -> tuple[Any, Any, Any]:
     plain, functions = plain_functions(path, kind)
     oracle = StatementCounter(functions)
 
@@ -46,18 +47,25 @@ def run_both(path: Path, kind: str, drive: str = "drive") -> tuple[Any, Any, Any
         return getattr(plain, drive)()
 
     expected = oracle.run(execute_and_drive)
-    loaded = load_instrumented(path, f"pathprof_events_{path.stem}_{kind}", mark_probes=False,
-                               mode="events", events=kind)
+    loaded = load_instrumented(path, f"pathprof_events_{path.stem}_{kind}_{placement}",
+                               mark_probes=False, mode="events", events=kind,
+                               placement=placement)
     loaded.execute()
     result = getattr(loaded.module, drive)()
     assert result == expected
     return oracle, counted(loaded.metadata["key"]), loaded
 
 
-@pytest.mark.parametrize("kind", ["statements", "instructions"])
+#: (event kind, placement): pathprof's, and the baselines the benchmarks compare it with
+#: (they must count the same).
+SETUPS = [("statements", "tree"), ("instructions", "tree"), ("statements", "statements"),
+          ("instructions", "statements"), ("statements", "blocks")]
+
+
+@pytest.mark.parametrize(("kind", "placement"), SETUPS, ids=["-".join(s) for s in SETUPS])
 @pytest.mark.parametrize("path", PROGRAMS, ids=[p.stem for p in PROGRAMS])
-def test_counts_equal_the_settrace_counter(path: Path, kind: str) -> None:
-    oracle, (own, whole, lost), _loaded = run_both(path, kind)
+def test_counts_equal_the_settrace_counter(path: Path, kind: str, placement: str) -> None:
+    oracle, (own, whole, lost), _loaded = run_both(path, kind, placement=placement)
     assert lost == 0
     names = set(own)
     assert {n: own[n] for n in names} == {n: oracle.self_counts[n] for n in names}
@@ -151,3 +159,36 @@ def test_stdlib_counts_equal_the_settrace_counter(name: str) -> None:
         assert whole == {n: oracle.inclusive[n] for n in whole}
         compared += sum(own.values())
     assert compared == sum(oracle.self_counts.values()) > 1000
+
+
+LOOP = '''
+def f(n):
+    a = 1
+    b = 2
+    for i in range(n):
+        a += i
+        b += a
+        c = a
+    return b + c
+'''
+
+
+@pytest.mark.parametrize("kind", ["statements", "instructions"])
+def test_adds_per_iteration_tree_against_the_naive_baseline(kind: str) -> None:
+    """Per iteration of a loop of three statements (four events with the loop's
+    step): one add on the tree's chord, four in the one-add-per-statement baseline."""
+    import ast
+
+    from pathprof.python.instrument import REGISTER, instrument_source
+
+    def loop_adds(placement: str) -> list[int]:
+        tree = instrument_source(LOOP, "loop.py", mode="events", events=kind,
+                                 placement=placement).tree
+        (loop,) = [n for n in ast.walk(tree) if isinstance(n, ast.For)]
+        return [n.value.value for stmt in loop.body for n in ast.walk(stmt)
+                if isinstance(n, ast.AugAssign) and getattr(n.target, "id", "") == REGISTER]
+
+    tree_adds, naive_adds = loop_adds("tree"), loop_adds("statements")
+    assert len(tree_adds) == 1
+    assert len(naive_adds) == 4
+    assert sum(tree_adds) == sum(naive_adds) == (4 if kind == "statements" else sum(tree_adds))

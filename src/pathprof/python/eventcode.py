@@ -12,7 +12,9 @@ the call ends, in a ``finally`` that:
 * adds it to the thread's total (``_@pp_T[0]``, a list per thread) and to the
   function's self count (``_@pp_S[i]``);
 * sets the function's inclusive count in this thread to its value at entry plus
-  the growth of the thread's total during the call. Ball 1994, §4 counts the events
+  the growth of the thread's total during the call: the prologue keeps one number,
+  the *base* ``_@pp_a = T[0] - T[slot]``, and the hand-over sets ``T[slot] = T[0] -
+  _@pp_a``. Ball 1994, §4 counts the events
   of callees per call site with a global counter read before and after the call;
   reading the thread's total at entry and exit is that scheme applied to the call
   of the function itself (every call site of it at once, implicit calls included).
@@ -41,21 +43,31 @@ from pathprof.graph import find_backedges
 from pathprof.graph.events import EventPlan, plan_events, rest_of_block, static_event_weights
 from pathprof.python.cfg import FunctionCfg, Role, SiteKind
 
-__all__ = ["EVENT_KINDS", "piece_weights", "plan_events_for"]
+__all__ = ["EVENT_KINDS", "PLACEMENTS", "piece_weights", "plan_events_for"]
 
 EVENT_KINDS = ("statements", "instructions")
 
+#: Where the adds go. ``tree``: on the chords of a spanning tree (Ball 1994, what
+#: pathprof uses). The two baselines the benchmarks compare it with count the same:
+#: ``statements`` is the naive instrumentation, one add per statement (per piece of
+#: code with instructions, for the instructions kind); ``blocks`` one add per block
+#: run, on every edge into a block -- the better of the naive ones.
+PLACEMENTS = ("tree", "blocks", "statements")
+
 THREAD = "_@pp_T"
-START = "_@pp_a"
-INCLUSIVE = "_@pp_x"
-SLOT = "_@pp_g"
+BASE = "_@pp_a"
 DONE = "_@pp_w"
 TEMP = "_@pp_h"
 LOCAL = "_@pp_L"
+SINGLE = "_@pp_G"
 PENDING = "_@pp_P"
 BUDGET = "_@pp_B"
-OFFSET = "_@pp_o"
 SELF = "_@pp_S"
+
+
+def slot_name(index: int) -> str:
+    """The module global holding function ``index``'s slot in the thread tables."""
+    return f"_@pp_g{index}"
 
 #: Roles whose piece is one statement event: a simple statement, or the header of a
 #: compound statement as it is evaluated (if/elif/while test, the for step that
@@ -130,15 +142,38 @@ def piece_weights(cfg: FunctionCfg, kind: str, code: CodeType | None = None,
     return weights
 
 
-def plan_events_for(cfg: FunctionCfg, weights: list[list[int]], *, naive: bool = False
+def plan_events_for(cfg: FunctionCfg, weights: list[list[int]], placement: str = "tree"
                     ) -> EventPlan:
     """The event plan of one function: block events from its piece weights; edges
-    with no site (no place for code) forced into the tree. ``naive``: the baseline
-    with an add on every edge (see :func:`pathprof.graph.events.plan_events`)."""
+    with no site (no place for code) forced into the tree. The baselines (see
+    :data:`PLACEMENTS`) add on every edge (:func:`pathprof.graph.events.plan_events`
+    with ``naive``)."""
+    if placement not in PLACEMENTS:
+        raise ValueError(f"unknown event placement {placement!r}; choose from "
+                         f"{', '.join(PLACEMENTS)}")
     graph = cfg.to_graph()
     forced = [eid for eid, edge in enumerate(cfg.edges) if edge.site.kind is SiteKind.NONE]
     return plan_events(graph, [sum(w) for w in weights], static_event_weights(graph),
-                       forced_tree=forced, naive=naive)
+                       forced_tree=forced, naive=placement != "tree")
+
+
+def statement_adds(cfg: FunctionCfg, weights: list[list[int]], kind: str, code: CodeType | None,
+                   meta: dict[str, Any]) -> dict[int, int]:
+    """For the ``statements`` baseline: edge -> how many statements its increment
+    stands for, i.e. how many adds the naive instrumentation would run there. The
+    baselines' tree depends on no weights, so the statements' plan has the same
+    chords as ``kind``'s."""
+    if kind != "statements":
+        weights = piece_weights(cfg, "statements", code, meta)
+    return plan_events_for(cfg, weights, "statements").increment
+
+
+def split_increment(increment: int, adds: int) -> list[int]:
+    """``increment`` as ``adds`` adds (at least one), summing to it."""
+    if adds <= 1:
+        return [increment]
+    share = increment // adds
+    return [share] * (adds - 1) + [increment - share * (adds - 1)]
 
 
 def backedges_of(cfg: FunctionCfg) -> frozenset[int]:
@@ -207,11 +242,14 @@ def _budget_check(index: int, partial: ast.expr) -> ast.stmt:
 class EventRewriter(_ins._FunctionRewriter):
     """Puts event-counting probes on a function's sites (see the module docstring)."""
 
-    def __init__(self, fp: Any, edits: Any, plan: EventPlan, weights: list[list[int]]) -> None:
+    def __init__(self, fp: Any, edits: Any, plan: EventPlan, weights: list[list[int]],
+                 adds: dict[int, int] | None = None) -> None:
         super().__init__(fp, edits)
         self.events = plan
         self.weights = weights
         self.backedges = backedges_of(fp.cfg)
+        #: the ``statements`` baseline: adds per edge (see :func:`statement_adds`)
+        self.adds = adds
 
     def done_before(self, block: int) -> int:
         """Add to the register for the frame's exact count with ``block`` finished."""
@@ -228,7 +266,10 @@ class EventRewriter(_ins._FunctionRewriter):
             code.append(_ins._assign(DONE, _plus(_name(_ins.REGISTER),
                                                  self.done_before(edge.src))))
         increment = self.events.increment.get(eid, 0)
-        if increment:
+        if increment and self.adds is not None:
+            code.extend(_ins._add(_ins.REGISTER, part)
+                        for part in split_increment(increment, self.adds.get(eid, 1)))
+        elif increment:
             code.append(_ins._add(_ins.REGISTER, increment))
         return code
 
@@ -239,13 +280,10 @@ class EventRewriter(_ins._FunctionRewriter):
 
     def enter_call(self, block: int) -> ast.expr:
         return _ins._call_module("enter", _ins._const(self.fp.index), _name(_ins.REGISTER),
-                                 _name(DONE), _ins._const(block), _name(START),
-                                 _name(INCLUSIVE))
+                                 _name(DONE), _ins._const(block), _name(BASE))
 
     def restart_code(self) -> None:
-        targets = ast.Tuple(elts=[_ins._store(n) for n in
-                                  (_ins.REGISTER, THREAD, START, INCLUSIVE, DONE)],
-                            ctx=ast.Store())
+        targets = ast.Tuple(elts=[_ins._store(n) for n in ENTER_RESULT], ctx=ast.Store())
         for restart in self.cfg.restarts:
             if restart.block not in self.dag.restart_edges:
                 continue
@@ -284,7 +322,7 @@ class EventRewriter(_ins._FunctionRewriter):
     def finally_entry(self, info: Any) -> list[tuple[str, ast.expr]]:
         """Entering a finally by an exception: the count so far, and a fresh start."""
         effects: list[tuple[str, ast.expr]] = [(TEMP, self.enter_call(info.start))]
-        for position, name in enumerate((_ins.REGISTER, THREAD, START, INCLUSIVE, DONE)):
+        for position, name in enumerate(ENTER_RESULT):
             effects.append((name, ast.Subscript(value=_name(TEMP), slice=_ins._const(position),
                                                 ctx=ast.Load())))
         return effects
@@ -326,27 +364,43 @@ class EventRewriter(_ins._FunctionRewriter):
         from`` and ``await`` likewise around their operand: the delegated generator or
         awaited coroutine counts in its own functions, not in this one's inclusive."""
         pause = _ins._call_module("pause", _ins._const(self.fp.index), _name(THREAD),
-                                  _name(_ins.REGISTER), _ins._const(done), _name(START),
-                                  _name(INCLUSIVE))
+                                  _name(_ins.REGISTER), _ins._const(done), _name(BASE))
         operand = (node.value if node.value is not None
                    else _ins._artificial(_ins._const(None)))
         before: list[ast.expr] = [
             ast.NamedExpr(target=_ins._store(_ins.REGISTER), value=pause),
-            ast.NamedExpr(target=_ins._store(START), value=_ins._const(None)),
+            ast.NamedExpr(target=_ins._store(BASE), value=_ins._const(None)),
         ]
         after: list[ast.expr] = [
             ast.BoolOp(op=ast.And(), values=[_name(PENDING), _ins._call_module("drain")]),
-            ast.NamedExpr(target=_ins._store(THREAD),
-                          value=ast.Attribute(value=_name(LOCAL), attr="t", ctx=ast.Load())),
-            ast.NamedExpr(target=_ins._store(START),
-                          value=_subscript(THREAD, _ins._const(0))),
-            ast.NamedExpr(target=_ins._store(INCLUSIVE),
-                          value=_subscript(THREAD, _name(SLOT))),
+            ast.NamedExpr(target=_ins._store(THREAD), value=_thread_table()),
+            ast.NamedExpr(target=_ins._store(BASE), value=_base(self.fp.index)),
         ]
         for part in (*before, *after):
             _ins._artificial(part)
         node.value = _first_of([operand, *before], operand)
         return _first_of([node, *after], node)
+
+
+#: What ``_@pp_m.enter`` returns, in order.
+ENTER_RESULT = (_ins.REGISTER, THREAD, BASE, DONE)
+
+
+def _thread_table() -> ast.expr:
+    """``_@pp_G or _@pp_L.t``: the one thread's table, or the calling thread's."""
+    return ast.BoolOp(op=ast.Or(), values=[
+        _name(SINGLE), ast.Attribute(value=_name(LOCAL), attr="t", ctx=ast.Load())])
+
+
+def _base(index: int) -> ast.expr:
+    """``_@pp_T[0] - _@pp_T[slot]``: the base of an activation starting now."""
+    return ast.BinOp(left=_subscript(THREAD, _ins._const(0)), op=ast.Sub(),
+                     right=_subscript(THREAD, _name(slot_name(index))))
+
+
+def _stores(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+               for n in ast.walk(node))
 
 
 def _first_of(parts: list[ast.expr], anchor: ast.expr) -> ast.expr:
@@ -409,25 +463,38 @@ def _parents(func: ast.AST) -> dict[int, tuple[ast.AST, str]]:
 
 
 def wrap_event_function(fp: Any, plan: EventPlan) -> None:
-    """Entry, exit and exception code of one function (see the module docstring)."""
+    """Entry, exit and exception code of one function (see the module docstring).
+
+    Per call, on the way in: ``_@pp_T = _@pp_G or _@pp_L.t``, the base, and the
+    register (started at the entry chord's increment when the body begins with it);
+    ``_@pp_w = None`` only in functions that set ``_@pp_w``."""
     node = fp.cfg.node
     index = fp.index
     start = fp.cfg.body_start
     head, body = node.body[:start], node.body[start:]
+    initial = 0
+    if (body and isinstance(body[0], ast.AugAssign) and isinstance(body[0].target, ast.Name)
+            and body[0].target.id == _ins.REGISTER and isinstance(body[0].op, ast.Add)
+            and isinstance(body[0].value, ast.Constant)):
+        # The entry chord's add: nothing runs between the prologue and it.
+        initial = body[0].value.value
+        body = body[1:]
     if not body:
         body = [_ins._artificial(ast.Pass())]
+    sets_done = _stores(node, DONE)
     register = _name(_ins.REGISTER)
     note = ast.Call(
         func=ast.Attribute(value=_name(PENDING), attr="append", ctx=ast.Load()),
-        args=[ast.Tuple(elts=[_name(_ins.MODULE), _ins._const(index), register, _name(DONE),
+        args=[ast.Tuple(elts=[_name(_ins.MODULE), _ins._const(index), register,
+                              _name(DONE) if sets_done else _ins._const(None),
                               *_ins.exception_position(),
                               ast.Attribute(value=_name(LOCAL), attr="t", ctx=ast.Load()),
-                              _name(START), _name(INCLUSIVE)], ctx=ast.Load())],
+                              _name(BASE)], ctx=ast.Load())],
         keywords=[])
     observer = _ins._observer([(_ins.REGISTER, note)])
     inner = _ins._artificial_try(ast.Try(body=body, handlers=[observer], orelse=[],
                                          finalbody=[]))
-    total = _subscript(THREAD, _ins._const(0))
+    slot = slot_name(index)
     flush = [
         _if(_name(PENDING), [_ins._artificial(ast.Expr(  # type: ignore[list-item]
             value=_ins._call_module("drain")))]),
@@ -436,9 +503,9 @@ def wrap_event_function(fp: Any, plan: EventPlan) -> None:
         _ins._artificial(ast.AugAssign(target=_subscript(SELF, _ins._const(index), store=True),
                                        op=ast.Add(), value=_name(_ins.REGISTER))),
         _ins._artificial(ast.Assign(
-            targets=[_subscript(THREAD, _name(SLOT), store=True)],
-            value=ast.BinOp(left=ast.BinOp(left=_name(INCLUSIVE), op=ast.Add(), right=total),
-                            op=ast.Sub(), right=_name(START)))),
+            targets=[_subscript(THREAD, _name(slot), store=True)],
+            value=ast.BinOp(left=_subscript(THREAD, _ins._const(0)), op=ast.Sub(),
+                            right=_name(BASE)))),
         _budget_check(index, _ins._const(0)),
     ]
     outer = _ins._artificial_try(ast.Try(
@@ -449,14 +516,12 @@ def wrap_event_function(fp: Any, plan: EventPlan) -> None:
         # thread's total read here: count them first.
         _if(_name(PENDING), [_ins._artificial(ast.Expr(  # type: ignore[list-item]
             value=_ins._call_module("drain")))]),
-        _ins._assign(THREAD, ast.Attribute(value=_name(LOCAL), attr="t", ctx=ast.Load())),
-        _ins._assign(SLOT, ast.BinOp(left=_name(OFFSET), op=ast.Add(),
-                                     right=_ins._const(index))),
-        _ins._assign(START, _subscript(THREAD, _ins._const(0))),
-        _ins._assign(INCLUSIVE, _subscript(THREAD, _name(SLOT))),
-        _ins._assign(_ins.REGISTER, _ins._const(0)),
-        _ins._assign(DONE, _ins._const(None)),
+        _ins._assign(THREAD, _thread_table()),
+        _ins._assign(BASE, _base(index)),
+        _ins._assign(_ins.REGISTER, _ins._const(initial)),
     ]
+    if sets_done:
+        prologue.append(_ins._assign(DONE, _ins._const(None)))
     first = _ins._first_code(body)
     if first is not None and _ins._probe_line == -1:
         for stmt in prologue:
@@ -475,7 +540,7 @@ def event_prologue(nfunctions: int, filename: str, key: str, meta_json: str
               _ins._const(nfunctions), _ins._const(meta_json),
               ast.Call(func=_name("globals"), args=[], keywords=[])],
         keywords=[])
-    names = ast.Tuple(elts=[_ins._store(n) for n in (LOCAL, PENDING, OFFSET, SELF)],
+    names = ast.Tuple(elts=[_ins._store(n) for n in (LOCAL, PENDING, SELF)],
                       ctx=ast.Store())
     return [
         ast.Import(names=[ast.alias(name="pathprof._eventrt", asname=_ins.RUNTIME)]),

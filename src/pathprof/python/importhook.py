@@ -51,16 +51,16 @@ class InstrumentOptions:
     cache: bool = True
     #: mode "events": what an event is ("statements" or "instructions")
     events: str = "statements"
-    #: mode "events": "tree" (chords of a spanning tree) or "naive" (an add on every
-    #: edge: the baseline the benchmarks compare with)
+    #: mode "events": "tree" (chords of a spanning tree), or a baseline the benchmarks
+    #: compare with: "blocks" (an add on every edge), "statements" (one per statement)
     placement: str = "tree"
 
     def tag(self) -> str:
         from pathprof import __version__
-        from pathprof.python.instrument import FORMAT_VERSION
+        from pathprof.python.instrument import CODE_VERSION, FORMAT_VERSION
 
-        text = (f"{__version__}|{FORMAT_VERSION}|{self.mode}|{self.metric}|{self.events}"
-                f"|{self.placement}")
+        text = (f"{__version__}|{FORMAT_VERSION}|{CODE_VERSION}|{self.mode}|{self.metric}"
+                f"|{self.events}|{self.placement}")
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 

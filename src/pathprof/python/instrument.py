@@ -67,6 +67,9 @@ __all__ = [
 
 #: Version of the metadata handed to the runtime and stored with the data.
 FORMAT_VERSION = 5
+#: Version of the code the instrumentation writes: part of the cache tag, so that a
+#: change to the probes never runs with a cached module the runtime no longer fits.
+CODE_VERSION = 2
 
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
@@ -823,8 +826,9 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
     """Event-counting instrumentation (Ball 1994): see :mod:`pathprof.python.eventcode`."""
     from pathprof.python import eventcode
 
-    if placement not in ("tree", "naive"):
-        raise ValueError(f"unknown event placement {placement!r}")
+    if placement not in eventcode.PLACEMENTS:
+        raise ValueError(f"unknown event placement {placement!r}; choose from "
+                         f"{', '.join(eventcode.PLACEMENTS)}")
     if kind not in eventcode.EVENT_KINDS:
         raise ValueError(f"unknown event kind {kind!r}; choose from "
                          f"{', '.join(eventcode.EVENT_KINDS)}")
@@ -838,10 +842,12 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
         meta = function_metadata(fp)
         code = codes.get((fp.cfg.qualname, meta["code_line"]))
         weights = eventcode.piece_weights(fp.cfg, kind, code, meta)
-        plan = eventcode.plan_events_for(fp.cfg, weights, naive=placement == "naive")
+        plan = eventcode.plan_events_for(fp.cfg, weights, placement)
         extra.append(eventcode.event_metadata(fp.cfg, plan, weights, kind))
         edits = _Edits()
-        rewriter = eventcode.EventRewriter(fp, edits, plan, weights)
+        adds = (eventcode.statement_adds(fp.cfg, weights, kind, code, meta)
+                if placement == "statements" else None)
+        rewriter = eventcode.EventRewriter(fp, edits, plan, weights, adds)
         rewriter.structural = []
         rewriter.parents = _parents(fp.cfg.node)
         rewriter.rewrite()
