@@ -15,7 +15,8 @@ from ..event_oracle import StatementCounter, plain_functions
 from ..loading import load_instrumented
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
-PROGRAMS = sorted(p for p in CORPUS.glob("*.py") if not p.name.startswith("_"))
+PROGRAMS = [*sorted(p for p in CORPUS.glob("*.py") if not p.name.startswith("_")),
+            CORPUS.parent / "events_corpus" / "suspend.py"]
 
 
 def counted(key: str, since: int = 0) -> tuple[dict[str, int], dict[str, int], int]:

@@ -58,6 +58,7 @@ THREAD = "_@pp_T"
 BASE = "_@pp_a"
 DONE = "_@pp_w"
 TEMP = "_@pp_h"
+SENT = "_@pp_y"
 LOCAL = "_@pp_L"
 SINGLE = "_@pp_G"
 PENDING = "_@pp_P"
@@ -295,7 +296,18 @@ class EventRewriter(_ins._FunctionRewriter):
                 assert isinstance(node, ast.With | ast.AsyncWith)
                 call = _ins._call_module("cut", _ins._const(self.fp.index),
                                          _name(_ins.REGISTER), _name(DONE))
-                self.structural.append(("with", node, _ins._observer([(DONE, call)])))
+                # Thrown into a suspended generator (base None): the activation
+                # starts here, in the thread that threw, before ``__exit__`` runs.
+                resumed = ast.Compare(left=_name(BASE), ops=[ast.Is()],
+                                      comparators=[_ins._const(None)])
+                effects = [
+                    (DONE, call),
+                    (THREAD, ast.IfExp(test=resumed, body=_thread_table(), orelse=_name(THREAD))),
+                    (BASE, ast.IfExp(test=ast.Compare(left=_name(BASE), ops=[ast.Is()],
+                                                      comparators=[_ins._const(None)]),
+                                     body=_base(self.fp.index), orelse=_name(BASE))),
+                ]
+                self.structural.append(("with", node, _ins._observer(effects)))
                 self.after_statement(node, restart.block)
             elif restart.kind == "except*":
                 self.after_statement(node, restart.block)
@@ -346,7 +358,11 @@ class EventRewriter(_ins._FunctionRewriter):
             for piece_index, piece in enumerate(block.pieces):
                 done = self.events.query[block_id] - rest_after(self.weights, block_id,
                                                                 piece_index)
-                for node in _suspensions(piece):
+                found = _suspensions(piece)
+                if len(found) == 1 and _is_statement_suspension(piece, found[0]):
+                    self.suspend_statement(piece.node, found[0], done)
+                    continue
+                for node in found:
                     if parents is None:
                         parents = _parents(self.cfg.node)
                     holder, field_name = parents[id(node)]
@@ -356,6 +372,52 @@ class EventRewriter(_ins._FunctionRewriter):
                         items[items.index(node)] = wrapped
                     else:
                         setattr(holder, field_name, wrapped)
+
+    def suspend_statement(self, stmt: ast.stmt, node: ast.Yield | ast.YieldFrom | ast.Await,
+                          done: int) -> None:
+        """``yield x`` / ``y = await v`` as a statement of its own (see
+        :func:`_is_statement_suspension`): the hand-over is inline statements around
+        it, not a call into the runtime (see :meth:`EventModule.pause
+        <pathprof._eventrt.EventModule.pause>` for what they do)::
+
+            _@pp_y = v; <hand over r + done>; _@pp_r = -done; _@pp_a = None
+            y = await _@pp_y
+            _@pp_y = None; <restart: the table of the thread that resumed, a new base>
+
+        The awaited object (or the generator delegated to) is held in ``_@pp_y``
+        only while it would be on the frame's stack anyway."""
+        index = self.fp.index
+        stmts, position = self.location_of(stmt)
+        before: list[ast.stmt] = []
+        after: list[ast.stmt] = []
+        if not isinstance(node, ast.Yield):
+            before.append(_ins._artificial(ast.Assign(targets=[_ins._store(SENT)],
+                                                      value=node.value)))
+            node.value = _ins._artificial(_name(SENT))  # type: ignore[assignment]
+            after.append(_ins._assign(SENT, _ins._const(None)))
+        register = _name(_ins.REGISTER)
+        before += [
+            _drain_if_pending(),
+            *([_ins._add(_ins.REGISTER, done)] if done else []),
+            _ins._artificial(ast.AugAssign(target=_subscript(THREAD, _ins._const(0), store=True),
+                                           op=ast.Add(), value=register)),
+            _ins._artificial(ast.AugAssign(target=_subscript(SELF, _ins._const(index), store=True),
+                                           op=ast.Add(), value=_name(_ins.REGISTER))),
+            _ins._artificial(ast.Assign(targets=[_subscript(THREAD, _name(slot_name(index)),
+                                                            store=True)],
+                                        value=ast.BinOp(left=_subscript(THREAD, _ins._const(0)),
+                                                        op=ast.Sub(), right=_name(BASE)))),
+            _ins._assign(_ins.REGISTER, _ins._const(-done)),
+            _ins._assign(BASE, _ins._const(None)),
+            _budget_check(index, _ins._const(0)),
+        ]
+        after += [
+            _drain_if_pending(),
+            _ins._assign(THREAD, _thread_table()),
+            _ins._assign(BASE, _base(index)),
+        ]
+        self.edits.add(stmts, position, before, SUSPEND)
+        self.edits.add(stmts, position + 1, after, _ins.RESTART)
 
     def suspend(self, node: ast.expr, done: int) -> ast.expr:
         """``yield v`` becomes ``((yield (v, <pause>)[0]), <resume>)[0]``: the count
@@ -380,6 +442,35 @@ class EventRewriter(_ins._FunctionRewriter):
             _ins._artificial(part)
         node.value = _first_of([operand, *before], operand)
         return _first_of([node, *after], node)
+
+
+#: Priority of the hand-over before a suspension among the code inserted at one
+#: place: after everything else (the adds of the edge into its block come first).
+SUSPEND = _ins.RETURN_CODE + 1
+
+
+def _is_statement_suspension(piece: Any, node: ast.expr) -> bool:
+    """``yield x``, ``await v``, ``y = yield from v``... as a whole statement,
+    assigning (if at all) to plain names: nothing runs between the resumption and the
+    next statement, so the restart can be a statement after it. A ``yield`` only of
+    a name or a constant: evaluating it runs no code, so the hand-over can come first
+    without a temporary (one holding the value would keep it alive while the
+    generator is suspended)."""
+    stmt = piece.node
+    if piece.role is not Role.STMT:
+        return False
+    if isinstance(node, ast.Yield) and not (node.value is None or isinstance(
+            node.value, ast.Name | ast.Constant)):
+        return False
+    if isinstance(stmt, ast.Expr):
+        return stmt.value is node
+    return (isinstance(stmt, ast.Assign) and stmt.value is node
+            and all(isinstance(t, ast.Name) for t in stmt.targets))
+
+
+def _drain_if_pending() -> ast.stmt:
+    return _if(_name(PENDING), [_ins._artificial(ast.Expr(  # type: ignore[list-item]
+        value=_ins._call_module("drain")))])
 
 
 #: What ``_@pp_m.enter`` returns, in order.

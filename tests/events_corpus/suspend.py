@@ -1,0 +1,188 @@
+"""Every shape of suspension the event counter hands over at: yields of names,
+constants and expressions, ``x = yield``, ``yield from`` and ``await`` as statements
+and inside expressions, throw() into a generator suspended in a ``with`` that
+swallows it or in a ``try`` that catches it, close() through a ``finally``, a
+generator resumed in another thread, and coroutines driven by hand and by asyncio."""
+
+import asyncio
+import threading
+
+
+class Swallow:
+    def __init__(self):
+        self.seen = 0
+
+    def __enter__(self):
+        self.seen += 1
+        return self
+
+    def __exit__(self, kind, value, tb):
+        if kind is not None:
+            self.seen += 10
+            return True
+        return False
+
+
+def helper(x):
+    return x * 2 + 1
+
+
+def names(n):
+    total = 0
+    for i in range(n):
+        yield i
+        yield 7
+        yield
+        total += i
+        received = yield total
+        if received:
+            total += received
+    return total
+
+
+def expressions(n):
+    for i in range(n):
+        value = yield helper(i)
+        total = (yield i) or 0
+        yield helper(value or total)
+
+
+def delegate(n):
+    result = yield from names(n)
+    yield from expressions(2)
+    got = yield from names(1)
+    return result + got
+
+
+def thrown_into_with():
+    guard = Swallow()
+    count = 0
+    with guard:
+        count += 1
+        yield count
+        count += 100
+    count += helper(count)
+    yield count
+    return guard.seen
+
+
+def thrown_into_try():
+    count = 0
+    for i in range(3):
+        try:
+            count += i
+            yield count
+        except KeyError:
+            count += helper(i)
+        else:
+            count -= 1
+    yield count
+
+
+def closed():
+    try:
+        yield 1
+        yield 2
+    finally:
+        helper(3)
+
+
+def drive_generators():
+    out = []
+    g = names(4)
+    out.append(next(g))
+    for _ in range(20):
+        try:
+            out.append(g.send(3))
+        except StopIteration as stop:
+            out.append(stop.value)
+            break
+    g = expressions(3)
+    out.append(next(g))
+    try:
+        while True:
+            out.append(g.send(5))
+    except StopIteration:
+        pass
+    out.append(list(delegate(2)))
+    g = thrown_into_with()
+    out.append(next(g))
+    out.append(g.throw(ValueError))
+    try:
+        next(g)
+    except StopIteration as stop:
+        out.append(stop.value)
+    g = thrown_into_try()
+    out.append(next(g))
+    out.append(g.throw(KeyError))
+    out.append(next(g))
+    out.append(g.throw(KeyError))
+    g = closed()
+    out.append(next(g))
+    g.close()
+    return out
+
+
+def resumed_elsewhere():
+    """One generator, its steps taken by two threads in turn."""
+    g = names(6)
+    out = [next(g)]
+
+    def step():
+        out.append(next(g))
+        out.append(helper(len(out)))
+
+    for _ in range(3):
+        thread = threading.Thread(target=step)
+        thread.start()
+        thread.join()
+        out.append(next(g))
+    return out
+
+
+async def leaf(x):
+    await asyncio.sleep(0)
+    return helper(x)
+
+
+async def middle(n):
+    total = 0
+    for i in range(n):
+        await asyncio.sleep(0)
+        value = await leaf(i)
+        total += value
+        total += await leaf(i) + helper(i)
+    return total
+
+
+async def gathered():
+    results = await asyncio.gather(middle(3), middle(2), leaf(5))
+    return sum(results)
+
+
+class Ready:
+    def __await__(self):
+        value = yield "step"
+        return value
+
+
+async def by_hand():
+    first = await Ready()
+    second = await Ready()
+    return first + second
+
+
+def drive_coroutines():
+    out = [asyncio.run(gathered())]
+    coroutine = by_hand()
+    out.append(coroutine.send(None))
+    out.append(coroutine.send(2))
+    try:
+        coroutine.send(3)
+    except StopIteration as stop:
+        out.append(stop.value)
+    return out
+
+
+def drive():
+    return [drive_generators(), resumed_elsewhere(), drive_coroutines()]
