@@ -80,8 +80,14 @@ _STATEMENT_ROLES = {Role.STMT, Role.TEST, Role.FOR_NEXT, Role.WITH_ENTER, Role.S
 #: block order needs them (a loop's jump back sits after the body on 3.12, before
 #: it on 3.11): not counted, so that an instruction count is the same whichever way
 #: the compiler laid the loop out. Line-number NOPs likewise.
+#: Exception machinery likewise: the instructions that enter, match, leave and
+#: re-raise in handlers belong to no statement (3.12+ locates ``PUSH_EXC_INFO`` at
+#: the ``try`` body's last line, e.g. a ``while True:`` counted every iteration, and
+#: ``POP_EXCEPT`` at the handler's last statement).
 _LAYOUT_OPS = {"NOP", "CACHE", "EXTENDED_ARG", "JUMP_FORWARD", "JUMP_BACKWARD",
-               "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT"}
+               "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT",
+               "PUSH_EXC_INFO", "POP_EXCEPT", "CHECK_EXC_MATCH", "CHECK_EG_MATCH", "RERAISE",
+               "WITH_EXCEPT_START", "CLEANUP_THROW", "PREP_RERAISE_STAR"}
 
 
 def _is_statement_event(piece: Any) -> bool:
@@ -391,9 +397,11 @@ class EventRewriter(_ins._FunctionRewriter):
         before: list[ast.stmt] = []
         after: list[ast.stmt] = []
         if not isinstance(node, ast.Yield):
-            before.append(_ins._artificial(ast.Assign(targets=[_ins._store(SENT)],
-                                                      value=node.value)))
-            node.value = _ins._artificial(_name(SENT))  # type: ignore[assignment]
+            operand = node.value  # keeps its location: tracebacks in it are the user's
+            target = _ins._artificial(_ins._store(SENT))
+            before.append(ast.copy_location(ast.Assign(targets=[target], value=operand),
+                                            operand))
+            node.value = ast.copy_location(_name(SENT), operand)  # type: ignore[assignment]
             after.append(_ins._assign(SENT, _ins._const(None)))
         register = _name(_ins.REGISTER)
         before += [
@@ -416,8 +424,10 @@ class EventRewriter(_ins._FunctionRewriter):
             _ins._assign(THREAD, _thread_table()),
             _ins._assign(BASE, _base(index)),
         ]
-        self.edits.add(stmts, position, before, SUSPEND)
-        self.edits.add(stmts, position + 1, after, _ins.RESTART)
+        # Located at the statement (production builds): CPython 3.13 fails to compile
+        # code without line numbers between two ``yield from`` ("Invalid CFG").
+        self.edits.add(stmts, position, _ins._locate_at(before, stmt), SUSPEND)
+        self.edits.add(stmts, position + 1, _ins._locate_at(after, stmt), _ins.RESTART)
 
     def suspend(self, node: ast.expr, done: int) -> ast.expr:
         """``yield v`` becomes ``((yield (v, <pause>)[0]), <resume>)[0]``: the count

@@ -1,0 +1,137 @@
+"""How far the spanning tree can cut event counting's overhead: the per-call floor.
+
+Run: ``python benchmarks/event_floor.py [--workloads a,b]``.
+
+Ball 1994's tree saves adds *inside* a call; every placement pays the same hand-over
+per call (thread total, self count, inclusive count: :mod:`pathprof.python.eventcode`).
+With ``C`` that hand-over's cost, ``a`` the cost of one add and ``N`` the statements a
+call runs, the naive placement (one add per statement) costs about ``C + N a`` per
+call and the tree at least ``C``; so no tree reaches an overhead ratio below
+``C / (C + N a)``.
+
+1. Timed, in this process, on code pathprof instruments (interleaved rounds, the
+   fastest of each): ``C`` from a one-line function instrumented with the tree (one
+   statement, no add left) against the same function plain; ``a`` from a function of
+   nine statements, one-add-per-statement against tree, per add.
+2. Deterministic, per workload of :mod:`workloads` (one loop): statements from
+   ``pathprof count``, calls of the benchmark's functions from ``cProfile``, and the
+   bound above.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from overhead import RunFailed, run_once  # noqa: E402
+from workloads import WORKLOADS, measured_files  # noqa: E402
+
+FUNCTIONS = '''
+def one(x):
+    return x + 1
+
+
+def nine(x):
+    a = x
+    b = a
+    c = b
+    d = c
+    e = d
+    f = e
+    g = f
+    h = g
+    return h
+'''
+ROUNDS = 30
+CALLS = 40_000
+
+
+def load(placement: str | None) -> types.ModuleType:
+    """FUNCTIONS plain (None) or instrumented to count statements with ``placement``."""
+    from pathprof.python.instrument import instrument_source
+
+    module = types.ModuleType(f"event_floor_{placement}")
+    if placement is None:
+        code = compile(FUNCTIONS, "<event_floor>", "exec")
+    else:
+        code = instrument_source(FUNCTIONS, f"<event_floor_{placement}>", mode="events",
+                                 placement=placement).compile(f"<event_floor_{placement}>")
+    exec(code, module.__dict__)
+    return module
+
+
+def per_call_ns(fn: types.FunctionType) -> float:
+    start = time.perf_counter()
+    for _ in range(CALLS // 4):
+        fn(1)
+        fn(1)
+        fn(1)
+        fn(1)
+    return (time.perf_counter() - start) / CALLS * 1e9
+
+
+def costs() -> tuple[float, float]:
+    """(C, a) in nanoseconds on this Python, fastest of ROUNDS interleaved rounds."""
+    variants = {name: load(name) for name in (None, "tree", "statements")}
+    best: dict[tuple[str | None, str], float] = {}
+    for _ in range(ROUNDS):
+        for placement, module in variants.items():
+            for fn_name in ("one", "nine"):
+                ns = per_call_ns(getattr(module, fn_name))
+                key = (placement, fn_name)
+                best[key] = min(best.get(key, ns), ns)
+    hand_over = best[("tree", "one")] - best[(None, "one")]
+    # nine statements: the tree starts the register at 9 (no add); one add per
+    # statement starts it at 1 and adds 8 times.
+    add = (best[("statements", "nine")] - best[("tree", "nine")]) / 8
+    return hand_over, add
+
+
+def statements_and_calls(name: str, tmp: Path) -> tuple[int, int]:
+    run_once("events", name, 1, tmp)
+    counts = json.loads((tmp / "events.json").read_text(encoding="utf-8"))
+    files = set(measured_files(name))
+    statements = sum(f["self"] for f in counts["functions"] if f["file"] in files)
+    run_once("cprofile", name, 1, tmp)
+    stats = pstats.Stats(str(tmp / "cprofile.out")).stats  # type: ignore[attr-defined]
+    calls = sum(entry[1] for key, entry in stats.items() if key[0] in files)
+    return statements, calls
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    args = parser.parse_args()
+    hand_over, add = costs()
+    print(f"Python {sys.version.split()[0]}: hand-over per call C = {hand_over:.1f} ns, "
+          f"one add a = {add:.1f} ns (C / a = {hand_over / add:.1f})\n")
+    print("| workload | statements | calls | N = statements per call | bound C / (C + N a) |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    bounds = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.workloads.split(","):
+            try:
+                statements, calls = statements_and_calls(name, Path(tmp))
+            except RunFailed as error:
+                print(f"| {name} | failed: {str(error).splitlines()[0]} | | | |")
+                continue
+            n = statements / calls
+            bound = hand_over / (hand_over + n * add)
+            bounds.append(bound)
+            print(f"| {name} | {statements:,} | {calls:,} | {n:.1f} | {bound:.2f} |")
+    if bounds:
+        print(f"| **median** | | | | **{statistics.median(bounds):.2f}** |")
+
+
+if __name__ == "__main__":
+    main()
