@@ -14,8 +14,8 @@ call and the tree at least ``C``; so no tree reaches an overhead ratio below
    statement, no add left) against the same function plain; ``a`` from a function of
    nine statements, one-add-per-statement against tree, per add.
 2. Deterministic, per workload of :mod:`workloads` (one loop): statements from
-   ``pathprof count``, calls of the benchmark's functions from ``cProfile``, and the
-   bound above.
+   ``pathprof count``, calls of the benchmark's functions from ``cProfile`` (each
+   resumption of a generator or coroutine is a call to both), and the bound above.
 """
 
 from __future__ import annotations
@@ -104,7 +104,10 @@ def statements_and_calls(name: str, tmp: Path) -> tuple[int, int]:
     statements = sum(f["self"] for f in counts["functions"] if f["file"] in files)
     run_once("cprofile", name, 1, tmp)
     stats = pstats.Stats(str(tmp / "cprofile.out")).stats  # type: ignore[attr-defined]
-    calls = sum(entry[1] for key, entry in stats.items() if key[0] in files)
+    # Calls of functions: not of comprehensions, lambdas or module bodies (``<...>``),
+    # which pathprof counts as part of their statement.
+    calls = sum(entry[1] for key, entry in stats.items()
+                if key[0] in files and not key[2].startswith("<"))
     return statements, calls
 
 
