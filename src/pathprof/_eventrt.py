@@ -125,12 +125,7 @@ class EventModule(InstrumentedModule):
 
     def __init__(self, name: str, filename: str, key: str, nfunctions: int, meta_json: str,
                  module_globals: dict[str, Any]) -> None:
-        self.name = name
-        self.filename = filename
-        self.key = key
-        self.meta_json = meta_json
-        self._meta: dict[str, Any] | None = None
-        self._maps: dict[int, Any] = {}
+        super().__init__(name, filename, key, meta_json)
         self._codes: dict[Any, int] = {}
         self.self_counts = [0] * nfunctions
         #: per function: exceptions whose position could not be found (the count of

@@ -44,9 +44,20 @@ class InstrumentedModule:
     use) and a :class:`~pathprof._blockmap.BlockMap` per function code object."""
 
     __slots__ = ()
+    name: str
+    filename: str
+    key: str
     meta_json: str
     _meta: dict[str, Any] | None
     _maps: dict[int, Any]
+
+    def __init__(self, name: str, filename: str, key: str, meta_json: str) -> None:
+        self.name = name
+        self.filename = filename
+        self.key = key
+        self.meta_json = meta_json
+        self._meta = None
+        self._maps = {}
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -71,12 +82,7 @@ class ModuleState(InstrumentedModule):
 
     def __init__(self, name: str, filename: str, key: str, sizes: tuple[int, ...],
                  meta_json: str, timed: bool = False) -> None:
-        self.name = name
-        self.filename = filename
-        self.key = key
-        self.meta_json = meta_json
-        self._meta: dict[str, Any] | None = None
-        self._maps: dict[int, Any] = {}
+        super().__init__(name, filename, key, meta_json)
         self.counters: tuple[Any, ...] = tuple(_new_table(n) for n in sizes)
         #: per function, with ``--metric time``: nanoseconds spent on each path
         self.timed = timed

@@ -304,14 +304,12 @@ class EventRewriter(_ins._FunctionRewriter):
                                          _name(_ins.REGISTER), _name(DONE))
                 # Thrown into a suspended generator (base None): the activation
                 # starts here, in the thread that threw, before ``__exit__`` runs.
-                resumed = ast.Compare(left=_name(BASE), ops=[ast.Is()],
-                                      comparators=[_ins._const(None)])
                 effects = [
                     (DONE, call),
-                    (THREAD, ast.IfExp(test=resumed, body=_thread_table(), orelse=_name(THREAD))),
-                    (BASE, ast.IfExp(test=ast.Compare(left=_name(BASE), ops=[ast.Is()],
-                                                      comparators=[_ins._const(None)]),
-                                     body=_base(self.fp.index), orelse=_name(BASE))),
+                    (THREAD, ast.IfExp(test=_is_none(BASE), body=_thread_table(),
+                                       orelse=_name(THREAD))),
+                    (BASE, ast.IfExp(test=_is_none(BASE), body=_base(self.fp.index),
+                                     orelse=_name(BASE))),
                 ]
                 self.structural.append(("with", node, _ins._observer(effects)))
                 self.after_statement(node, restart.block)
@@ -403,18 +401,8 @@ class EventRewriter(_ins._FunctionRewriter):
                                             operand))
             node.value = ast.copy_location(_name(SENT), operand)  # type: ignore[assignment]
             after.append(_ins._assign(SENT, _ins._const(None)))
-        register = _name(_ins.REGISTER)
         before += [
-            _drain_if_pending(),
-            *([_ins._add(_ins.REGISTER, done)] if done else []),
-            _ins._artificial(ast.AugAssign(target=_subscript(THREAD, _ins._const(0), store=True),
-                                           op=ast.Add(), value=register)),
-            _ins._artificial(ast.AugAssign(target=_subscript(SELF, _ins._const(index), store=True),
-                                           op=ast.Add(), value=_name(_ins.REGISTER))),
-            _ins._artificial(ast.Assign(targets=[_subscript(THREAD, _name(slot_name(index)),
-                                                            store=True)],
-                                        value=ast.BinOp(left=_subscript(THREAD, _ins._const(0)),
-                                                        op=ast.Sub(), right=_name(BASE)))),
+            *_hand_over(index, done),
             _ins._assign(_ins.REGISTER, _ins._const(-done)),
             _ins._assign(BASE, _ins._const(None)),
             _budget_check(index, _ins._const(0)),
@@ -481,6 +469,27 @@ def _is_statement_suspension(piece: Any, node: ast.expr) -> bool:
 def _drain_if_pending() -> ast.stmt:
     return _if(_name(PENDING), [_ins._artificial(ast.Expr(  # type: ignore[list-item]
         value=_ins._call_module("drain")))])
+
+
+def _hand_over(index: int, done: int = 0) -> list[ast.stmt]:
+    """Hand the frame's count (register plus ``done``) over: thread total, self
+    count, inclusive count (``T[slot] = T[0] - base``). Pending exit notes first."""
+    return [
+        _drain_if_pending(),
+        *([_ins._add(_ins.REGISTER, done)] if done else []),
+        _ins._artificial(ast.AugAssign(target=_subscript(THREAD, _ins._const(0), store=True),
+                                       op=ast.Add(), value=_name(_ins.REGISTER))),
+        _ins._artificial(ast.AugAssign(target=_subscript(SELF, _ins._const(index), store=True),
+                                       op=ast.Add(), value=_name(_ins.REGISTER))),
+        _ins._artificial(ast.Assign(
+            targets=[_subscript(THREAD, _name(slot_name(index)), store=True)],
+            value=ast.BinOp(left=_subscript(THREAD, _ins._const(0)), op=ast.Sub(),
+                            right=_name(BASE)))),
+    ]
+
+
+def _is_none(name: str) -> ast.expr:
+    return ast.Compare(left=_name(name), ops=[ast.Is()], comparators=[_ins._const(None)])
 
 
 #: What ``_@pp_m.enter`` returns, in order.
@@ -595,28 +604,14 @@ def wrap_event_function(fp: Any, plan: EventPlan) -> None:
     observer = _ins._observer([(_ins.REGISTER, note)])
     inner = _ins._artificial_try(ast.Try(body=body, handlers=[observer], orelse=[],
                                          finalbody=[]))
-    slot = slot_name(index)
-    flush = [
-        _if(_name(PENDING), [_ins._artificial(ast.Expr(  # type: ignore[list-item]
-            value=_ins._call_module("drain")))]),
-        _ins._artificial(ast.AugAssign(target=_subscript(THREAD, _ins._const(0), store=True),
-                                       op=ast.Add(), value=_name(_ins.REGISTER))),
-        _ins._artificial(ast.AugAssign(target=_subscript(SELF, _ins._const(index), store=True),
-                                       op=ast.Add(), value=_name(_ins.REGISTER))),
-        _ins._artificial(ast.Assign(
-            targets=[_subscript(THREAD, _name(slot), store=True)],
-            value=ast.BinOp(left=_subscript(THREAD, _ins._const(0)), op=ast.Sub(),
-                            right=_name(BASE)))),
-        _budget_check(index, _ins._const(0)),
-    ]
+    flush = [*_hand_over(index), _budget_check(index, _ins._const(0))]
     outer = _ins._artificial_try(ast.Try(
         body=[inner], handlers=[], orelse=[],
         finalbody=[_if(_is_not_none(_ins.REGISTER), flush)]))  # type: ignore[list-item]
     prologue = [
         # Exits by exception noted but not yet counted would be missing from the
         # thread's total read here: count them first.
-        _if(_name(PENDING), [_ins._artificial(ast.Expr(  # type: ignore[list-item]
-            value=_ins._call_module("drain")))]),
+        _drain_if_pending(),
         _ins._assign(THREAD, _thread_table()),
         _ins._assign(BASE, _base(index)),
         _ins._assign(_ins.REGISTER, _ins._const(initial)),
