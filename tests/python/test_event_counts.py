@@ -192,4 +192,9 @@ def test_adds_per_iteration_tree_against_the_naive_baseline(kind: str) -> None:
     tree_adds, naive_adds = loop_adds("tree"), loop_adds("statements")
     assert len(tree_adds) == 1
     assert len(naive_adds) == 4
-    assert sum(tree_adds) == sum(naive_adds) == (4 if kind == "statements" else sum(tree_adds))
+    assert sum(tree_adds) == sum(naive_adds)
+    if kind == "statements":
+        assert sum(tree_adds) == 4
+    else:  # every one of the four statements compiles to at least one instruction
+        assert sum(tree_adds) >= 4
+        assert min(naive_adds) >= 1
