@@ -15,6 +15,9 @@ def mode():
 
 
 MODES = []
+#: the switch interval while driving: threads switch often (the oracle's run sets a
+#: long one, see tests/python/test_event_threads.py)
+SWITCH = 1e-5
 
 
 def work(n):
@@ -54,7 +57,7 @@ def supervise():
 
 def drive():
     previous = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)  # switch threads often
+    sys.setswitchinterval(SWITCH)
     try:
         return supervise()
     finally:
