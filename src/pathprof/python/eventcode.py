@@ -64,6 +64,7 @@ SINGLE = "_@pp_G"
 PENDING = "_@pp_P"
 BUDGET = "_@pp_B"
 SELF = "_@pp_S"
+TOTAL = "_@pp_u"
 
 
 def slot_name(index: int) -> str:
@@ -472,19 +473,22 @@ def _drain_if_pending() -> ast.stmt:
 
 
 def _hand_over(index: int, done: int = 0) -> list[ast.stmt]:
-    """Hand the frame's count (register plus ``done``) over: thread total, self
-    count, inclusive count (``T[slot] = T[0] - base``). Pending exit notes first."""
+    """Hand the frame's count (register plus ``done``) over: pending exit notes
+    first, then ``T[0] = u = T[0] + r`` (thread total), ``T[slot] = u - base``
+    (inclusive count) and ``S[i] += r`` (self count). The total is read once."""
+    total_store = ast.Assign(targets=[_subscript(THREAD, _ins._const(0), store=True),
+                                      _ins._store(TOTAL)],
+                             value=ast.BinOp(left=_subscript(THREAD, _ins._const(0)),
+                                             op=ast.Add(), right=_name(_ins.REGISTER)))
     return [
         _drain_if_pending(),
         *([_ins._add(_ins.REGISTER, done)] if done else []),
-        _ins._artificial(ast.AugAssign(target=_subscript(THREAD, _ins._const(0), store=True),
-                                       op=ast.Add(), value=_name(_ins.REGISTER))),
-        _ins._artificial(ast.AugAssign(target=_subscript(SELF, _ins._const(index), store=True),
-                                       op=ast.Add(), value=_name(_ins.REGISTER))),
+        _ins._artificial(total_store),
         _ins._artificial(ast.Assign(
             targets=[_subscript(THREAD, _name(slot_name(index)), store=True)],
-            value=ast.BinOp(left=_subscript(THREAD, _ins._const(0)), op=ast.Sub(),
-                            right=_name(BASE)))),
+            value=ast.BinOp(left=_name(TOTAL), op=ast.Sub(), right=_name(BASE)))),
+        _ins._artificial(ast.AugAssign(target=_subscript(SELF, _ins._const(index), store=True),
+                                       op=ast.Add(), value=_name(_ins.REGISTER))),
     ]
 
 

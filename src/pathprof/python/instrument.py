@@ -69,7 +69,7 @@ __all__ = [
 FORMAT_VERSION = 5
 #: Version of the code the instrumentation writes: part of the cache tag, so that a
 #: change to the probes never runs with a cached module the runtime no longer fits.
-CODE_VERSION = 4
+CODE_VERSION = 5
 
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
