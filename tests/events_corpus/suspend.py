@@ -172,6 +172,71 @@ async def by_hand():
     return first + second
 
 
+async def both_by_hand():
+    return (await Ready()) * 10 + (await Ready())
+
+
+class Box:
+    def __init__(self, value):
+        self.value = value
+
+    def scaled(self, factor, *, offset=0):
+        return Box(self.value * factor + offset)
+
+
+async def fib(n):
+    if n <= 1:
+        return n
+    return await fib(n - 1) + await fib(n - 2)
+
+
+async def awaits_in_expressions(box, n):
+    order = []
+    shifted = box.scaled(await leaf(n), offset=await leaf(n + 1)).value + 1
+    order.append(shifted)
+    pair = (await leaf(1), helper(2), [await leaf(3)][0])
+    order.append(pair)
+    -(await leaf(4)) + await leaf(5)
+    order.append(await leaf(6) if box.value else await leaf(7))
+    order.append(box.value and await leaf(8))
+    order.append(box.value < await leaf(9) < 100)
+    return (await leaf(len(order))
+            + await fib(5)
+            + helper(n))
+
+
+class Boom(Exception):
+    pass
+
+
+async def fails(x):
+    await asyncio.sleep(0)
+    raise Boom(x)
+
+
+async def awaits_that_raise(box):
+    caught = []
+    try:
+        return await leaf(1) + await fails(2)
+    except Boom as error:
+        caught.append(error.args)
+    try:
+        value = (await fails(3)) + (await leaf(4))
+        caught.append(value)
+    except Boom:
+        caught.append("first")
+    try:
+        value = box.missing + await leaf(5)
+        caught.append(value)
+    except AttributeError:
+        caught.append("before")
+    try:
+        value = await leaf(6) + box.missing
+    except AttributeError:
+        caught.append("after")
+    return caught
+
+
 def drive_coroutines():
     out = [asyncio.run(gathered())]
     coroutine = by_hand()
@@ -181,6 +246,16 @@ def drive_coroutines():
         coroutine.send(3)
     except StopIteration as stop:
         out.append(stop.value)
+    coroutine = both_by_hand()
+    out.append(coroutine.send(None))
+    out.append(coroutine.send(4))
+    try:
+        coroutine.send(5)
+    except StopIteration as stop:
+        out.append(stop.value)
+    out.append(asyncio.run(awaits_in_expressions(Box(2), 3)))
+    out.append(asyncio.run(awaits_that_raise(Box(1))))
+    out.append(asyncio.run(fib(6)))
     return out
 
 
