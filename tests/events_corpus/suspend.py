@@ -237,22 +237,20 @@ async def awaits_that_raise(box):
     return caught
 
 
+def by_hand_steps(coroutine, first, second):
+    """Drive a coroutine that awaits Ready() twice: what it yields and returns."""
+    steps = [coroutine.send(None), coroutine.send(first)]
+    try:
+        coroutine.send(second)
+    except StopIteration as stop:
+        steps.append(stop.value)
+    return steps
+
+
 def drive_coroutines():
     out = [asyncio.run(gathered())]
-    coroutine = by_hand()
-    out.append(coroutine.send(None))
-    out.append(coroutine.send(2))
-    try:
-        coroutine.send(3)
-    except StopIteration as stop:
-        out.append(stop.value)
-    coroutine = both_by_hand()
-    out.append(coroutine.send(None))
-    out.append(coroutine.send(4))
-    try:
-        coroutine.send(5)
-    except StopIteration as stop:
-        out.append(stop.value)
+    out += by_hand_steps(by_hand(), 2, 3)
+    out += by_hand_steps(both_by_hand(), 4, 5)
     out.append(asyncio.run(awaits_in_expressions(Box(2), 3)))
     out.append(asyncio.run(awaits_that_raise(Box(1))))
     out.append(asyncio.run(fib(6)))
