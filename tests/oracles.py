@@ -231,11 +231,27 @@ class BlockTraceOracle:
             return
         state.visit_start = offset
         if not state.open or not state.blocks:
-            if state.after_exception or (state.blocks == [] and not state.open):
+            restarted = state.after_exception or (state.blocks == [] and not state.open)
+            if restarted:
                 state.start = "restart"
-            state.blocks = [block]
             state.open = True
             state.after_exception = False
+            # A restart block with no instructions of its own (the code after a with
+            # that swallowed the exception) may lead through a backedge: that path
+            # ends there and the next starts at the loop header.
+            via = None if block in info.restarts or not restarted else next(
+                (r for r in sorted(info.restarts) if info.hidden_path(r, block)), None)
+            if via is None:
+                state.blocks = [block]
+                return
+            state.blocks = [via]
+            block_route = info.hidden_path(via, block) or []
+            for src, dst in block_route:
+                if (src, dst) in info.backedges:
+                    self._end(info, state, "backedge")
+                    state.blocks, state.start, state.open = [dst], "loop-header", True
+                else:
+                    state.blocks.append(dst)
             return
         route = info.hidden_path(state.blocks[-1], block)
         if route is None:

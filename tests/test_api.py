@@ -64,6 +64,30 @@ def test_decorator_and_save_on_demand(module_dir: Path) -> None:
     assert pathprof.load("d.pathprof").functions[0].total == 2
 
 
+def test_counts_made_while_no_profiler_runs_belong_to_no_run(module_dir: Path) -> None:
+    """Instrumented code keeps counting after its profiler stops; a later profiler
+    saves only what it saw, and a stop/start in between loses nothing of its own."""
+    name = _module_name(module_dir)
+    with pathprof.Profiler(data_file="first.pathprof", default_dirs=[str(module_dir)]):
+        module = __import__(name)
+        module.parity(1)
+    module.parity(2)  # between the two runs
+    second = pathprof.Profiler(data_file="second.pathprof", default_dirs=[str(module_dir)])
+    second.start()
+    module.parity(3)
+    second.stop()
+    module.parity(4)  # while the second profiler is stopped
+    second.start()
+    module.parity(5)
+    second.stop()
+    second.save()
+    (first,) = pathprof.load("first.pathprof").functions
+    (fn,) = pathprof.load("second.pathprof").functions
+    assert first.total == 1
+    assert fn.total == 2  # parity(3) and parity(5); not 2 or 4
+    assert [p.count for p in fn.paths] == [2]
+
+
 def test_bad_options_are_config_errors() -> None:
     with pytest.raises(ConfigError):
         pathprof.Profiler(mode="bogus")

@@ -66,7 +66,8 @@ class Path:
 def cfg_of(meta: dict[str, Any]) -> Cfg:
     """The :class:`~pathprof.graph.Cfg` a function's metadata describes."""
     return Cfg(len(meta["blocks"]), meta["entry"], meta["exit"],
-               [(s, d) for s, d, _label in meta["edges"]], [b for b, _k in meta["restarts"]])
+               [(s, d) for s, d, _label in meta["edges"]], [b for b, _k in meta["restarts"]],
+               backedges=meta["backedges"])
 
 
 def edge_counts(meta: dict[str, Any], slots: dict[int, int], cuts: Any = None

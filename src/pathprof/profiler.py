@@ -96,6 +96,9 @@ class Profiler:
             raise ConfigError("another pathprof Profiler is already running")
         _active = self
         self._started = True
+        # Instrumented code counts whether or not a profiler runs: what it counted
+        # while none ran (after an earlier profiler stopped) belongs to no run.
+        runtime.take_snapshot()
         if not hasattr(self, "_known_before"):
             # Modules instrumented by an earlier profiler in this process: reported
             # only for what they count now, not as "measured, never run".
@@ -114,6 +117,8 @@ class Profiler:
     def stop(self) -> None:
         global _active
         self.hook.uninstall()
+        if self._started:
+            self._hold(self._take(include_unrun=False))  # counted while running: ours
         self._started = False
         if _active is self:
             _active = None

@@ -39,7 +39,11 @@ from pathprof.profile import FunctionProfile, merge
 __all__ = ["SCHEMA_VERSION", "Measurement", "RunInfo", "combine", "read", "source_conflicts",
            "write"]
 
-SCHEMA_VERSION = 2
+#: Versions: 1 first; 2 contexts and call stats; 3 the metadata in ``function.cfg``
+#: declares its backedges (every edge from a loop's body to its header), which changes
+#: the numbering of functions whose loops catch exceptions: numbers of a version 2
+#: file would decode to the wrong paths.
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

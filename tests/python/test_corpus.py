@@ -34,3 +34,24 @@ def test_profile_equals_oracle(path: Path) -> None:
         assert recorded[name] == oracle.paths[name], name
     plain = load_plain(path, f"pathprof_plain_{path.stem}")
     assert plain.drive() == result
+
+
+HAND_COUNTED = [p for p in PROGRAMS if "EXPECTED =" in p.read_text(encoding="utf-8")]
+
+
+@pytest.mark.parametrize("path", HAND_COUNTED, ids=[p.stem for p in HAND_COUNTED])
+def test_profile_equals_hand_counts(path: Path) -> None:
+    """The production build's counts equal the counts written down by hand:
+    per function, the path executions and the sorted path counts."""
+    loaded = load_instrumented(path, mark_probes=False)
+    loaded.execute()
+    loaded.module.drive()
+    paths, cuts, _raised, _unattributed = loaded.snapshot()
+    recorded = {}
+    for i, meta in enumerate(loaded.metadata["functions"]):
+        counts = sorted([*paths[i].values(), *cuts[i].values()])
+        if counts and meta["qualname"] != "drive":
+            recorded[meta["qualname"]] = (sum(counts), counts)
+    expected = {name: (total, sorted(counts))
+                for name, (total, counts) in loaded.module.EXPECTED.items()}
+    assert recorded == expected

@@ -6,6 +6,12 @@ and self-loops. :func:`to_dag` applies Ball and Larus's transformation for
 loops (Ball-Larus 1996, §4 "Path profiling of arbitrary control flow"), extended
 with *restart* edges: blocks where a path begins after an exception transfer,
 treated like loop headers.
+
+Which edges are backedges is part of the graph: a front end that knows its loops
+(Python's are explicit in the syntax) declares them in :attr:`Cfg.backedges`, and
+every algorithm here uses exactly those. Only a graph that declares none gets them
+from a depth-first search, whose answer can depend on the order of the search when
+blocks are reached other than from ENTRY (restart blocks).
 """
 
 from __future__ import annotations
@@ -45,14 +51,21 @@ class Cfg:
     restarts : sequence of int
         Blocks where a path may begin other than at ENTRY and loop headers: the
         first block of an exception handler. Each gets a dummy edge from ENTRY in
-        the DAG. Order matters only for the DFS that finds backedges: restarts
-        are explored after everything reachable from ENTRY, in the order given.
+        the DAG. Order matters only for the DFS that finds backedges when none
+        are declared: restarts are explored after everything reachable from
+        ENTRY, in the order given.
+    backedges : sequence of int, optional
+        The edges that close loops, declared by the front end from the loop
+        structure it knows (for Python: every edge from a block inside a loop's
+        body to that loop's header). ``None`` (the default) means "not declared":
+        :func:`find_backedges` then searches for them.
 
     Raises
     ------
     CfgError
         If a block id is out of range, ENTRY equals EXIT, an edge enters ENTRY
-        or leaves EXIT, or a restart is ENTRY, EXIT or listed twice.
+        or leaves EXIT, a restart is ENTRY, EXIT or listed twice, or a declared
+        backedge is not an edge of the graph.
 
     Examples
     --------
@@ -66,10 +79,13 @@ class Cfg:
     exit: BlockId
     edges: tuple[tuple[BlockId, BlockId], ...]
     restarts: tuple[BlockId, ...] = ()
+    backedges: tuple[EdgeId, ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "edges", tuple((int(s), int(d)) for s, d in self.edges))
         object.__setattr__(self, "restarts", tuple(int(b) for b in self.restarts))
+        if self.backedges is not None:
+            object.__setattr__(self, "backedges", tuple(sorted({int(e) for e in self.backedges})))
         n = self.num_blocks
         for name, block in (("entry", self.entry), ("exit", self.exit)):
             if not 0 <= block < n:
@@ -88,6 +104,9 @@ class Cfg:
         for block in self.restarts:
             if not 0 <= block < n or block in (self.entry, self.exit):
                 raise CfgError(f"restart block {block} must be a block other than ENTRY and EXIT")
+        for eid in self.backedges or ():
+            if not 0 <= eid < len(self.edges):
+                raise CfgError(f"declared backedge {eid} is not an edge (0..{len(self.edges) - 1})")
 
     @cached_property
     def out_edges(self) -> tuple[tuple[EdgeId, ...], ...]:
@@ -207,14 +226,22 @@ def _dfs_roots(cfg: Cfg) -> Iterator[tuple[EdgeId | None, BlockId]]:
 
 
 def find_backedges(cfg: Cfg) -> frozenset[EdgeId]:
-    """Return the backedges found by a depth-first search from ENTRY.
+    """Return the CFG's backedges: the declared ones, or those a search finds.
 
-    An edge ``u -> v`` is a backedge when ``v`` is on the DFS stack as the edge is
-    explored (Ball-Larus 1996, §4: "each cycle contains a backedge, identified by
-    a depth-first search"). Self-loops are backedges. The search follows out-edges
-    in edge-id order and explores restart blocks after everything reachable from
-    ENTRY's own edges, so for structured programs the backedges are exactly the
-    edges that close loops.
+    A graph that declares its backedges (:attr:`Cfg.backedges`, the front end's
+    loop structure) gets exactly those: for Python, every edge from a block inside
+    a loop's body -- handlers, ``finally`` and ``with`` exits, ``continue`` included
+    -- to that loop's header, so every iteration's path starts at the header.
+
+    Otherwise an edge ``u -> v`` is a backedge when ``v`` is on the stack of a
+    depth-first search from ENTRY as the edge is explored (Ball-Larus 1996, §4:
+    "each cycle contains a backedge, identified by a depth-first search").
+    Self-loops are backedges. The search follows out-edges in edge-id order and
+    explores restart blocks after everything reachable from ENTRY's own edges.
+    Its answer depends on that order where restart blocks reach a loop from
+    outside the search tree (an edge from an exception handler back to its loop's
+    header is then a cross edge, not a backedge): a front end must declare its
+    loops instead.
 
     Parameters
     ----------
@@ -230,7 +257,12 @@ def find_backedges(cfg: Cfg) -> frozenset[EdgeId]:
     >>> g = Cfg(4, entry=0, exit=3, edges=[(0, 1), (1, 2), (2, 1), (1, 3), (2, 2)])
     >>> sorted(find_backedges(g))
     [2, 4]
+    >>> g = Cfg(5, 0, 4, [(0, 1), (1, 2), (2, 1), (3, 1), (1, 4)], restarts=[3], backedges=[2, 3])
+    >>> sorted(find_backedges(g))  # the handler 3 -> header 1 edge closes the loop too
+    [2, 3]
     """
+    if cfg.backedges is not None:
+        return frozenset(cfg.backedges)
     white, gray, black = 0, 1, 2
     color = [white] * cfg.num_blocks
     back: set[EdgeId] = set()

@@ -25,7 +25,9 @@ class NamedCfg:
 
 def cfg_from_data(data: Mapping[str, Any]) -> NamedCfg:
     """Build a CFG from ``{"blocks": [...], "entry": name, "exit": name,
-    "edges": [[src, dst], ...], "restarts": [...]}`` (block names are strings).
+    "edges": [[src, dst], ...], "restarts": [...], "backedges": [[src, dst], ...]}``
+    (block names are strings; ``backedges`` is optional and names edges of ``edges``:
+    without it, :func:`~pathprof.graph.find_backedges` searches for them).
 
     >>> named = cfg_from_data({"blocks": ["in", "a", "out"], "entry": "in", "exit": "out",
     ...                        "edges": [["in", "a"], ["a", "out"]]})
@@ -44,9 +46,23 @@ def cfg_from_data(data: Mapping[str, Any]) -> NamedCfg:
             index[str(data["exit"])],
             edges,
             [index[str(b)] for b in data.get("restarts", ())],
+            backedges=_backedges(data.get("backedges"), index, edges),
         )
     except KeyError as err:
         raise CfgError(f"CFG data names an unknown block or lacks a key: {err}") from err
     except (TypeError, ValueError) as err:
         raise CfgError(f"CFG data is malformed: {err}") from err
     return NamedCfg(cfg, tuple(names))
+
+
+def _backedges(declared: Any, index: dict[str, int], edges: list[tuple[int, int]]
+               ) -> list[int] | None:
+    """Edge ids of the declared ``[src, dst]`` backedges (every parallel edge)."""
+    if declared is None:
+        return None
+    wanted = {(index[str(s)], index[str(d)]) for s, d in declared}
+    ids = [eid for eid, edge in enumerate(edges) if edge in wanted]
+    missing = wanted - {edges[eid] for eid in ids}
+    if missing:
+        raise CfgError(f"declared backedges are not edges: {sorted(missing)}")
+    return ids

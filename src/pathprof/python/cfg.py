@@ -6,6 +6,13 @@ cases and guards, ``try`` dispatch, ``with`` exits, and the statements that leav
 block (``return``, ``raise``, ``break``, ``continue``). Expressions (``and``/``or``,
 conditional expressions, comprehensions, lambdas) do not split blocks.
 
+Backedges come from the loop structure the syntax makes explicit, never from the
+order of a search: every edge from a block inside a loop's body (handlers,
+``finally`` and ``with`` exits reached by an exception, ``continue``, a nested
+loop's exit included) to that loop's header is a backedge, and no other edge is.
+So every iteration's path starts at the header, including an iteration that
+follows an exception caught inside the body (DESIGN §4).
+
 Every CFG edge records its *site*: where code for that edge can go in the AST, or
 that it has none (then it must stay uninstrumented, a tree edge). Blocks where a
 path restarts after an exception (``except`` bodies, the code after a ``with`` whose
@@ -31,6 +38,7 @@ __all__ = [
     "Edge",
     "FinallyInfo",
     "FunctionCfg",
+    "Loop",
     "Piece",
     "Role",
     "Site",
@@ -165,6 +173,14 @@ class Restart:
     node: ast.AST  # the ExceptHandler, With, or Try node
 
 
+@dataclass(frozen=True)
+class Loop:
+    """A ``for`` or ``while`` loop: its header block and the blocks of its body."""
+
+    header: BlockId
+    body: frozenset[BlockId]
+
+
 @dataclass
 class FunctionCfg:
     """The CFG of one function, with what the instrumenter needs to find its sites."""
@@ -184,6 +200,17 @@ class FunctionCfg:
     star_handler_ends: list[tuple[ast.ExceptHandler, BlockId]]
     #: where the function body starts (after the docstring)
     body_start: int
+    #: every loop, outer before inner
+    loops: list[Loop] = field(default_factory=list)
+
+    @property
+    def backedges(self) -> tuple[int, ...]:
+        """Edge ids of the edges from a loop's body (or header) to its header."""
+        inside: dict[BlockId, list[frozenset[BlockId]]] = {}
+        for loop in self.loops:
+            inside.setdefault(loop.header, []).append(loop.body | {loop.header})
+        return tuple(eid for eid, e in enumerate(self.edges)
+                     if any(e.src in body for body in inside.get(e.dst, ())))
 
     def to_graph(self) -> Cfg:
         return Cfg(
@@ -192,6 +219,7 @@ class FunctionCfg:
             self.exit,
             [(e.src, e.dst) for e in self.edges],
             [r.block for r in self.restarts],
+            backedges=self.backedges,
         )
 
     def out_edges(self, block: BlockId) -> list[int]:
@@ -215,6 +243,8 @@ class _Pending:
 class _Loop:
     header: BlockId
     breaks: list[_Pending]
+    #: blocks made while the loop's body is built
+    body: set[BlockId] = field(default_factory=set)
 
 
 @dataclass
@@ -258,6 +288,7 @@ class _Builder:
         self.bare_raises: list[tuple[list[ast.stmt], int, BlockId]] = []
         self.star_handler_ends: list[tuple[ast.ExceptHandler, BlockId]] = []
         self.context: list[_Context] = []
+        self.loops: list[_Loop] = []
         self.entry = self.new_block("entry", f"entry to {qualname}")
         self.exit = self.new_block("exit", f"exit from {qualname}")
         # Control state: edges leaving the code so far, and the block that may still
@@ -269,8 +300,18 @@ class _Builder:
     # -- blocks and edges -------------------------------------------------
 
     def new_block(self, kind: str, label: str = "") -> BlockId:
-        self.blocks.append(Block(len(self.blocks), kind, label=label))
-        return len(self.blocks) - 1
+        block = len(self.blocks)
+        self.blocks.append(Block(block, kind, label=label))
+        for ctx in self.context:
+            if isinstance(ctx, _Loop):
+                ctx.body.add(block)
+        return block
+
+    def enter_loop(self, header: BlockId) -> _Loop:
+        loop = _Loop(header, [])
+        self.loops.append(loop)
+        self.context.append(loop)
+        return loop
 
     def edge(self, src: BlockId, dst: BlockId, label: str, site: Site) -> None:
         self.edges.append(Edge(src, dst, label, site))
@@ -454,8 +495,7 @@ class _Builder:
     def _handle_While(self, node: ast.While, stmts: list[ast.stmt], index: int) -> None:
         header = self._loop_header("loop")
         self.blocks[header].pieces.append(Piece(node.test, Role.TEST))
-        loop = _Loop(header, [])
-        self.context.append(loop)
+        loop = self.enter_loop(header)
         body_site = Site(SiteKind.INSERT, node.body, 0)
         exits = self.branch(node.body, _Pending(header, "true", body_site))
         self.connect(exits, header)
@@ -479,8 +519,7 @@ class _Builder:
         self.open = None
         header = self.start_block("for")
         self.blocks[header].pieces.append(Piece(node.target, Role.FOR_NEXT, node))
-        loop = _Loop(header, [])
-        self.context.append(loop)
+        loop = self.enter_loop(header)
         body_site = Site(SiteKind.INSERT, node.body, 0)
         exits = self.branch(node.body, _Pending(header, "next", body_site))
         self.connect(exits, header)
@@ -689,6 +728,7 @@ def build_cfg(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> Fu
         bare_raises=builder.bare_raises,
         star_handler_ends=builder.star_handler_ends,
         body_start=start,
+        loops=[Loop(loop.header, frozenset(loop.body)) for loop in builder.loops],
     )
 
 

@@ -66,10 +66,12 @@ __all__ = [
 ]
 
 #: Version of the metadata handed to the runtime and stored with the data.
-FORMAT_VERSION = 5
+#: 6: "backedges" (declared from the loop structure: handler -> header edges too).
+FORMAT_VERSION = 6
 #: Version of the code the instrumentation writes: part of the cache tag, so that a
 #: change to the probes never runs with a cached module the runtime no longer fits.
-CODE_VERSION = 5
+#: 6: every edge from a loop's body to its header counts and restarts the path.
+CODE_VERSION = 6
 
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
@@ -985,6 +987,7 @@ def function_metadata(fp: FunctionPlan) -> dict[str, Any]:
         "blocks": blocks,
         "edges": edges,
         "restarts": restarts,
+        "backedges": list(dag.backedges),
         "num_paths": str(fp.num_paths),
         "counter": fp.kind.value,
         "query": list(fp.plan.placement.query),
