@@ -8,6 +8,7 @@ from hypothesis import given
 
 from pathprof.exceptions import CfgError
 from pathprof.graph import Cfg, EdgeKind, find_backedges, loop_depths, to_dag
+from pathprof.graph.serial import cfg_from_data
 
 from .strategies import arbitrary_cfgs, cfgs, structured_cfgs
 
@@ -143,3 +144,39 @@ def test_loop_depth_is_zero_outside_loops(g: Cfg) -> None:
         if src in to_dag(g).reachable:
             assert depth[dst] >= 1
             assert depth[src] >= 1
+
+
+def test_declared_backedges_are_used_whatever_the_search_would_find() -> None:
+    # Loop 1 -> 2 -> 4 -> 1 with a handler 3 inside it that goes back to the header
+    # 1: the search meets 3 -> 1 as a cross edge; the loop structure says backedge.
+    edges = [(0, 1), (1, 2), (2, 4), (4, 1), (3, 1), (1, 5)]
+    searched = Cfg(6, 0, 5, edges, restarts=[3])
+    declared = Cfg(6, 0, 5, edges, restarts=[3], backedges=[3, 4])
+    assert find_backedges(searched) == {3}
+    assert find_backedges(declared) == {3, 4}
+    dag = to_dag(declared)
+    assert set(dag.backedges) == {3, 4}
+    # The handler's path ends at the header: H -> EXIT (loop-end), never H -> 1 -> ...
+    assert {(e.src, e.dst, e.kind) for e in dag.edges if e.src == 3} == {
+        (3, 5, EdgeKind.LOOP_END)}
+
+
+def test_declared_backedges_must_be_edges() -> None:
+    with pytest.raises(CfgError, match="declared backedge 7"):
+        Cfg(3, 0, 2, [(0, 1), (1, 2)], backedges=[7])
+
+
+def test_declared_backedges_must_break_every_cycle() -> None:
+    with pytest.raises(CfgError, match="still has a cycle"):
+        to_dag(Cfg(4, 0, 3, [(0, 1), (1, 2), (2, 1), (2, 3)], backedges=[]))
+
+
+def test_backedges_from_json_name_edges() -> None:
+    named = cfg_from_data({"blocks": ["in", "h", "b", "x", "out"], "entry": "in", "exit": "out",
+                           "edges": [["in", "h"], ["h", "b"], ["b", "h"], ["x", "h"],
+                                     ["h", "out"]],
+                           "restarts": ["x"], "backedges": [["b", "h"], ["x", "h"]]})
+    assert named.cfg.backedges == (2, 3)
+    with pytest.raises(CfgError, match="not edges"):
+        cfg_from_data({"blocks": ["in", "out"], "entry": "in", "exit": "out",
+                       "edges": [["in", "out"]], "backedges": [["out", "in"]]})
