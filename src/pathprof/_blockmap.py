@@ -29,6 +29,8 @@ _PROBE_MARK_LINE = (1 << 30) - 1
 
 _ITER_OPS = {"GET_ITER", "GET_AITER"}
 _ENTER_OPS = {"BEFORE_WITH", "BEFORE_ASYNC_WITH"}
+#: The opcodes of a for loop's step, never of its iterable's code.
+_STEP_OPS = {"FOR_ITER", "END_FOR", "GET_ANEXT", "END_ASYNC_FOR"}
 
 
 def _contains(outer: Span, inner: Span) -> bool:
@@ -157,31 +159,32 @@ class BlockMap:
 
     def _loop_step(self, offset: int, span: Span, op: str) -> dict[str, Any] | None:
         """The for loop whose step (next item, exhaustion) this instruction is: it is
-        located at the loop (3.11, 3.12) or at its iterable (3.13), after the loop's
-        GET_ITER (before it, that location is the iterable's own code)."""
+        located at the loop (3.11, 3.12) or at its iterable (3.13), and it is not part
+        of the iterable's own code, which that location also marks (3.13)."""
         for compound in self.compounds:
             if compound["kind"] != "for":
                 continue
-            if tuple(compound["span"]) != span and tuple(compound.get("iter", ())) != span:
-                continue
-            start = self._iter_offset(compound)
-            if start is not None and offset > start:
+            spans = (tuple(compound["span"]), tuple(compound.get("iter", ())))
+            if span in spans and not self._evaluates_iterable(offset, spans):
                 return compound
         return None
 
-    def _iter_offset(self, compound: dict[str, Any]) -> int | None:
-        key = ("iter", id(compound))
-        if key not in self._cache:
-            whole = tuple(compound["span"])
-            iter_span = tuple(compound.get("iter", ()))
-            found = None
-            for offset in range(0, len(self.ops), 2):
-                if self.opname(offset) in _ITER_OPS and self.position(offset) in (whole,
-                                                                                 iter_span):
-                    found = offset
-                    break
-            self._cache[key] = found
-        return self._cache[key]
+    def _evaluates_iterable(self, offset: int, spans: tuple[Span, ...]) -> bool:
+        """Whether the instruction at ``offset`` computes the loop's iterable: the code
+        from it on stays inside the iterable's span until the loop's GET_ITER. (The
+        compiler may copy a loop, a finally's body for one: each copy evaluates its
+        iterable just before its own GET_ITER, so nothing earlier in the code object
+        tells the copies apart.)"""
+        whole, iterable = spans
+        if self.opname(offset) in _STEP_OPS:
+            return False
+        for later in range(offset, len(self.ops), 2):
+            later_span = self.position(later)
+            if self.opname(later) in _ITER_OPS and later_span in spans:
+                return True
+            if later_span is None or not (later_span == whole or _contains(iterable, later_span)):
+                return False
+        return False
 
     def _with_code(self, offset: int, span: Span) -> dict[str, Any] | None:
         """The with statement this instruction is bookkeeping of (located at the

@@ -75,6 +75,41 @@ def test_genexpr_iterable_raising_in_loop_body(tmp_path: Path) -> None:
     assert recorded == oracle.paths["sums"]
 
 
+FINALLY_LOOP = """\
+def finally_loop(flag, n):
+    x = 0
+    try:
+        if flag:
+            return x
+    finally:
+        for i in range(n):
+            x += 1
+    return x
+"""
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_iterable_of_a_loop_in_a_copied_finally(tmp_path: Path, flag: bool) -> None:
+    # The compiler copies a finally's body (one copy per way in). BlockMap took
+    # every instruction located at a loop's iterable after the loop's *first*
+    # GET_ITER to be the loop's step: in the later copies the iterable's own CALL
+    # went to the loop header's block. An exception from `range(n)` there was
+    # recorded as cut in the header, a path through a header that never ran; the
+    # block trace oracle, mapping with the same BlockMap, saw the first copy's
+    # header fall back to the finally's start. Found by the random programs of
+    # tests/python/test_random_programs.py.
+    oracle, infos, paths, cuts, _raised, unattributed = _run(
+        tmp_path, f"finally_loop_{flag}", FINALLY_LOOP, "finally_loop", flag, "bad")
+    meta = infos[0].meta
+    finally_start = next(b for b, block in enumerate(meta["blocks"])
+                         if block["kind"] == "finally")
+    assert not any(unattributed)
+    # Cut where range(n) raised, in the finally's first block, in either copy.
+    assert [block for block, _value in cuts[0]] == [finally_start]
+    recorded = profile_paths(meta, paths[0], cuts[0], infos[0].visible)
+    assert recorded == oracle.paths["finally_loop"]
+
+
 class BadBool:
     def __bool__(self) -> bool:
         raise ZeroDivisionError

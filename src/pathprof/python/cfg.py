@@ -152,6 +152,9 @@ class FinallyInfo:
     exit: BlockId = -1  # block at whose end the continuation is dispatched
     #: continuation code -> (target block, label); filled as leaving statements are seen
     continuations: dict[int, tuple[BlockId, str]] = field(default_factory=dict)
+    #: continuation code -> index of the enclosing finally it hands over to: that
+    #: finally's route flag must say the same when this one dispatches to it
+    forwards: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -437,6 +440,7 @@ class _Builder:
         for ctx in reversed(self.context[:depth]):
             if isinstance(ctx, _Finally):
                 target = ctx.info.start
+                info.forwards[code] = ctx.info.index
                 self._finally_continuation(ctx.info, code, kind, self.context.index(ctx))
                 break
             if isinstance(ctx, _Loop) and kind in ("break", "continue"):
@@ -492,13 +496,30 @@ class _Builder:
             return self.open
         return self.start_block(kind)
 
+    def close_loop(self, node: ast.While | ast.For | ast.AsyncFor, exits: list[_Pending],
+                   header: BlockId) -> None:
+        """Connect the edges that fall off the end of a loop's body to its header.
+
+        These are backedges, and a backedge needs a site for its code (count the
+        path, start the next). An edge that has none -- a ``break`` out of an inner
+        loop through a ``with``, the last ``case`` of a ``match`` failing -- comes
+        through a join block at the end of the body instead; the join's one edge to
+        the header has the end of the body as its site, which every edge that falls
+        off the body passes."""
+        if all(p.site.kind is not SiteKind.NONE for p in exits):
+            self.connect(exits, header)
+            return
+        join = self.new_block("code", f"end of loop body at line {node.body[-1].end_lineno}")
+        self.connect(exits, join)
+        self.edge(join, header, "next", Site(SiteKind.INSERT, node.body, len(node.body)))
+
     def _handle_While(self, node: ast.While, stmts: list[ast.stmt], index: int) -> None:
         header = self._loop_header("loop")
         self.blocks[header].pieces.append(Piece(node.test, Role.TEST))
         loop = self.enter_loop(header)
         body_site = Site(SiteKind.INSERT, node.body, 0)
         exits = self.branch(node.body, _Pending(header, "true", body_site))
-        self.connect(exits, header)
+        self.close_loop(node, exits, header)
         self.context.pop()
         self.pending = []
         if not _is_constant_true(node.test):
@@ -522,7 +543,7 @@ class _Builder:
         loop = self.enter_loop(header)
         body_site = Site(SiteKind.INSERT, node.body, 0)
         exits = self.branch(node.body, _Pending(header, "next", body_site))
-        self.connect(exits, header)
+        self.close_loop(node, exits, header)
         self.context.pop()
         done = _Pending(header, "exhausted", Site(SiteKind.INSERT, node.orelse, 0))
         self.pending = self.branch(node.orelse, done) if node.orelse else [done]

@@ -70,7 +70,9 @@ __all__ = [
 FORMAT_VERSION = 6
 #: Version of the code the instrumentation writes: part of the cache tag, so that a
 #: change to the probes never runs with a cached module the runtime no longer fits.
-#: 6: every edge from a loop's body to its header counts and restarts the path.
+#: 6: every edge from a loop's body to its header counts and restarts the path; a
+#: finally that hands a return, break or continue on to an enclosing finally sets
+#: that one's route flag.
 CODE_VERSION = 6
 
 RUNTIME = "_@pp_rt"
@@ -528,7 +530,11 @@ class _FunctionRewriter:
         # Set the flag to "fall through" before the try.
         stmts, index = self.location_of(node)
         self.edits.add(stmts, index, [_assign(flag, _const(0))], FLAG)
-        # Dispatch at the end of the finally on how it was entered.
+        # Dispatch at the end of the finally on how it was entered. A return, break
+        # or continue that goes on into an enclosing finally tells that one's flag.
+        for code, outer in info.forwards.items():
+            handover = _assign(flag_name(self.flag_index(outer)), _const(code))
+            branches[code] = [handover, *branches.get(code, [])]
         chain: list[ast.stmt] = []
         fall = branches.pop(0, [])
         for code in sorted(branches):
