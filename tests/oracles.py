@@ -101,6 +101,14 @@ class FunctionInfo:
         located = bm.locate(offset)
         return None if located is None else located[0]
 
+    def with_exit_of(self, offset: int) -> int | None:
+        """The exit block (a restart) of the with whose ``__exit__`` code this is."""
+        span = self.blockmap.position(offset)
+        if span is None:
+            return None
+        compound = self.blockmap._with_code(offset, span)
+        return None if compound is None else compound.get("with-exit")
+
     def hidden_path(self, src: int, dst: int, cycle: bool = False
                     ) -> list[tuple[int, int]] | None:
         """CFG edges from ``src`` to ``dst`` through invisible or skippable blocks
@@ -127,6 +135,8 @@ class _CallState:
     start: str = "entry"
     open: bool = True  # a path is in progress
     after_exception: bool = False
+    #: the with whose __exit__ ran since the exception (its exit block restarts)
+    with_exit: int | None = None
     visit_start: int = -1  # offset of the first instruction of the current block visit
 
 
@@ -182,6 +192,18 @@ class BlockTraceOracle:
         if state is None:  # tracing started inside the call
             state = self.states[key] = _CallState(open=False)
         if event == "opcode":
+            if (state.open and state.blocks
+                    and dis.opname[frame.f_code.co_code[frame.f_lasti]] == "RERAISE"):
+                # The end of a finally (or except*) entered by an exception re-raises
+                # it: no `exception` event, but the exception leaves the block here,
+                # for an enclosing handler or finally (a transfer) or the caller.
+                self._end(info, state, "propagate")
+                state.after_exception = True
+                return
+            if not state.open and state.after_exception:
+                exit_block = info.with_exit_of(frame.f_lasti)
+                if exit_block is not None:
+                    state.with_exit = exit_block
             block = info.block_of(frame.f_lasti)
             if block is not None:
                 self._visit(info, state, block, frame.f_lasti)
@@ -239,8 +261,11 @@ class BlockTraceOracle:
             # A restart block with no instructions of its own (the code after a with
             # that swallowed the exception) may lead through a backedge: that path
             # ends there and the next starts at the loop header.
-            via = None if block in info.restarts or not restarted else next(
-                (r for r in sorted(info.restarts) if info.hidden_path(r, block)), None)
+            via = state.with_exit
+            state.with_exit = None
+            if block in info.restarts or not restarted or via is None or not info.hidden_path(
+                    via, block):
+                via = None
             if via is None:
                 state.blocks = [block]
                 return
