@@ -137,6 +137,8 @@ class _CallState:
     after_exception: bool = False
     #: the with whose __exit__ ran since the exception (its exit block restarts)
     with_exit: int | None = None
+    #: whether any instruction of the call has run
+    ran: bool = False
     visit_start: int = -1  # offset of the first instruction of the current block visit
 
 
@@ -192,6 +194,7 @@ class BlockTraceOracle:
         if state is None:  # tracing started inside the call
             state = self.states[key] = _CallState(open=False)
         if event == "opcode":
+            state.ran = True
             if (state.open and state.blocks
                     and dis.opname[frame.f_code.co_code[frame.f_lasti]] == "RERAISE"):
                 # The end of a finally (or except*) entered by an exception re-raises
@@ -208,6 +211,11 @@ class BlockTraceOracle:
             if block is not None:
                 self._visit(info, state, block, frame.f_lasti)
         elif event == "exception":
+            if not state.ran and issubclass(arg[0], GeneratorExit):
+                # 3.11 closes a generator that never started by throwing into its
+                # frame before its first instruction: no call of the function ran.
+                del self.states[key]
+                return
             op = dis.opname[frame.f_code.co_code[frame.f_lasti]]
             if issubclass(arg[0], StopIteration | StopAsyncIteration) and op in _ITERATION_OPS:
                 return  # the iteration protocol ending a loop or a yield from: no transfer

@@ -7,7 +7,8 @@ inputs and every run ends: ``while`` loops stop when the tape runs out, ``for``
 loops after ``n`` steps. Every statement sits on a line of its own, so line
 events tell every branch apart.
 
-What the grammar draws: assignments; ``if``/``elif``/``else``; ``while`` (with
+What the grammar draws: assignments; ``yield`` (then ``f`` is a generator, which
+a test may consume in part and close); ``if``/``elif``/``else``; ``while`` (with
 ``else``), ``while True`` left by ``break``, ``for`` (with ``else``); ``try`` with
 matching and non-matching ``except`` clauses, ``else`` and ``finally``; ``with``
 whose ``__exit__`` may swallow the exception; ``match`` with guards; ``raise``
@@ -54,6 +55,7 @@ def pick(c):
 class _Writer:
     draw: st.DrawFn
     max_depth: int
+    generator: bool = False
     lines: list[str] = field(default_factory=list)
     budget: int = 40  # statements left to draw
 
@@ -81,6 +83,8 @@ class _Writer:
         """Emit one statement; return whether control can fall through it."""
         self.budget -= 1
         kinds = ["assign", "assign"]
+        if self.generator:
+            kinds.append("yield")
         if depth < self.max_depth and self.budget > 0:
             kinds += ["if", "while", "while-true", "for", "try", "with", "match", "raise"]
         if handler:
@@ -93,6 +97,8 @@ class _Writer:
         inner = {"handler": handler, "in_finally": in_finally}
         if kind == "assign":
             self.emit(indent, "x += 1")
+        elif kind == "yield":
+            self.emit(indent, "yield x")
         elif kind == "return":
             self.emit(indent, "return x")
             return False
@@ -160,11 +166,16 @@ class _Writer:
 
 
 @st.composite
-def functions(draw: st.DrawFn, max_depth: int = 3) -> str:
-    """The source of a module defining ``f(c, n)`` (and its helpers)."""
-    writer = _Writer(draw, max_depth)
+def functions(draw: st.DrawFn, max_depth: int = 3, generators: bool = True) -> str:
+    """The source of a module defining ``f(c, n)`` (and its helpers); with
+    ``generators``, ``f`` may be a generator (``yield x`` among the statements,
+    always at least one)."""
+    generator = generators and draw(st.booleans())
+    writer = _Writer(draw, max_depth, generator=generator)
     writer.emit(0, "def f(c, n):")
     writer.emit(1, "x = 0")
+    if generator:
+        writer.emit(1, "yield x")
     writer.block(1, 0, loop=False, handler=False, in_finally=False)
     writer.emit(1, "return x")
     return PRELUDE + "\n".join(writer.lines) + "\n"

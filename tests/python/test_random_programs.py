@@ -25,8 +25,17 @@ INPUTS = [(seed, seed % 3) for seed in range(8)]
 
 
 def _outcome(f: Any, seed: int, n: int) -> tuple[str, Any]:
+    """Call ``f``; a generator is consumed for ``seed % 4`` items (all of them when
+    that is 3), then closed."""
     try:
-        return "returned", f(tape(seed), n)
+        result = f(tape(seed), n)
+        if isinstance(result, types.GeneratorType):
+            wanted = seed % 4
+            items = list(result) if wanted == 3 else [
+                x for _, x in zip(range(wanted), result, strict=False)]
+            result.close()
+            return "yielded", items
+        return "returned", result
     except Exception as err:  # the program's own Boom or Other escaping
         return "raised", type(err).__name__
 
