@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 import types
 from collections import Counter
@@ -13,6 +14,11 @@ from pathprof import runtime
 from pathprof.python.instrument import InstrumentedModule, instrument_source
 
 from .oracles import FunctionInfo, profile_paths
+
+# Every load gets its own module key. (An id() of the source text is not unique:
+# a freed string's id is reused, and a later load then shares an earlier load's
+# key, and snapshot() found the earlier, already drained, state.)
+_load_numbers = itertools.count()
 
 
 @dataclass
@@ -65,7 +71,7 @@ def load_instrumented(path: Path, name: str | None = None, *, mark_probes: bool 
     marker line so the oracle can tell it apart; False is the production build."""
     source = path.read_text(encoding="utf-8")
     name = name or f"pathprof_corpus_{path.stem}"
-    instrumented = instrument_source(source, str(path), module_key=f"{name}:{id(source)}",
+    instrumented = instrument_source(source, str(path), module_key=f"{name}:{next(_load_numbers)}",
                                      mark_probes=mark_probes, mode=mode, metric=metric,
                                      events=events, placement=placement)
     code = instrumented.compile(str(path))
