@@ -95,8 +95,7 @@ class FunctionInfo:
         op = bm.opname(offset)
         if op in _BOOKKEEPING_OPS:
             return None
-        if bm._with_code(offset, span) is not None and op not in ("BEFORE_WITH",
-                                                                 "BEFORE_ASYNC_WITH"):
+        if bm._with_code(offset, span) is not None and not bm.enters_with(offset):
             return None
         located = bm.locate(offset)
         return None if located is None else located[0]

@@ -7,11 +7,11 @@ Standard library only.
 An instruction's source position usually falls inside exactly one piece of one
 block. The exceptions are the parts of ``for`` and ``with`` statements that CPython
 locates at the whole statement (3.11, 3.12) or at the iterable / context manager
-(3.13): there the opcode decides -- ``GET_ITER`` belongs to the block before the
-loop, ``FOR_ITER`` to the loop's header, ``BEFORE_WITH`` to the block that enters
-the ``with``, and the ``__exit__`` call after it to the block that leaves: the
-``return``/``break``/``continue`` whose code precedes it, or else the block after the
-``with``.
+(3.13, 3.14): there the opcode decides -- ``GET_ITER`` belongs to the block before
+the loop, ``FOR_ITER`` to the loop's header, ``BEFORE_WITH`` (3.14: ``LOAD_SPECIAL
+__enter__``) to the block that enters the ``with``, and the ``__exit__`` call after
+it to the block that leaves: the ``return``/``break``/``continue`` whose code
+precedes it, or else the block after the ``with``.
 """
 
 from __future__ import annotations
@@ -29,8 +29,12 @@ _PROBE_MARK_LINE = (1 << 30) - 1
 
 _ITER_OPS = {"GET_ITER", "GET_AITER"}
 _ENTER_OPS = {"BEFORE_WITH", "BEFORE_ASYNC_WITH"}
+#: 3.14 has no BEFORE_WITH: ``LOAD_SPECIAL`` fetches ``__enter__`` (oparg 0) or
+#: ``__aenter__`` (oparg 2) and a CALL follows (CPython's ``SPECIAL___ENTER__``...).
+_LOAD_SPECIAL = opcode.opmap.get("LOAD_SPECIAL")
+_ENTER_SPECIALS = {0, 2}
 #: The opcodes of a for loop's step, never of its iterable's code.
-_STEP_OPS = {"FOR_ITER", "END_FOR", "GET_ANEXT", "END_ASYNC_FOR"}
+_STEP_OPS = {"FOR_ITER", "END_FOR", "POP_ITER", "GET_ANEXT", "END_ASYNC_FOR"}
 
 
 def _contains(outer: Span, inner: Span) -> bool:
@@ -67,6 +71,14 @@ class BlockMap:
 
     def opname(self, offset: int) -> str:
         return opcode.opname[self.ops[offset]]
+
+    def enters_with(self, offset: int) -> bool:
+        """Whether the instruction at ``offset`` starts a with item's ``__enter__``
+        (``BEFORE_WITH`` up to 3.13, ``LOAD_SPECIAL __enter__`` from 3.14)."""
+        op = self.ops[offset]
+        if op == _LOAD_SPECIAL:
+            return self.ops[offset + 1] in _ENTER_SPECIALS
+        return opcode.opname[op] in _ENTER_OPS
 
     def position(self, offset: int) -> Span | None:
         line, end_line, col, end_col = self.positions[offset // 2]
@@ -122,7 +134,7 @@ class BlockMap:
                                                       tuple(loop.get("iter", ()))):
                     block = loop["for-iter"]
                     return block, self._piece(block, "for-iter", loop.get("iter")), "cut"
-        if op in _ENTER_OPS:
+        if self.enters_with(offset):
             with_ = self._compound_at(span, "with")
             if with_ is not None:
                 block = with_["with-enter"]
@@ -207,7 +219,7 @@ class BlockMap:
             header = tuple(compound["header"])
             found = []
             for offset in range(0, len(self.ops), 2):
-                if self.opname(offset) in _ENTER_OPS:
+                if self.enters_with(offset):
                     span = self.position(offset)
                     if span is not None and (span == whole or _contains(header, span)):
                         found.append((span, offset))
