@@ -133,6 +133,7 @@ def test_stdlib_counts_equal_the_settrace_counter(name: str) -> None:
         isolated_modules,
         run_test_module,
         source_file,
+        warm_up,
     )
 
     modules, test_module, isolate = STDLIB[name]
@@ -141,6 +142,7 @@ def test_stdlib_counts_equal_the_settrace_counter(name: str) -> None:
     for path in paths.values():
         functions += plain_functions(path)[1]
     oracle = StatementCounter(functions)
+    warm_up(test_module, isolate)
     with isolated_modules(isolate):
         plain = oracle.run(lambda: run_test_module(test_module, None))
     since = len(_eventrt.modules())

@@ -69,6 +69,7 @@ from ..stdlib.harness import (
     isolated_modules,
     run_test_module,
     source_file,
+    warm_up,
 )
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -78,6 +79,16 @@ PROGRAMS = sorted(p for p in CORPUS.glob("*.py") if not p.name.startswith("_"))
 LineCounts = Counter[tuple[str, int, int]]
 
 _INLINED = (ast.ListComp, ast.SetComp, ast.DictComp)
+#: 3.14 runs the loop of ``all``/``any``/``tuple`` over a generator expression in
+#: the caller's frame: its line is reported once per item.
+_INLINED_CALLS_314 = {"all", "any", "tuple"}
+
+
+def _inlines_a_generator(node: ast.AST) -> bool:
+    return (sys.version_info >= (3, 14) and isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name) and node.func.id in _INLINED_CALLS_314
+            and len(node.args) == 1 and not node.keywords
+            and isinstance(node.args[0], ast.GeneratorExp))
 
 
 def count_lines(filename: str, fn: Callable[[], Any]) -> tuple[Any, LineCounts]:
@@ -122,7 +133,8 @@ def block_counts(meta: dict[str, Any], paths: dict[int, int],
 
 class SourceFacts:
     """What the AST says about lines: where ``global``/``nonlocal`` statements,
-    list, set and dict comprehensions, and ``and``/``or`` are."""
+    list, set and dict comprehensions (and 3.14's inlined generator expressions),
+    and ``and``/``or`` are."""
 
     def __init__(self, source: str) -> None:
         self.scope_lines: set[int] = set()
@@ -131,7 +143,7 @@ class SourceFacts:
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Global | ast.Nonlocal):
                 self.scope_lines.add(node.lineno)
-            elif isinstance(node, _INLINED):
+            elif isinstance(node, _INLINED) or _inlines_a_generator(node):
                 self.inlined_lines.update(_lines(node))
             elif isinstance(node, ast.BoolOp):
                 self.boolop_lines.update(_lines(node))
@@ -273,6 +285,7 @@ def _run_stdlib(name: str) -> Comparison:
     modules, test_module, isolate = STDLIB[name]
     paths = {module: source_file(module) for module in modules}
     files = tuple(str(path) for path in paths.values())
+    warm_up(test_module, isolate)
     with isolated_modules(isolate):
         plain, events = count_lines_of(files, lambda: run_test_module(test_module, None))
     with isolated_modules(isolate):

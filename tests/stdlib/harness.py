@@ -162,6 +162,15 @@ def run_test_module(name: str, select: Callable[[unittest.TestCase], bool] | Non
     )
 
 
+def warm_up(test_module: str, isolate: Sequence[str],
+            select: Callable[[unittest.TestCase], bool] | None = None) -> None:
+    """Run the tests once, unobserved, so that one-time work they trigger in code
+    outside the isolated modules is done before the runs that are compared (3.14's
+    ``test.support.check_sanitizer`` is cached, and calls ``shlex.split`` once)."""
+    with isolated_modules(isolate):
+        run_test_module(test_module, select)
+
+
 def excluding(*names: str) -> Callable[[unittest.TestCase], bool]:
     """Select every test but those of the named TestCase classes ("Class") and
     the named tests ("Class.test_method")."""
