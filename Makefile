@@ -28,14 +28,15 @@ demo: $(VENV)/.installed
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests benchmarks
 
-# The whole suite on the baseline Python, then on every other supported Python found.
+# The whole suite on the baseline Python, then on every other supported Python found
+# (there without the slow stdlib_oracle tests: CPython's suites under the source oracle).
 test: lint
 	$(VENV)/bin/python -m pytest
 	@for py in $(wordlist 2,9,$(PYTHONS)); do \
 	  minor=$$($$py -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")'); \
 	  $(MAKE) --no-print-directory .venv-$$minor/.installed || exit 1; \
 	  echo "== Python $$minor =="; \
-	  .venv-$$minor/bin/python -m pytest -q || exit 1; \
+	  .venv-$$minor/bin/python -m pytest -q -m "not stdlib_oracle" || exit 1; \
 	done
 
 # The bench extra: pyperformance (benchmark sources), coverage, SlipCover, matplotlib.

@@ -174,7 +174,10 @@ class EventCounter(contextlib.ContextDecorator):
                  ) -> None:
         import os
 
+        from pathprof.interpreter import require_gil
         from pathprof.python.importhook import ImportHook, InstrumentOptions
+
+        require_gil()
         from pathprof.python.selection import Selection
 
         if kind not in KINDS:

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 from pathprof import runtime, store
 from pathprof.exceptions import ConfigError, DataError
+from pathprof.interpreter import require_gil
 from pathprof.profile import FunctionProfile, edge_counts
 from pathprof.python.importhook import ImportHook, InstrumentOptions
 from pathprof.python.instrument import source_hash
@@ -67,6 +68,7 @@ class Profiler:
                  default_dirs: Sequence[str] | None = None, mode: str = "path",
                  metric: str | None = None, append: bool = False, cache: bool = True,
                  argv: Sequence[str] | None = None) -> None:
+        require_gil()
         if mode not in MODES:
             raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         if metric not in METRICS:
