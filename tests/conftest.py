@@ -12,3 +12,7 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=50, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# The corpus holds programs for the profiler to run, not tests (some use syntax
+# newer than the running Python: tests.loading.corpus_programs() picks them).
+collect_ignore = ["corpus"]

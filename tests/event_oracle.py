@@ -217,7 +217,7 @@ def plain_functions(path: Path, kind: str = "statements"
     event-mode instrumentation of the same source, paired with their plain code."""
     source = path.read_text(encoding="utf-8")
     metadata = instrument_source(source, str(path), mode="events", events=kind).metadata
-    code = compile(source, str(path), "exec")
+    code = compile(source, str(path), "exec", dont_inherit=True)
     codes = {}
     stack = [code]
     while stack:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 import types
 from collections import Counter
@@ -81,11 +82,31 @@ def load_instrumented(path: Path, name: str | None = None, *, mark_probes: bool 
     return Loaded(module, instrumented, code)
 
 
+CORPUS = Path(__file__).resolve().parent / "corpus"
+_REQUIRES = re.compile(r"#\s*requires Python (\d+)\.(\d+)")
+
+
+def corpus_programs() -> list[Path]:
+    """The corpus programs this Python can compile: a program whose first lines say
+    ``# requires Python 3.N`` (new syntax) is left out of older versions."""
+    programs = []
+    for path in sorted(CORPUS.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        head = path.read_text(encoding="utf-8")[:500]
+        needed = _REQUIRES.search(head)
+        if needed and sys.version_info < (int(needed[1]), int(needed[2])):
+            continue
+        programs.append(path)
+    return programs
+
+
 def load_plain(path: Path, name: str) -> types.ModuleType:
     module = types.ModuleType(name)
     module.__file__ = str(path)
     sys.modules[name] = module
-    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), module.__dict__)
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec", dont_inherit=True),
+         module.__dict__)
     return module
 
 

@@ -81,7 +81,13 @@ class FunctionInfo:
         self.visible = frozenset(visible)
         #: blocks whose only instructions are NOPs carrying a line number: a jump can
         #: skip them (3.12 and later jump past the NOP of a `while True:` header).
-        self.skippable = frozenset(visible - not_nop)
+        #: blocks that are nothing but a ``break`` or ``continue``: their code is a
+        #: jump (invisible to this oracle) in some copies and, in others (a finally
+        #: body copied for the exception path), an instruction located there.
+        jumps_only = {i for i, block in enumerate(meta["blocks"])
+                      if block["pieces"] and all(p[4] == "stmt" and p[5] in ("break", "continue")
+                                                 for p in block["pieces"])}
+        self.skippable = frozenset((visible - not_nop) | jumps_only)
 
     def block_of(self, offset: int) -> int | None:
         """The block an executed instruction belongs to, or None if it is a probe

@@ -107,8 +107,29 @@ def one_liners(x):
     return x
 
 
+def multi_line_return(items, label):
+    if not items:
+        return (
+            label,
+            0,
+        )
+    return [
+        label.upper(),
+        len(items),
+        sum(
+            items
+        ),
+    ]
+
+
 def drive():
     out = [classify(n) for n in (-3, 0, 7, 8, 101, 202)]
+    out.append(multi_line_return([1, 2], "a"))
+    out.append(multi_line_return([], "b"))
+    try:
+        multi_line_return([1, "x"], "c")
+    except TypeError:
+        out.append("type")
     out.append(loops([1, 2, None, 3], 10))
     out.append(loops([1, 50, 2], 10))
     out.append(loops([], 10))

@@ -107,7 +107,25 @@ def finally_loop(flags, n):
 # on): 1. 6 executions.
 
 
+def keep_going(values):
+    """A continue in a finally overrides the break and swallows the exception of its
+    try (3.14 warns: PEP 765)."""
+    seen = 0
+    for value in values:
+        try:
+            if value is None:
+                break
+            seen += 1 // value
+        finally:
+            continue  # noqa: B012
+    return seen
+
+
 EXPECTED = {
+    # [1, None, 0, 2]: entry and 1 (the finally continues); None breaks, and the
+    # finally's continue overrides it; 0 raises (a path ends) and the finally's path
+    # continues; 2 from the header; the exhaustion.
+    "keep_going": (6, [1, 1, 1, 1, 1, 1]),
     "nested_return": (3, [1, 2]),
     "nested_continue": (4, [1, 1, 1, 1]),
     "Quiet.__enter__": (3, [3]),
@@ -124,4 +142,5 @@ def drive():
     out.append(nested_break([[1, -2, 3], [4]]))
     out += [tally([0, 1, 5, 1]), tally([1])]
     out.append(finally_loop([False, True], 2))
+    out.append(keep_going([1, None, 0, 2]))
     return out

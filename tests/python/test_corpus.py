@@ -6,11 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from ..loading import load_instrumented, load_plain
+from ..loading import corpus_programs, load_instrumented, load_plain
 from ..oracles import BlockTraceOracle
 
-CORPUS = Path(__file__).resolve().parent.parent / "corpus"
-PROGRAMS = sorted(p for p in CORPUS.glob("*.py") if not p.name.startswith("_"))
+PROGRAMS = corpus_programs()
 
 
 @pytest.mark.parametrize("path", PROGRAMS, ids=[p.stem for p in PROGRAMS])

@@ -11,11 +11,10 @@ import pytest
 from pathprof.graph import find_backedges
 from pathprof.profile import cfg_of, decode_paths, edge_counts
 
-from ..loading import load_instrumented
+from ..loading import corpus_programs, load_instrumented
 from ..oracles import with_entry_exit
 
-CORPUS = Path(__file__).resolve().parent.parent / "corpus"
-PROGRAMS = sorted(p for p in CORPUS.glob("*.py") if not p.name.startswith("_"))
+PROGRAMS = corpus_programs()
 
 
 def _edges_of_paths(meta: dict, paths: list) -> Counter:

@@ -12,10 +12,9 @@ import pytest
 from pathprof import _eventrt
 
 from ..event_oracle import StatementCounter, plain_functions
-from ..loading import load_instrumented
+from ..loading import CORPUS, corpus_programs, load_instrumented
 
-CORPUS = Path(__file__).resolve().parent.parent / "corpus"
-PROGRAMS = [*sorted(p for p in CORPUS.glob("*.py") if not p.name.startswith("_")),
+PROGRAMS = [*corpus_programs(),
             CORPUS.parent / "events_corpus" / "suspend.py"]
 
 

@@ -61,7 +61,7 @@ import pytest
 
 from pathprof import runtime
 
-from ..loading import load_instrumented, load_plain
+from ..loading import corpus_programs, load_instrumented, load_plain
 from ..oracles import profile_paths
 from ..stdlib.harness import (
     InstrumentingFinder,
@@ -72,8 +72,7 @@ from ..stdlib.harness import (
     warm_up,
 )
 
-CORPUS = Path(__file__).resolve().parent.parent / "corpus"
-PROGRAMS = sorted(p for p in CORPUS.glob("*.py") if not p.name.startswith("_"))
+PROGRAMS = corpus_programs()
 
 #: (qualname, first line of the code object, line) -> line events
 LineCounts = Counter[tuple[str, int, int]]

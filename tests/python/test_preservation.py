@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from ..loading import load_instrumented, load_plain
+from ..loading import CORPUS, corpus_programs, load_instrumented, load_plain
 
-CORPUS = Path(__file__).resolve().parent.parent / "corpus"
-PROGRAMS = sorted(p for p in CORPUS.glob("*.py") if not p.name.startswith("_"))
+PROGRAMS = corpus_programs()
 
 
 Event = tuple[str, str, "int | None", str]

@@ -48,7 +48,8 @@ def _write(tmp: Path, source: str) -> Path:
 
 def _plain(path: Path) -> types.ModuleType:
     module = types.ModuleType(f"plain_{path.stem}")
-    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), module.__dict__)
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec", dont_inherit=True),
+         module.__dict__)
     return module
 
 

@@ -9,10 +9,9 @@ import pytest
 
 from pathprof import runtime
 
-from ..loading import load_instrumented
+from ..loading import corpus_programs, load_instrumented
 
-CORPUS = Path(__file__).resolve().parent.parent / "corpus"
-PROGRAMS = sorted(p for p in CORPUS.glob("*.py") if not p.name.startswith("_"))
+PROGRAMS = corpus_programs()
 
 
 @pytest.mark.parametrize("path", PROGRAMS, ids=[p.stem for p in PROGRAMS])

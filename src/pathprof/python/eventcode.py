@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ast
 import dis
+import warnings
 from types import CodeType
 from typing import Any
 
@@ -652,9 +653,15 @@ def event_prologue(nfunctions: int, filename: str, key: str, meta_json: str
 
 
 def plain_codes(tree: ast.Module, filename: str) -> dict[tuple[str, int], CodeType]:
-    """The module compiled as written: function code objects by (qualname, first line)."""
+    """The module compiled as written: function code objects by (qualname, first line).
+
+    Only read, never run: the compile of the instrumented module that runs is the
+    one that gives the program its own compile-time warnings (3.14's SyntaxWarning
+    for a return in a finally), so this one keeps them to itself."""
     codes: dict[tuple[str, int], CodeType] = {}
-    stack = [compile(tree, filename, "exec", dont_inherit=True)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        stack = [compile(tree, filename, "exec", dont_inherit=True)]
     while stack:
         code = stack.pop()
         codes[(code.co_qualname, code.co_firstlineno)] = code

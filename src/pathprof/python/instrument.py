@@ -73,7 +73,8 @@ FORMAT_VERSION = 6
 #: 6: every edge from a loop's body to its header counts and restarts the path; a
 #: finally that hands a return, break or continue on to an enclosing finally sets
 #: that one's route flag.
-CODE_VERSION = 6
+#: 7: a return counted before its value is located at the value's first code.
+CODE_VERSION = 7
 
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
@@ -207,6 +208,35 @@ def _locate_at(nodes: list[ast.stmt], anchor: ast.AST) -> list[ast.stmt]:
             if "lineno" in part._attributes and getattr(part, "lineno", -1) in (-1, None):
                 ast.copy_location(part, anchor)
     return nodes
+
+
+def _first_evaluated(expr: ast.expr) -> ast.expr:
+    """The part of ``expr`` whose code runs first, as far as locations go: a code
+    located there runs on the line CPython reports first for ``expr`` (a list whose
+    first item is on the next line reports that line first, not its bracket's)."""
+    while True:
+        if isinstance(expr, ast.Call):
+            nxt: ast.expr | None = expr.func
+        elif isinstance(expr, ast.Attribute | ast.Subscript | ast.Starred | ast.Await
+                        | ast.NamedExpr | ast.FormattedValue):
+            nxt = expr.value
+        elif isinstance(expr, ast.BinOp | ast.Compare):
+            nxt = expr.left
+        elif isinstance(expr, ast.BoolOp | ast.JoinedStr):
+            nxt = expr.values[0] if expr.values else None
+        elif isinstance(expr, ast.List | ast.Tuple | ast.Set):
+            nxt = expr.elts[0] if expr.elts else None
+        elif isinstance(expr, ast.Dict):
+            nxt = expr.keys[0] if expr.keys and expr.keys[0] is not None else None
+        elif isinstance(expr, ast.IfExp):
+            nxt = expr.test
+        elif isinstance(expr, ast.UnaryOp):
+            nxt = expr.operand
+        else:
+            nxt = None
+        if nxt is None or getattr(nxt, "lineno", None) is None:
+            return expr
+        expr = nxt
 
 
 def _load(name: str) -> ast.Name:
@@ -433,6 +463,12 @@ class _FunctionRewriter:
                 and not any(isinstance(n, ast.Yield | ast.YieldFrom | ast.Await)
                             for n in ast.walk(value))):
             self.fp.early_returns.add(block)
+            # The code runs just before the value's first instruction: located there,
+            # it makes no line event of its own (a value starting on a later line
+            # than ``return`` would otherwise get its return line reported first).
+            self.edits.add(site.stmts, site.index, _locate_at(code, _first_evaluated(value)),
+                           RETURN_CODE)
+            return
         elif value is not None and not isinstance(value, ast.Constant):
             keep = ast.Assign(targets=[_store(RETURN_VALUE)], value=value)
             _artificial(keep.targets[0])
