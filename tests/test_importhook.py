@@ -68,7 +68,8 @@ def test_cache_is_keyed_on_source_and_options(tmp_path: Path) -> None:
 
 
 def test_pathprof_failure_warns_and_runs_unmeasured(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "victim_mod.py").write_text("def f():\n    return 42\n")
     monkeypatch.syspath_prepend(str(tmp_path))
 
@@ -79,9 +80,12 @@ def test_pathprof_failure_warns_and_runs_unmeasured(tmp_path: Path,
     hook = ImportHook(Selection(default_dirs=[str(tmp_path)]), InstrumentOptions(cache=False))
     hook.install()
     try:
-        with pytest.warns(RuntimeWarning, match="simulated pathprof bug"):
-            import victim_mod  # type: ignore[import-not-found]
+        import victim_mod  # type: ignore[import-not-found]
         assert victim_mod.f() == 42
+        err = capsys.readouterr().err
+        assert err.startswith("pathprof: could not instrument ")
+        assert err.count("\n") == 1
+        assert "(RuntimeError: simulated pathprof bug); it runs unmeasured" in err
         assert "_@pp_m" not in vars(victim_mod)
     finally:
         hook.uninstall()

@@ -175,7 +175,11 @@ def test_instrumented_code_is_cached(project: Path) -> None:
 def test_corrupt_data_file_is_reported_and_kept(project: Path) -> None:
     (project / ".pathprof").write_bytes(b"this is not sqlite at all" * 40)
     result = pathprof_cli(project, "run", "app.py", "7")
-    assert "not a pathprof data file" in result.stderr
+    # Said once, in one line of its own (not a Python warning with a source line).
+    said = [line for line in result.stderr.splitlines() if "not a pathprof data file" in line]
+    assert len(said) == 1
+    assert said[0].startswith("pathprof: ")
+    assert "Warning" not in result.stderr
     assert (project / ".pathprof").read_bytes() == b"this is not sqlite at all" * 40
     saved = list(project.glob(".pathprof.saved-*"))
     assert len(saved) == 1
@@ -214,3 +218,43 @@ def test_pyproject_settings_apply_and_flags_override(project: Path) -> None:
     result = pathprof_cli(project, "run", "app.py", "7", check=False)
     assert result.returncode == 1
     assert "unknown setting tool.pathprof.bogus" in result.stderr
+
+
+@pytest.mark.parametrize("command", [["report"], ["report", "--format", "json"],
+                                     ["coverage", "-m"]])
+def test_a_reader_that_goes_away_ends_the_output_quietly(tmp_path: Path,
+                                                         command: list[str]) -> None:
+    """``pathprof report | head``: no traceback, no complaint on stderr."""
+    lines = [f"def f{i}(x):\n    if x:\n        return 1\n    return 2\n" for i in range(400)]
+    lines += [f"f{i}(1); f{i}(0)\n" for i in range(400)]
+    (tmp_path / "many.py").write_text("".join(lines), encoding="utf-8")
+    pathprof_cli(tmp_path, "run", "many.py")
+    reader = subprocess.Popen([sys.executable, "-m", "pathprof", *command], cwd=tmp_path,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert reader.stdout is not None
+    assert reader.stderr is not None
+    reader.stdout.readline()
+    reader.stdout.close()  # the reader goes away with most of the output unread
+    err = reader.stderr.read()
+    reader.wait(timeout=120)
+    assert err == b""
+    assert reader.returncode in (0, 1)  # 1: what Python's own docs advise on EPIPE
+
+
+def test_source_takes_a_comma_list_and_names_what_matched_nothing(tmp_path: Path) -> None:
+    (tmp_path / "first_mod.py").write_text("def one(x):\n    return x + 1\n", encoding="utf-8")
+    (tmp_path / "second_mod.py").write_text("def two(x):\n    return x * 2\n",
+                                            encoding="utf-8")
+    (tmp_path / "main.py").write_text(
+        "import first_mod, second_mod\nprint(first_mod.one(1), second_mod.two(3))\n",
+        encoding="utf-8")
+    result = pathprof_cli(tmp_path, "run", "--source", "first_mod, second_mod,no_such_mod",
+                          "main.py")
+    assert result.stdout == "2 6\n"
+    fns = functions_by_name(tmp_path / ".pathprof")
+    assert sorted(fns) == ["one", "two"]
+    assert fns["one"].total == 1
+    assert fns["two"].total == 1
+    assert result.stderr.splitlines() == [
+        "pathprof: source 'no_such_mod' matched no module or file imported while measuring: "
+        "nothing of it was measured"]

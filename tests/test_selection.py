@@ -31,3 +31,12 @@ def test_directories_and_single_modules(tmp_path: Path) -> None:
     assert [(n, Path(p).name) for n, p in by_module.files([str(tmp_path)])] == [("top", "top.py")]
     default = Selection((), ("*/a.py",), (), [str(tmp_path)])
     assert [Path(p).name for _n, p in default.files()] == ["a.py"]
+
+
+def test_source_entries_split_on_commas_and_track_what_matched(tmp_path: Path) -> None:
+    selection = Selection(source=["alpha, beta", "gamma"], default_dirs=[str(tmp_path)])
+    assert selection.wants("beta.sub", str(tmp_path / "beta" / "sub.py"))
+    assert not selection.wants("delta", str(tmp_path / "delta.py"))
+    assert selection.unmatched() == ["alpha", "gamma"]
+    assert selection.wants("alpha", str(tmp_path / "alpha.py"))
+    assert selection.unmatched() == ["gamma"]

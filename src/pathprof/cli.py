@@ -12,12 +12,12 @@ import json
 import os
 import sys
 import traceback
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from pathprof import __version__
 from pathprof.exceptions import PathprofError
+from pathprof.messages import warn
 
 OK, ERR, USAGE = 0, 1, 2
 
@@ -288,9 +288,8 @@ def _main_compiler(selection: Any, options: Any) -> Any:
             try:
                 return compile_instrumented(source, filename, options)
             except Exception as err:  # a pathprof bug must not break the program
-                warnings.warn(f"pathprof: could not instrument {filename} "
-                              f"({type(err).__name__}: {err}); it runs unmeasured",
-                              RuntimeWarning, stacklevel=1)
+                warn(f"could not instrument {filename} "
+                              f"({type(err).__name__}: {err}); it runs unmeasured")
         return plain
 
     return compile_main
@@ -551,6 +550,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PathprofError as err:
         print(f"pathprof: {err}", file=sys.stderr)
         return ERR
+    except BrokenPipeError:
+        # The reader went away (``pathprof report | head``): end quietly, as Unix
+        # tools do. Python would complain again when it flushes stdout at exit,
+        # so stdout is pointed at /dev/null first (the recipe of Python's signal docs).
+        _quiet_stdout()
+        return OK
+
+
+def _quiet_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":

@@ -30,13 +30,13 @@ import socket
 import sys
 import time
 import uuid
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from pathprof import runtime, store
 from pathprof.exceptions import ConfigError, DataError
 from pathprof.interpreter import require_gil
+from pathprof.messages import warn
 from pathprof.profile import FunctionProfile, edge_counts
 from pathprof.python.importhook import ImportHook, InstrumentOptions
 from pathprof.python.instrument import source_hash
@@ -109,10 +109,9 @@ class Profiler:
                           after_fork_in_parent=_patch_fork_popen)
         late = self.hook.already_imported()
         if late:
-            warnings.warn("pathprof: already imported before profiling started, so not "
+            warn("already imported before profiling started, so not "
                           f"measured: {', '.join(late[:5])}"
-                          + (f" and {len(late) - 5} more" if len(late) > 5 else ""),
-                          RuntimeWarning, stacklevel=2)
+                          + (f" and {len(late) - 5} more" if len(late) > 5 else ""))
         self.hook.install()
         return self
 
@@ -121,6 +120,9 @@ class Profiler:
         self.hook.uninstall()
         if self._started:
             self._hold(self._take(include_unrun=False))  # counted while running: ours
+            for entry in self.selection.unmatched():
+                warn(f"source {entry!r} matched no module or file imported while "
+                     "measuring: nothing of it was measured")
         self._started = False
         if _active is self:
             _active = None
@@ -232,8 +234,7 @@ class Profiler:
         except (DataError, OSError) as err:
             fallback = f"{self.data_file}.saved-{os.getpid()}-{uuid.uuid4().hex[:8]}"
             store.write(fallback, self.run_info(), functions, sources)
-            warnings.warn(f"pathprof: {err}; this run's data was saved to {fallback}",
-                          RuntimeWarning, stacklevel=2)
+            warn(f"{err}; this run's data was saved to {fallback}")
             target = fallback
         else:
             if not self._in_child:
@@ -254,8 +255,7 @@ class Profiler:
                 found += store.read(path).functions
                 self._child_paths.append(path)
             except DataError as err:  # a child still writing, or killed mid-way
-                warnings.warn(f"pathprof: {err}; left for `pathprof combine`",
-                              RuntimeWarning, stacklevel=3)
+                warn(f"{err}; left for `pathprof combine`")
         return found
 
     def _remove_children(self) -> None:

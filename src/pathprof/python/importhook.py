@@ -29,11 +29,11 @@ import importlib.util
 import marshal
 import os
 import sys
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pathprof.messages import warn
 from pathprof.python.selection import Selection
 
 __all__ = ["ImportHook", "InstrumentOptions", "InstrumentingLoader", "WarmResult",
@@ -187,16 +187,16 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
             except (SyntaxError, ValueError, UnicodeDecodeError):
                 # Bad source: let the standard loader fail the way it always does.
                 return super().get_code(fullname)
-            warnings.warn(f"pathprof: could not instrument {path} ({type(err).__name__}: "
-                          f"{err}); it runs unmeasured", RuntimeWarning, stacklevel=2)
+            warn(f"could not instrument {path} ({type(err).__name__}: "
+                          f"{err}); it runs unmeasured")
             return super().get_code(fullname)
         except RecursionError:
-            warnings.warn(f"pathprof: {path} is nested too deeply to instrument; "
-                          "it runs unmeasured", RuntimeWarning, stacklevel=2)
+            warn(f"{path} is nested too deeply to instrument; "
+                          "it runs unmeasured")
             return super().get_code(fullname)
         except Exception as err:  # a pathprof bug must not break the program
-            warnings.warn(f"pathprof: could not instrument {path} ({type(err).__name__}: "
-                          f"{err}); it runs unmeasured", RuntimeWarning, stacklevel=2)
+            warn(f"could not instrument {path} ({type(err).__name__}: "
+                          f"{err}); it runs unmeasured")
             return super().get_code(fullname)
 
 

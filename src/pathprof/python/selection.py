@@ -84,13 +84,22 @@ class Selection:
     _source_dirs: list[str] = field(init=False, default_factory=list)
     _source_modules: list[str] = field(init=False, default_factory=list)
     _excluded: list[str] = field(init=False, default_factory=list)
+    #: the ``source`` entries some wanted module or file fell under
+    matched: set[str] = field(init=False, default_factory=set)
 
     def __post_init__(self) -> None:
-        for entry in self.source:
-            if os.path.isdir(entry) or os.sep in entry or entry.endswith(".py"):
-                self._source_dirs.append(_norm(entry))
-            else:
-                self._source_modules.append(entry)
+        # "a,b" names two sources, as coverage.py's --source takes them.
+        self._entries: dict[str, str] = {}  # normalized dir or module -> as given
+        for given in self.source:
+            for entry in (part.strip() for part in given.split(",")):
+                if not entry:
+                    continue
+                if os.path.isdir(entry) or os.sep in entry or entry.endswith(".py"):
+                    self._source_dirs.append(_norm(entry))
+                    self._entries[_norm(entry)] = entry
+                else:
+                    self._source_modules.append(entry)
+                    self._entries[entry] = entry
         self._default = [_norm(d) for d in self.default_dirs]
         self._excluded = _third_party_dirs()
         self._include = [_pattern(p) for p in self.include]
@@ -104,11 +113,12 @@ class Selection:
             return False
         if self._include and not any(fnmatch.fnmatch(path, p) for p in self._include):
             return False
-        named = any(_under(path, d) for d in self._source_dirs) or (
-            module_name is not None
-            and any(module_name == m or module_name.startswith(m + ".")
-                    for m in self._source_modules))
+        named = [d for d in self._source_dirs if _under(path, d)]
+        if module_name is not None:
+            named += [m for m in self._source_modules
+                      if module_name == m or module_name.startswith(m + ".")]
         if named:
+            self.matched.update(self._entries[n] for n in named)
             return True
         if self._source_dirs or self._source_modules:
             return False
@@ -116,6 +126,11 @@ class Selection:
             return not self._is_third_party(path)
         return (any(_under(path, d) for d in self._default)
                 and not self._is_third_party(path))
+
+    def unmatched(self) -> list[str]:
+        """The ``source`` entries (as given) that no wanted module or file fell under."""
+        return [given for given in dict.fromkeys(self._entries.values())
+                if given not in self.matched]
 
     def files(self, search_path: Sequence[str] | None = None) -> Iterator[tuple[str | None, str]]:
         """Every source file the selection wants, found by walking the file system:
