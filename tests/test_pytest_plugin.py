@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import pathprof
 from pathprof import __version__
 from pathprof.store import read
 
@@ -107,6 +108,17 @@ def test_xdist_workers_are_combined(project: Path) -> None:
     contexts = {test for fn in functions.values() for tests in fn.get("contexts", {}).values()
                 for test in tests}
     assert len(contexts) == 5  # every test ran some measured path, in either worker
+    # Nothing lost by the workers writing into a file that did not exist: the same
+    # path executions as one process records.
+    def totals() -> dict[str, int]:
+        return {f.qualname: f.total for f in pathprof.load(str(project / ".pathprof")).functions}
+
+    by_workers = totals()
+    (project / ".pathprof").unlink()
+    alone = pytest_in(project, "--pathprof")
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    assert by_workers == totals()
+    assert sum(by_workers.values()) > 0
 
 
 def test_assertion_rewriting_is_left_intact(project: Path) -> None:

@@ -26,6 +26,7 @@ another schema version, except that a new run (not ``append``) replaces it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -179,10 +180,11 @@ def write(path: str, run: RunInfo | list[RunInfo], functions: Iterable[FunctionP
     """Save one run. Without ``append`` the file is replaced atomically (but never
     when it exists and is not a pathprof data file); with ``append`` the run is
     added to the existing file in one transaction (created if missing)."""
-    from pathprof import __version__
 
     functions = list(functions)
     runs = run if isinstance(run, list) else [run]
+    if append and not os.path.exists(path):
+        _create_empty(path)
     if os.path.exists(path):
         db = _connect(path)
         try:
@@ -203,6 +205,16 @@ def write(path: str, run: RunInfo | list[RunInfo], functions: Iterable[FunctionP
                 return
         finally:
             db.close()
+    _build_and_rename(path, lambda db: _insert(db, runs, functions, sources))
+
+
+def _build_and_rename(path: str, fill: Callable[[sqlite3.Connection], None], *,
+                      exclusive: bool = False) -> None:
+    """Build a data file beside ``path`` and move it there in one step: replacing
+    what is there, or (``exclusive``) only if nothing is, by a hard link, which
+    fails when another process created ``path`` first."""
+    from pathprof import __version__
+
     directory = os.path.dirname(os.path.abspath(path))
     fd, temp = tempfile.mkstemp(prefix=".pathprof-", suffix=".tmp", dir=directory)
     os.close(fd)
@@ -214,15 +226,59 @@ def write(path: str, run: RunInfo | list[RunInfo], functions: Iterable[FunctionP
             db.executemany("INSERT INTO meta VALUES (?, ?)",
                            [("schema_version", str(SCHEMA_VERSION)),
                             ("pathprof_version", __version__)])
-            _insert(db, runs, functions, sources)
+            fill(db)
             db.execute("COMMIT")
         finally:
             db.close()
-        os.replace(temp, path)
+        if exclusive:
+            with contextlib.suppress(FileExistsError):
+                os.link(temp, path)
+            os.unlink(temp)
+        else:
+            os.replace(temp, path)
     except BaseException:
         if os.path.exists(temp):
             os.unlink(temp)
         raise
+
+
+def _create_empty(path: str) -> None:
+    """Create ``path`` as a data file with no runs, unless it exists by then.
+
+    Writers that append to a file that does not exist yet must not each build
+    their own and rename it over the others' (all but the last run would be
+    lost): the empty file appears at most once, and every writer then adds its
+    run to it in a transaction of its own. Where the file system has no hard
+    links, the file is created in place under SQLite's own lock instead."""
+    try:
+        _build_and_rename(path, lambda db: None, exclusive=True)
+    except OSError as err:
+        if isinstance(err, FileExistsError) or os.path.exists(path):
+            return
+        _create_in_place(path)
+
+
+def _create_in_place(path: str) -> None:
+    from pathprof import __version__
+
+    db = _connect(path)
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if tables == 0:
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.executemany("INSERT INTO meta VALUES (?, ?)",
+                           [("schema_version", str(SCHEMA_VERSION)),
+                            ("pathprof_version", __version__)])
+        db.execute("COMMIT")
+    except sqlite3.Error as err:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise DataError(f"cannot create {path}: {err}") from err
+    finally:
+        db.close()
 
 
 def read(path: str) -> Measurement:
