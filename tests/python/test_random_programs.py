@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from ..loading import load_instrumented
 from ..oracles import BlockTraceOracle
+from ..source_oracle import SourceOracle
 from .random_programs import functions, tape
 
 _runs = itertools.count()
@@ -74,4 +75,33 @@ def test_random_program_profile_equals_block_trace_oracle(
     for info in infos:
         name = info.meta["qualname"]
         assert recorded[name] == oracle.paths[name], (name, source)
+    sys.modules.pop(loaded.module.__name__, None)
+
+
+@settings(max_examples=150, deadline=None)
+@given(source=functions(), data=st.data())
+def test_random_program_profile_equals_source_oracle(
+        tmp_path_factory: Any, source: str, data: st.DataObject) -> None:
+    """The oracle that knows no CFG traces the plain program; the production build
+    runs untraced: the same executions, and the same sorted path counts wherever
+    line events tell the paths apart."""
+    path = _write(tmp_path_factory.mktemp("random"), source)
+    plain = _plain(path)
+    loaded = load_instrumented(path, f"pathprof_random_src_{path.stem}_{next(_runs)}",
+                               mark_probes=False)
+    loaded.execute()
+    loaded.snapshot()  # module execution is not compared
+    inputs = data.draw(st.lists(st.sampled_from(INPUTS), min_size=1, max_size=4))
+    oracle = SourceOracle([str(path)])
+    expected = oracle.run(lambda: [_outcome(plain.f, s, n) for s, n in inputs])
+    assert [_outcome(loaded.module.f, s, n) for s, n in inputs] == expected
+    paths, cuts, _raised, _unattributed = loaded.snapshot()
+    (key,) = [k for k in oracle.functions if k[1] == "f"]
+    index = next(i for i, meta in enumerate(loaded.metadata["functions"])
+                 if meta["qualname"] == "f")
+    recorded = sorted([*paths[index].values(), *cuts[index].values()])
+    if key not in oracle.not_compared and None not in oracle.not_compared:
+        assert sum(recorded) == oracle.executions(key), source
+        if oracle.distinguishable(key):
+            assert recorded == oracle.counts(key), source
     sys.modules.pop(loaded.module.__name__, None)
