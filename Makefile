@@ -31,12 +31,12 @@ lint: $(VENV)/.installed
 # The whole suite on the baseline Python, then on every other supported Python found
 # (there without the slow stdlib_oracle tests: CPython's suites under the source oracle).
 test: lint
-	$(VENV)/bin/python -m pytest
+	$(VENV)/bin/python -m pytest -n auto
 	@for py in $(wordlist 2,9,$(PYTHONS)); do \
 	  minor=$$($$py -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")'); \
 	  $(MAKE) --no-print-directory .venv-$$minor/.installed || exit 1; \
 	  echo "== Python $$minor =="; \
-	  .venv-$$minor/bin/python -m pytest -q -m "not stdlib_oracle" || exit 1; \
+	  .venv-$$minor/bin/python -m pytest -q -n auto -m "not stdlib_oracle" || exit 1; \
 	done
 
 # The bench extra: pyperformance (benchmark sources), coverage, SlipCover, matplotlib.
