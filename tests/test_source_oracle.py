@@ -1131,3 +1131,20 @@ def test_ignored_module_copies_are_not_observed(tmp_path: Path) -> None:
     oracle.ignore([module])
     oracle.run(lambda: (module.f(1), fresh.f(2), fresh.f(3)))
     assert _by_name(oracle)["f"] == {((2,), "entry", "return"): 2}
+
+
+def test_the_oracle_takes_nothing_from_pathprof() -> None:
+    """It imports only the standard library: no part of pathprof (its CFG, its block
+    map, its runtime) can agree with pathprof's mistakes by sharing them."""
+    import ast as syntax
+
+    from . import source_oracle
+
+    tree = syntax.parse(Path(source_oracle.__file__).read_text(encoding="utf-8"))
+    imported = {alias.name for node in syntax.walk(tree) if isinstance(node, syntax.Import)
+                for alias in node.names}
+    imported |= {node.module or "" for node in syntax.walk(tree)
+                 if isinstance(node, syntax.ImportFrom)}
+    assert imported
+    assert all(name.split(".")[0] in sys.stdlib_module_names or name == "__future__"
+               for name in imported), imported
