@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from pathprof import store
 
 from .test_run import PROGRAMS, functions_by_name
@@ -58,3 +60,21 @@ def test_pathprof_runs_appending_to_a_new_file_keep_every_count(tmp_path: Path) 
         assert out == b"2 400\n"
     assert len(store.read(str(tmp_path / "shared.pathprof")).runs) == WRITERS
     assert functions_by_name(tmp_path / "shared.pathprof")["classify"].total == 700 * WRITERS
+
+
+def test_without_hard_links_the_new_file_is_created_in_place(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file system without hard links: the empty file is made under SQLite's lock
+    (a second creator finds it made and leaves it), and the appended runs are kept."""
+    def no_links(source: str, target: str) -> None:
+        raise PermissionError("no hard links here")
+
+    monkeypatch.setattr(os, "link", no_links)
+    path = str(tmp_path / "no-links.pathprof")
+    for number in range(3):
+        run = store.RunInfo(float(number), [f"run {number}"], "3", "path", None, 1, "host")
+        store.write(path, run, [], {}, append=True)
+    assert [run.argv[0] for run in store.read(path).runs] == ["run 0", "run 1", "run 2"]
+    store._create_in_place(path)  # a late creator changes nothing
+    assert len(store.read(path).runs) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["no-links.pathprof"]

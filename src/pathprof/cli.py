@@ -289,7 +289,7 @@ def _main_compiler(selection: Any, options: Any) -> Any:
                 return compile_instrumented(source, filename, options)
             except Exception as err:  # a pathprof bug must not break the program
                 warn(f"could not instrument {filename} "
-                              f"({type(err).__name__}: {err}); it runs unmeasured")
+                     f"({type(err).__name__}: {err}); it runs unmeasured")
         return plain
 
     return compile_main

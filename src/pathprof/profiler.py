@@ -110,8 +110,8 @@ class Profiler:
         late = self.hook.already_imported()
         if late:
             warn("already imported before profiling started, so not "
-                          f"measured: {', '.join(late[:5])}"
-                          + (f" and {len(late) - 5} more" if len(late) > 5 else ""))
+                 f"measured: {', '.join(late[:5])}"
+                 + (f" and {len(late) - 5} more" if len(late) > 5 else ""))
         self.hook.install()
         return self
 

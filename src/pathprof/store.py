@@ -180,7 +180,6 @@ def write(path: str, run: RunInfo | list[RunInfo], functions: Iterable[FunctionP
     """Save one run. Without ``append`` the file is replaced atomically (but never
     when it exists and is not a pathprof data file); with ``append`` the run is
     added to the existing file in one transaction (created if missing)."""
-
     functions = list(functions)
     runs = run if isinstance(run, list) else [run]
     if append and not os.path.exists(path):
@@ -213,8 +212,6 @@ def _build_and_rename(path: str, fill: Callable[[sqlite3.Connection], None], *,
     """Build a data file beside ``path`` and move it there in one step: replacing
     what is there, or (``exclusive``) only if nothing is, by a hard link, which
     fails when another process created ``path`` first."""
-    from pathprof import __version__
-
     directory = os.path.dirname(os.path.abspath(path))
     fd, temp = tempfile.mkstemp(prefix=".pathprof-", suffix=".tmp", dir=directory)
     os.close(fd)
@@ -223,9 +220,7 @@ def _build_and_rename(path: str, fill: Callable[[sqlite3.Connection], None], *,
         try:
             db.executescript(_SCHEMA)
             db.execute("BEGIN")
-            db.executemany("INSERT INTO meta VALUES (?, ?)",
-                           [("schema_version", str(SCHEMA_VERSION)),
-                            ("pathprof_version", __version__)])
+            _write_meta(db)
             fill(db)
             db.execute("COMMIT")
         finally:
@@ -258,9 +253,15 @@ def _create_empty(path: str) -> None:
         _create_in_place(path)
 
 
-def _create_in_place(path: str) -> None:
+def _write_meta(db: sqlite3.Connection) -> None:
+    """The versions a new data file records (in the caller's transaction)."""
     from pathprof import __version__
 
+    db.executemany("INSERT INTO meta VALUES (?, ?)",
+                   [("schema_version", str(SCHEMA_VERSION)), ("pathprof_version", __version__)])
+
+
+def _create_in_place(path: str) -> None:
     db = _connect(path)
     try:
         db.execute("BEGIN IMMEDIATE")
@@ -269,9 +270,7 @@ def _create_in_place(path: str) -> None:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)
-            db.executemany("INSERT INTO meta VALUES (?, ?)",
-                           [("schema_version", str(SCHEMA_VERSION)),
-                            ("pathprof_version", __version__)])
+            _write_meta(db)
         db.execute("COMMIT")
     except sqlite3.Error as err:
         if db.in_transaction:

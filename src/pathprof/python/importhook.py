@@ -188,15 +188,15 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
                 # Bad source: let the standard loader fail the way it always does.
                 return super().get_code(fullname)
             warn(f"could not instrument {path} ({type(err).__name__}: "
-                          f"{err}); it runs unmeasured")
+                 f"{err}); it runs unmeasured")
             return super().get_code(fullname)
         except RecursionError:
             warn(f"{path} is nested too deeply to instrument; "
-                          "it runs unmeasured")
+                 "it runs unmeasured")
             return super().get_code(fullname)
         except Exception as err:  # a pathprof bug must not break the program
             warn(f"could not instrument {path} ({type(err).__name__}: "
-                          f"{err}); it runs unmeasured")
+                 f"{err}); it runs unmeasured")
             return super().get_code(fullname)
 
 
