@@ -92,14 +92,14 @@ def test_pathprof_failure_warns_and_runs_unmeasured(tmp_path: Path,
         sys.modules.pop("victim_mod", None)
 
 
-def test_already_imported_modules_are_named(tmp_path: Path,
+def test_already_imported_modules_are_found(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "early_mod.py").write_text("X = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    import early_mod  # type: ignore[import-not-found]  # noqa: F401
+    import early_mod  # type: ignore[import-not-found]
 
     try:
         hook = ImportHook(Selection(default_dirs=[str(tmp_path)]), InstrumentOptions())
-        assert hook.already_imported() == ["early_mod"]
+        assert hook.already_imported() == [("early_mod", early_mod)]
     finally:
         sys.modules.pop("early_mod", None)

@@ -38,6 +38,7 @@ from pathprof.exceptions import ConfigError, DataError
 from pathprof.interpreter import require_gil
 from pathprof.messages import warn
 from pathprof.profile import FunctionProfile, edge_counts
+from pathprof.python import inplace
 from pathprof.python.importhook import ImportHook, InstrumentOptions
 from pathprof.python.instrument import source_hash
 from pathprof.python.selection import Selection
@@ -107,15 +108,20 @@ class Profiler:
             self._known_before = {id(state) for state in runtime.modules()}
         runtime.set_hooks(after_fork_in_child=self._after_fork_in_child,
                           after_fork_in_parent=_patch_fork_popen)
-        late = self.hook.already_imported()
-        if late:
-            warn("already imported before profiling started, so not "
-                 f"measured: {', '.join(late[:5])}"
-                 + (f" and {len(late) - 5} more" if len(late) > 5 else ""))
         self.hook.install()
+        # Selected modules imported before now: measured from now on, in place.
+        report = inplace.instrument_imported(self.hook.already_imported(), self.options,
+                                             shared=self.selection.is_third_party,
+                                             stats=self.hook.stats)
+        for message in report.messages():
+            warn(message)
         return self
 
     def stop(self) -> None:
+        with runtime.own_work:
+            self._stop()
+
+    def _stop(self) -> None:
         global _active
         self.hook.uninstall()
         if self._started:
@@ -153,14 +159,15 @@ class Profiler:
         Includes what earlier :meth:`switch_context` calls set aside, so nothing
         counted is lost or counted twice; the source text of every function's file
         comes along when the file still holds what was instrumented."""
-        self._hold(self._take(include_unrun=True))
-        functions = list(self._held.values())
-        self._held = {}
-        sources: dict[tuple[str, str], str] = {}
-        for file, digest in {(fn.file, fn.source_hash) for fn in functions}:
-            text = _read_source(file, digest)
-            if text is not None:
-                sources[(file, digest)] = text
+        with runtime.own_work:
+            self._hold(self._take(include_unrun=True))
+            functions = list(self._held.values())
+            self._held = {}
+            sources: dict[tuple[str, str], str] = {}
+            for file, digest in {(fn.file, fn.source_hash) for fn in functions}:
+                text = _read_source(file, digest)
+                if text is not None:
+                    sources[(file, digest)] = text
         return functions, sources
 
     def switch_context(self, context: str | None) -> None:
@@ -170,7 +177,8 @@ class Profiler:
         ran in; the data file then says which contexts ran each path (pytest's
         ``--pathprof-context=test`` switches at every test). Like coverage.py's
         dynamic contexts; the cost is one snapshot of the counters per switch."""
-        self._hold(self._take(include_unrun=False))
+        with runtime.own_work:
+            self._hold(self._take(include_unrun=False))
         self._context = context
 
     def _hold(self, functions: list[FunctionProfile]) -> None:
@@ -204,7 +212,8 @@ class Profiler:
                 fn.raised, fn.unattributed = raised[i], unattributed[i]
                 if fn.counts or fn.cuts or fn.edges or fn.raised or fn.unattributed:
                     functions.append(fn)
-                elif not self._in_child and id(state) not in known_before:
+                elif (not self._in_child and id(state) not in known_before
+                      and i not in state.unmeasured):
                     functions.append(fn)  # measured but never called: 0 of N paths
         return functions
 
@@ -221,6 +230,10 @@ class Profiler:
         corrupt, another schema), the counts go to a new file beside it and a
         warning names it: nothing measured is lost and nothing is overwritten.
         """
+        with runtime.own_work:
+            return self._save()
+
+    def _save(self) -> str:
         functions, sources = self.collect()
         target = self.data_file
         append = self.append or self._saved_once

@@ -18,6 +18,7 @@ with ``sys.setswitchinterval(1e-6)``. Free-threaded builds are not supported.
 
 from __future__ import annotations
 
+import _thread
 import collections
 import json
 import os
@@ -25,8 +26,8 @@ import sys
 import time
 from typing import Any
 
-__all__ = ["InstrumentedModule", "ModuleState", "modules", "register", "set_hooks",
-           "take_snapshot"]
+__all__ = ["InstrumentedModule", "ModuleState", "modules", "own_work", "register",
+           "set_hooks", "share", "take_snapshot"]
 
 _modules: list[ModuleState] = []
 #: The clock of ``--metric time``: wall time in nanoseconds.
@@ -62,7 +63,8 @@ class InstrumentedModule:
     @property
     def meta(self) -> dict[str, Any]:
         if self._meta is None:
-            self._meta = json.loads(self.meta_json)
+            with own_work:  # json may be a measured module
+                self._meta = json.loads(self.meta_json)
         return self._meta
 
     def _blockmap(self, index: int, code: Any) -> Any:
@@ -78,7 +80,7 @@ class ModuleState(InstrumentedModule):
     """The counters of one instrumented module, and what decodes its exceptions."""
 
     __slots__ = ("_maps", "_meta", "counters", "cuts", "exits", "filename", "key", "meta_json",
-                 "name", "raised", "timed", "times", "unattributed")
+                 "name", "raised", "timed", "times", "unattributed", "unmeasured")
 
     def __init__(self, name: str, filename: str, key: str, sizes: tuple[int, ...],
                  meta_json: str, timed: bool = False) -> None:
@@ -99,6 +101,10 @@ class ModuleState(InstrumentedModule):
         self.exits: list[tuple[Any, ...]] = []
         #: per function: exceptions whose block could not be found
         self.unattributed: list[int] = [0] * len(sizes)
+        #: functions that count nothing, whatever runs: a module measured after it
+        #: was imported whose function could not be given its instrumented code
+        #: (:mod:`pathprof.python.inplace`). Not reported as "never run".
+        self.unmeasured: set[int] = set()
 
     # -- called by instrumented code on exceptions --------------------------
 
@@ -239,6 +245,72 @@ def register(name: str, filename: str, key: str, sizes: tuple[int, ...], meta_js
 
 def modules() -> list[ModuleState]:
     return list(_modules)
+
+
+class _OwnWork:
+    """``with own_work:`` around pathprof's own code that runs inside a measurement
+    (instrumenting a module being imported, taking and saving counts).
+
+    A module measured after it was imported may be one pathprof itself uses
+    (``--source json``, ``--source ast``): while pathprof's code runs, that
+    module's functions count into scratch tables, so the profile holds the
+    program's calls only. :func:`share` names such modules. The scratch tables
+    are swapped into the module's namespace, whose names the instrumented code
+    reads, so what another thread runs in those modules meanwhile is not counted
+    either (pathprof's own work is short: an import's analysis, a save).
+
+    Invariant: outside every ``with own_work``, each shared module's namespace
+    holds its registered state's tables. Reentrant and thread-safe (a depth count
+    under a lock): the swap happens on the first entry and is undone on the last
+    exit.
+    """
+
+    def __init__(self) -> None:
+        self._lock = _thread.allocate_lock()
+        self._depth = 0
+        #: (namespace, real names, scratch names) per shared module
+        self._shared: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = []
+
+    def share(self, state: ModuleState, namespace: dict[str, Any]) -> None:
+        scratch = ModuleState(state.name, state.filename, state.key,
+                              tuple(-1 if isinstance(t, dict) else len(t)
+                                    for t in state.counters),
+                              state.meta_json, state.timed)
+        scratch._meta = state._meta
+        scratch_names: dict[str, Any] = {"_@pp_m": scratch}
+        for i in range(len(state.counters)):
+            scratch_names[f"_@pp_c{i}"] = scratch.counters[i]
+            if state.timed:
+                scratch_names[f"_@pp_t{i}"] = scratch.times[i]
+        scratch_names = {k: v for k, v in scratch_names.items() if k in namespace}
+        with self._lock:
+            real = {name: namespace[name] for name in scratch_names}
+            self._shared.append((namespace, real, scratch_names))
+            if self._depth:
+                namespace.update(scratch_names)
+
+    def __enter__(self) -> None:
+        with self._lock:
+            self._depth += 1
+            if self._depth == 1:
+                for namespace, _real, scratch in self._shared:
+                    namespace.update(scratch)
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._depth -= 1
+            if self._depth == 0:
+                for namespace, real, _scratch in self._shared:
+                    namespace.update(real)
+
+
+own_work = _OwnWork()
+
+
+def share(state: ModuleState, namespace: dict[str, Any]) -> None:
+    """``state``'s module (whose globals are ``namespace``) is one pathprof itself
+    may call: see :class:`_OwnWork`."""
+    own_work.share(state, namespace)
 
 
 def set_hooks(*, after_fork_in_child: Any = None, after_fork_in_parent: Any = None) -> None:

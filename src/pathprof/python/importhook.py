@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pathprof import runtime
 from pathprof.messages import warn
 from pathprof.python.selection import Selection
 
@@ -64,22 +65,30 @@ class InstrumentOptions:
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def compile_instrumented(source: bytes, filename: str, options: InstrumentOptions) -> Any:
-    """Instrument and compile ``source``; raises what :func:`compile` raises for bad source."""
+def compile_instrumented(source: bytes, filename: str, options: InstrumentOptions,
+                         *, in_place: bool = False) -> Any:
+    """Instrument and compile ``source``; raises what :func:`compile` raises for bad source.
+
+    With ``in_place``, returns ``(module code, prologue code)``: what
+    :mod:`pathprof.python.inplace` needs for a module imported before measuring."""
     from pathprof.python.instrument import instrument_source
 
     instrumented = instrument_source(source, filename, mode=options.mode,
                                      metric=options.metric, events=options.events,
                                      placement=options.placement)
+    if in_place:
+        return instrumented.compile(filename), instrumented.compile_prologue(filename)
     return instrumented.compile(filename)
 
 
-def _cache_path(filename: str, options: InstrumentOptions) -> str | None:
+def _cache_path(filename: str, options: InstrumentOptions, in_place: bool = False
+                ) -> str | None:
     try:
         normal = importlib.util.cache_from_source(filename)
     except (NotImplementedError, ValueError):
         return None
-    return normal[: -len(".pyc")] + f".pathprof-{options.tag()}.pyc"
+    kind = "-inplace" if in_place else ""
+    return normal[: -len(".pyc")] + f".pathprof-{options.tag()}{kind}.pyc"
 
 
 def _read_cache(path: str, digest: bytes, filename: str) -> Any | None:
@@ -115,17 +124,18 @@ def _write_cache(path: str, digest: bytes, filename: str, code: Any) -> None:
 
 
 def instrumented_code(source: bytes, filename: str, options: InstrumentOptions,
-                      stats: dict[str, int] | None = None) -> Any:
-    """Instrumented code for ``source``, from the cache when it is there."""
+                      stats: dict[str, int] | None = None, *, in_place: bool = False) -> Any:
+    """Instrumented code for ``source``, from the cache when it is there (with
+    ``in_place``: what :func:`compile_instrumented` returns then, cached apart)."""
     digest = hashlib.sha256(source).digest()
-    cache = _cache_path(filename, options) if options.cache else None
+    cache = _cache_path(filename, options, in_place) if options.cache else None
     if cache is not None:
         code = _read_cache(cache, digest, filename)
         if code is not None:
             if stats is not None:
                 stats["cache_hits"] = stats.get("cache_hits", 0) + 1
             return code
-    code = compile_instrumented(source, filename, options)
+    code = compile_instrumented(source, filename, options, in_place=in_place)
     if stats is not None:
         stats["instrumented"] = stats.get("instrumented", 0) + 1
     if cache is not None:
@@ -180,7 +190,8 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
         except OSError:
             return super().get_code(fullname)
         try:
-            return instrumented_code(source, path, self._hook.options, self._hook.stats)
+            with runtime.own_work:
+                return instrumented_code(source, path, self._hook.options, self._hook.stats)
         except (SyntaxError, ValueError, UnicodeDecodeError) as err:
             try:
                 compile(source, path, "exec", dont_inherit=True)
@@ -243,13 +254,14 @@ class ImportHook(importlib.abc.MetaPathFinder):
         while self in sys.meta_path:
             sys.meta_path.remove(self)
 
-    def already_imported(self) -> list[str]:
-        """Selected modules imported before the hook: they are not measured."""
-        names = []
+    def already_imported(self) -> list[tuple[str, Any]]:
+        """Selected modules imported before the hook, ``(name, module)`` sorted by
+        name: :mod:`pathprof.python.inplace` measures them."""
+        found = []
         for name, module in list(sys.modules.items()):
             filename = getattr(module, "__file__", None)
-            if (filename and name != "__main__"
+            if (isinstance(filename, str) and name != "__main__"
                     and getattr(module, "_@pp_m", None) is None
                     and self.selection.wants(name, filename)):
-                names.append(name)
-        return sorted(names)
+                found.append((name, module))
+        return sorted(found, key=lambda item: item[0])

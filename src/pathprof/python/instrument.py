@@ -805,9 +805,17 @@ class InstrumentedModule:
     tree: ast.Module
     functions: list[FunctionPlan]
     metadata: dict[str, Any]
+    #: the statements pathprof put at the top of the module (they are in ``tree``
+    #: too): run alone in an imported module's namespace, they give its functions'
+    #: instrumented code the names it needs (:mod:`pathprof.python.inplace`)
+    prologue: list[ast.stmt] = field(default_factory=list)
 
     def compile(self, filename: str) -> Any:
         return compile(self.tree, filename, "exec", dont_inherit=True)
+
+    def compile_prologue(self, filename: str) -> Any:
+        return compile(ast.Module(body=self.prologue, type_ignores=[]), filename, "exec",
+                       dont_inherit=True)
 
 
 def source_hash(source: str | bytes) -> str:
@@ -861,8 +869,8 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
         _apply_structural(rewriter.structural, rewriter.parents)
         _wrap_function(fp)
     metadata = module_metadata(plans, filename, key, source)
-    _add_prologue(tree, plans, filename, key, metadata)
-    return InstrumentedModule(tree, plans, metadata)
+    prologue = _add_prologue(tree, plans, filename, key, metadata)
+    return InstrumentedModule(tree, plans, metadata, prologue)
 
 
 def _instrument_events(source: str | bytes, filename: str, module_key: str | None,
@@ -913,11 +921,11 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
            and body[position].module == "__future__"):  # type: ignore[attr-defined]
         position += 1
     body[position:position] = prologue
-    return InstrumentedModule(tree, plans, metadata)
+    return InstrumentedModule(tree, plans, metadata, prologue)
 
 
 def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, key: str,
-                  metadata: dict[str, Any]) -> None:
+                  metadata: dict[str, Any]) -> list[ast.stmt]:
     position = 0
     body = tree.body
     if _is_docstring(body[0] if body else None):
@@ -956,6 +964,7 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
     for stmt in prologue:
         _artificial(stmt)
     body[position:position] = prologue
+    return prologue
 
 
 def _is_docstring(node: ast.stmt | None) -> bool:

@@ -164,5 +164,9 @@ class Selection:
                     seen.add(key)
                     yield name, path
 
+    def is_third_party(self, filename: str) -> bool:
+        """Whether ``filename`` is in the standard library, site-packages or pathprof."""
+        return self._is_third_party(_norm(filename))
+
     def _is_third_party(self, path: str) -> bool:
         return any(_under(path, d) for d in self._excluded)
