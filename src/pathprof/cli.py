@@ -142,6 +142,21 @@ def _parser() -> argparse.ArgumentParser:
                       help="where to write the report (default htmlpathprof)")
     html.add_argument("--title", default="pathprof report", help="the report's title")
 
+    for name, default, what in (("lcov", "coverage.lcov", "an LCOV tracefile"),
+                                ("xml", "coverage.xml", "a Cobertura XML report")):
+        export = commands.add_parser(
+            name,
+            help=f"write {what}: line, branch, function and path coverage",
+            description=f"Write {what} for CI services, editors and coverage tools: the "
+            "line hits, branch counts and function calls the path profile implies, and "
+            "each function's path coverage (see docs/exports.md).",
+        )
+        _data_file_option(export)
+        export.add_argument("-o", "--output", default=default, metavar="FILE",
+                            help=f"where to write (default {default}; - for standard output)")
+        export.add_argument("--fail-under", type=float, default=None, metavar="PERCENT",
+                            help="exit with status 2 if total path coverage is below PERCENT")
+
     diff = commands.add_parser(
         "diff",
         help="paths that appeared, vanished or changed between two data files",
@@ -462,6 +477,20 @@ def _command_html(args: argparse.Namespace) -> int:
     return OK
 
 
+def _command_export(args: argparse.Namespace) -> int:
+    from pathprof.profiler import load
+    from pathprof.report.exports import write_export
+
+    coverage = write_export(args.command, load(args.data_file),
+                            None if args.output == "-" else args.output)
+    if args.output != "-":
+        print(f"wrote {args.output}: {coverage.summary()}")
+    for file, versions in coverage.older_versions:
+        print(f"pathprof: {os.path.relpath(file)} was measured in {versions + 1} versions "
+              "of its source; only one is exported", file=sys.stderr)
+    return fail_under_status(100 * coverage.path_rate.rate, args.fail_under)
+
+
 #: Long work shows a progress bar from this many items on, when stderr is a terminal.
 PROGRESS_FROM = 50
 
@@ -544,6 +573,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "instrument": _command_instrument,
                 "report": _command_report,
                 "coverage": _command_coverage, "html": _command_html, "diff": _command_diff,
+                "lcov": _command_export, "xml": _command_export,
                 "combine": _command_combine}
     try:
         return handlers[args.command](args)

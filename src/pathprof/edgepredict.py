@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathprof.graph import EdgeKind, Numbering, regenerate, regenerate_prefix
 from pathprof.profile import FunctionProfile, Path, decode_paths, numbering_of
 
-__all__ = ["EdgePrediction", "PredictionSummary", "dag_edge_frequencies", "predict_from_edges",
-           "summarize"]
+__all__ = ["EdgePrediction", "PredictionSummary", "cfg_edge_counts", "dag_edge_frequencies",
+           "predict_from_edges", "summarize"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,25 @@ def dag_edge_frequencies(fn: FunctionProfile, numbering: Numbering) -> list[int]
         for eid in regenerate_prefix(numbering, block, value).edges:
             frequency[eid] += count
     return frequency
+
+
+def cfg_edge_counts(fn: FunctionProfile, numbering: Numbering | None = None) -> dict[int, int]:
+    """How often each edge of the function's CFG ran (CFG edge id -> count): measured,
+    in edge mode; implied by the path profile, in path mode. A backedge counts the
+    paths that ended at it (its DAG stand-in, the edge to EXIT)."""
+    if fn.edges and not fn.counts:
+        return dict(fn.edges)
+    numbering = numbering or numbering_of(fn.meta)
+    dag = numbering.dag
+    backedge_of = {end: cfg for cfg, (end, _start) in dag.backedges.items()}
+    counts: dict[int, int] = {}
+    for eid, count in enumerate(dag_edge_frequencies(fn, numbering)):
+        edge = dag.edges[eid]
+        if edge.kind is EdgeKind.NORMAL and edge.cfg_edge is not None:
+            counts[edge.cfg_edge] = count
+        elif edge.kind is EdgeKind.LOOP_END:
+            counts[backedge_of[eid]] = count
+    return counts
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import pytest
 
 __all__ = ["EventsFixture", "PathprofPlugin", "pathprof_events"]
 
-REPORT_KINDS = ("term", "term-missing", "html", "json")
+REPORT_KINDS = ("term", "term-missing", "html", "json", "lcov", "xml")
 #: Set by the controlling pytest process; inherited by xdist workers.
 TOKEN_VARIABLE = "PATHPROF_PYTEST_TOKEN"
 CONTEXTS = ("test",)
@@ -36,10 +36,11 @@ def _report_kind(text: str) -> str:
     kind = text.split(":", 1)[0]
     if kind not in REPORT_KINDS:
         raise argparse.ArgumentTypeError(
-            f"{text!r}: choose from {', '.join(REPORT_KINDS)} (html:DIR and json:FILE name "
-            "where to write)")
+            f"{text!r}: choose from {', '.join(REPORT_KINDS)} (html:DIR, json:FILE, "
+            "lcov:FILE and xml:FILE name where to write)")
     if kind.startswith("term") and ":" in text:
-        raise argparse.ArgumentTypeError(f"{text!r}: only html and json take a destination")
+        raise argparse.ArgumentTypeError(f"{text!r}: only html, json, lcov and xml take a "
+                                         "destination")
     return text
 
 
@@ -52,8 +53,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--pathprof-report", action="append", default=None, type=_report_kind,
                     dest="pathprof_report", metavar="TYPE",
                     help="report to show or write: term (default), term-missing, "
-                    "html[:DIR] (default htmlpathprof), json[:FILE] (default pathprof.json); "
-                    "repeatable")
+                    "html[:DIR] (default htmlpathprof), json[:FILE] (default pathprof.json), "
+                    "lcov[:FILE] (default coverage.lcov), xml[:FILE] (Cobertura, default "
+                    "coverage.xml); repeatable")
     group.addoption("--pathprof-fail-under", type=float, default=None,
                     dest="pathprof_fail_under", metavar="PERCENT",
                     help="fail the run if total path coverage is below PERCENT")
@@ -228,6 +230,8 @@ class PathprofPlugin:
                     self._write_json(report.partition(":")[2] or "pathprof.json")
                 elif report.startswith("html"):
                     self._write_html(report.partition(":")[2] or "htmlpathprof")
+                elif report.startswith(("lcov", "xml")):
+                    self._write_export(report)
         except PathprofError as err:
             self.problems.append(str(err))
             return
@@ -247,6 +251,15 @@ class PathprofPlugin:
 
         with open(path, "w", encoding="utf-8") as f:
             json.dump(coverage_json(self.coverage), f, indent=2)
+        self.written.append(path)
+
+    def _write_export(self, report: str) -> None:
+        from pathprof.report.exports import EXPORTS, write_export
+        from pathprof.store import read
+
+        kind, _colon, path = report.partition(":")
+        path = path or EXPORTS[kind]
+        write_export(kind, read(self.data_file), path)
         self.written.append(path)
 
     def _write_html(self, directory: str) -> None:

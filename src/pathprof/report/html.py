@@ -27,7 +27,7 @@ from string import Template
 from typing import Any
 
 from pathprof import __version__
-from pathprof.edgepredict import dag_edge_frequencies, predict_from_edges, summarize
+from pathprof.edgepredict import cfg_edge_counts, predict_from_edges, summarize
 from pathprof.graph import EdgeKind, regenerate, regenerate_prefix
 from pathprof.pathcoverage import CoverageTotals, missed_paths
 from pathprof.profile import FunctionProfile, Path, numbering_of
@@ -141,17 +141,7 @@ def _function_page(measurement: Measurement, fn: FunctionProfile, page: str) -> 
             return cfg_edges(regenerate_prefix(numbering, block, value).edges)
         return cfg_edges(regenerate(numbering, int(path.key)).edges)
 
-    if fn.edges and not fn.counts:
-        edge_counts = dict(fn.edges)
-    else:
-        frequency = dag_edge_frequencies(fn, numbering)
-        edge_counts = {}
-        for eid, count in enumerate(frequency):
-            edge = dag.edges[eid]
-            if edge.kind is EdgeKind.NORMAL and edge.cfg_edge is not None:
-                edge_counts[edge.cfg_edge] = count
-            elif edge.kind is EdgeKind.LOOP_END:
-                edge_counts[backedge_of[eid]] = count
+    edge_counts = cfg_edge_counts(fn, numbering)
     text = measurement.sources.get((fn.file, fn.source_hash))
     all_lines = text.splitlines() if text is not None else None
     prediction = predict_from_edges(fn) if fn.counts else None

@@ -1,0 +1,284 @@
+"""Line, branch and function coverage implied by a path profile (for LCOV and Cobertura).
+
+A path profile says which blocks each path ran, so it determines what a line or
+branch coverage tool would have measured (Ball-Larus 1996, §2: an edge profile
+is a projection of the path profile; a block profile is one of the edge
+profile):
+
+- a line's hits are the executions of the blocks that hold a statement starting
+  on it (a block counts once per execution, however many statements of it start
+  on the line). A block an exception cut short counts its first line only:
+  pathprof knows the block the exception left, not the statement;
+- a *decision* is a block whose last piece chooses where to go (an ``if`` or
+  ``while`` test, a ``for`` loop's next item, a ``match`` pattern or guard) and
+  that has two or more successors; its *arms* are its out-edges, each counted as
+  often as the paths through it ran;
+- a function's calls are the paths that started at its entry.
+
+Only what pathprof measures is here: the lines of functions (module and class
+bodies run once at import and are not profiled), and paths, which no line or
+branch format has: :mod:`pathprof.report.lcov` and
+:mod:`pathprof.report.cobertura` carry them where their consumers ignore them.
+
+Invariant: for every function, every line hit count is at most the sum of the
+counts of the paths through it, ``0 <= covered <= valid`` for lines, branches and
+functions, and a file's and the total's figures are sums over their functions.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+
+from pathprof.edgepredict import cfg_edge_counts
+from pathprof.exceptions import PathprofError
+from pathprof.profile import FunctionProfile, numbering_of
+from pathprof.python.instrument import source_hash
+from pathprof.store import Measurement
+
+__all__ = ["Arm", "Decision", "FileLines", "FunctionLines", "LineCoverage", "Rate",
+           "line_coverage"]
+
+#: The kinds of a block's last piece that choose between successors.
+DECIDING = ("test", "for-next", "pattern", "guard")
+
+
+@dataclass
+class Rate:
+    """Covered out of valid: lines, branch arms, functions or paths."""
+
+    covered: int = 0
+    valid: int = 0
+
+    @property
+    def rate(self) -> float:
+        """Covered as a fraction of valid (1.0 when nothing is valid, as Cobertura has it)."""
+        return self.covered / self.valid if self.valid else 1.0
+
+    def add(self, other: Rate) -> None:
+        self.covered += other.covered
+        self.valid += other.valid
+
+    def __str__(self) -> str:
+        return f"{100 * self.rate:.2f}% ({self.covered} of {self.valid})"
+
+
+@dataclass(frozen=True)
+class Arm:
+    label: str  #: the CFG edge's label: true, false, next, exhausted, case 1, ...
+    count: int
+
+
+@dataclass(frozen=True)
+class Decision:
+    line: int  #: where the deciding statement starts
+    block: int
+    executed: int  #: how often the deciding block ran
+    arms: tuple[Arm, ...]
+
+    @property
+    def covered(self) -> int:
+        return sum(1 for arm in self.arms if arm.count)
+
+
+@dataclass
+class FunctionLines:
+    profile: FunctionProfile
+    calls: int
+    lines: dict[int, int]  #: line -> hits
+    decisions: list[Decision]
+
+    @property
+    def name(self) -> str:
+        return self.profile.qualname
+
+    @property
+    def first_line(self) -> int:
+        return int(self.profile.meta["first_line"])
+
+    @property
+    def last_line(self) -> int:
+        return int(self.profile.meta["last_line"])
+
+    @property
+    def line_rate(self) -> Rate:
+        return Rate(sum(1 for hits in self.lines.values() if hits), len(self.lines))
+
+    @property
+    def branch_rate(self) -> Rate:
+        return Rate(sum(d.covered for d in self.decisions),
+                    sum(len(d.arms) for d in self.decisions))
+
+    @property
+    def path_rate(self) -> Rate:
+        return Rate(self.profile.paths_run, self.profile.paths_possible)
+
+
+@dataclass
+class FileLines:
+    file: str
+    functions: list[FunctionLines]  #: in line order
+    lines: dict[int, int] = field(default_factory=dict)  #: line -> hits, in line order
+
+    @property
+    def decisions(self) -> list[Decision]:
+        return sorted((d for fn in self.functions for d in fn.decisions),
+                      key=lambda d: (d.line, d.block))
+
+    @property
+    def line_rate(self) -> Rate:
+        return Rate(sum(1 for hits in self.lines.values() if hits), len(self.lines))
+
+    @property
+    def branch_rate(self) -> Rate:
+        total = Rate()
+        for fn in self.functions:
+            total.add(fn.branch_rate)
+        return total
+
+    @property
+    def function_rate(self) -> Rate:
+        return Rate(sum(1 for fn in self.functions if fn.calls), len(self.functions))
+
+    @property
+    def path_rate(self) -> Rate:
+        total = Rate()
+        for fn in self.functions:
+            total.add(fn.path_rate)
+        return total
+
+
+@dataclass
+class LineCoverage:
+    files: list[FileLines]  #: in name order
+    #: files measured in several versions of their source: (file, versions left out)
+    older_versions: list[tuple[str, int]] = field(default_factory=list)
+
+    def _sum(self, which: str) -> Rate:
+        total = Rate()
+        for file in self.files:
+            total.add(getattr(file, which))
+        return total
+
+    @property
+    def line_rate(self) -> Rate:
+        return self._sum("line_rate")
+
+    @property
+    def branch_rate(self) -> Rate:
+        return self._sum("branch_rate")
+
+    @property
+    def function_rate(self) -> Rate:
+        return self._sum("function_rate")
+
+    @property
+    def path_rate(self) -> Rate:
+        return self._sum("path_rate")
+
+    def summary(self) -> str:
+        return (f"lines {self.line_rate}, branches {self.branch_rate}, "
+                f"functions {self.function_rate}, paths {self.path_rate}")
+
+
+def codeless_lines(source: str) -> set[int]:
+    """Lines where only statements that compile to no code start (``global``,
+    ``nonlocal``, a constant expression such as ``...`` or a docstring): Python never
+    runs them, so coverage tools do not list them."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    codeless: set[int] = set()
+    with_code: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt):
+            empty = (isinstance(node, ast.Global | ast.Nonlocal)
+                     or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)))
+            (codeless if empty else with_code).add(node.lineno)
+    return codeless - with_code
+
+
+def function_lines(fn: FunctionProfile, codeless: set[int] = frozenset()) -> FunctionLines:
+    """What a line and branch coverage tool would have seen of ``fn`` (``codeless``:
+    see :func:`codeless_lines`)."""
+    meta = fn.meta
+    blocks = meta["blocks"]
+    starts = [sorted({piece[0] for piece in block["pieces"]} - codeless)
+              for block in blocks]
+    lines = {line: 0 for block_lines in starts for line in block_lines}
+    executed = [0] * len(blocks)
+    calls = 0
+    for path in fn.paths:
+        if path.start == "entry":
+            calls += path.count
+        for i, block in enumerate(path.blocks):
+            executed[block] += path.count
+            cut_here = path.end == "exception" and i == len(path.blocks) - 1
+            for line in starts[block][:1] if cut_here else starts[block]:
+                lines[line] += path.count
+    edge_counts = cfg_edge_counts(fn, numbering_of(meta)) if fn.paths else {}
+    out_edges: dict[int, list[int]] = {}
+    for eid, (src, _dst, _label) in enumerate(meta["edges"]):
+        out_edges.setdefault(src, []).append(eid)
+    decisions = []
+    for block, eids in sorted(out_edges.items()):
+        pieces = blocks[block]["pieces"]
+        if (not pieces or pieces[-1][4] not in DECIDING
+                or len({meta["edges"][e][1] for e in eids}) < 2):
+            continue
+        arms = tuple(Arm(meta["edges"][e][2], edge_counts.get(e, 0)) for e in eids)
+        decisions.append(Decision(pieces[-1][0], block, executed[block], arms))
+    return FunctionLines(fn, calls, dict(sorted(lines.items())), decisions)
+
+
+def _current_digest(file: str) -> str | None:
+    try:
+        with open(file, "rb") as f:
+            return source_hash(f.read())
+    except OSError:
+        return None
+
+
+def line_coverage(measurement: Measurement) -> LineCoverage:
+    """Line, branch, function and path coverage of every function measured.
+
+    A file measured in several versions of its source (data files combined
+    across an edit) is reported in one: the version the file holds now, or else
+    the one whose paths ran most; ``older_versions`` names the files where
+    versions were left out."""
+    functions = [fn for fn in measurement.functions if fn.meta.get("mode", "path") == "path"]
+    if measurement.functions and not functions:
+        raise PathprofError("line and branch coverage need a path profile; this data "
+                            "file holds an edge profile (run without --mode edge)")
+    by_file: dict[str, dict[str, list[FunctionProfile]]] = {}
+    for fn in functions:
+        by_file.setdefault(fn.file, {}).setdefault(fn.source_hash, []).append(fn)
+    result = LineCoverage([])
+    for file in sorted(by_file):
+        versions = by_file[file]
+        digest = _current_digest(file)
+        if digest not in versions:
+            digest = max(versions, key=lambda d: (sum(f.total for f in versions[d]), d))
+        if len(versions) > 1:
+            result.older_versions.append((file, len(versions) - 1))
+        text = measurement.sources.get((file, digest))
+        codeless = codeless_lines(text) if text is not None else set()
+        measured = [function_lines(fn, codeless) for fn in
+                    sorted(versions[digest], key=lambda f: (f.first_line, f.qualname))]
+        hits: dict[int, int] = {}
+        for fn_lines in measured:
+            for line, count in fn_lines.lines.items():
+                hits[line] = hits.get(line, 0) + count
+        result.files.append(FileLines(file, measured, dict(sorted(hits.items()))))
+    return result
+
+
+def relative_name(file: str, root: str) -> str:
+    """``file`` relative to ``root`` when it lies under it, else as it is."""
+    try:
+        relative = os.path.relpath(file, root)
+    except ValueError:  # another drive
+        return file
+    return file if relative.startswith(os.pardir) else relative

@@ -1,0 +1,58 @@
+"""LCOV tracefiles (``pathprof lcov``, ``--pathprof-report=lcov``), for genhtml, CI
+services and editors.
+
+One record per file: ``FN``/``FNDA`` for each function (its calls), ``BRDA`` for
+each arm of each decision (:mod:`pathprof.linecoverage`: "-" where the decision
+never ran), ``DA`` for each line with a statement, and the ``FNF``/``FNH``,
+``BRF``/``BRH``, ``LF``/``LH`` totals. LCOV has no record for paths: each
+function's path coverage is a comment line, which LCOV's readers skip::
+
+    # pathprof paths: <first line>,<paths run>,<paths possible>,<function>
+
+Functions are named by their qualified name (with ``@<line>`` added where two
+share one). Files are named by absolute path, as geninfo writes them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TextIO
+
+from pathprof.linecoverage import FileLines, LineCoverage
+
+__all__ = ["write_lcov"]
+
+
+def _function_names(file: FileLines) -> list[str]:
+    seen = Counter(fn.name for fn in file.functions)
+    return [fn.name if seen[fn.name] == 1 else f"{fn.name}@{fn.first_line}"
+            for fn in file.functions]
+
+
+def write_lcov(coverage: LineCoverage, output: TextIO) -> None:
+    for file in coverage.files:
+        names = _function_names(file)
+        output.write(f"TN:\nSF:{file.file}\n")
+        for fn, name in zip(file.functions, names, strict=True):
+            output.write(f"FN:{fn.first_line},{name}\n")
+        for fn, name in zip(file.functions, names, strict=True):
+            output.write(f"FNDA:{fn.calls},{name}\n")
+        functions = file.function_rate
+        output.write(f"FNF:{functions.valid}\nFNH:{functions.covered}\n")
+        for fn, name in zip(file.functions, names, strict=True):
+            paths = fn.path_rate
+            output.write(f"# pathprof paths: {fn.first_line},{paths.covered},{paths.valid},"
+                         f"{name}\n")
+        numbers: Counter[int] = Counter()
+        for decision in file.decisions:
+            number = numbers[decision.line]
+            numbers[decision.line] += 1
+            for arm_number, arm in enumerate(decision.arms):
+                taken = arm.count if decision.executed else "-"
+                output.write(f"BRDA:{decision.line},{number},{arm_number},{taken}\n")
+        branches = file.branch_rate
+        output.write(f"BRF:{branches.valid}\nBRH:{branches.covered}\n")
+        for line, hits in file.lines.items():
+            output.write(f"DA:{line},{hits}\n")
+        lines = file.line_rate
+        output.write(f"LF:{lines.valid}\nLH:{lines.covered}\nend_of_record\n")
