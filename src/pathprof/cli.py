@@ -149,7 +149,7 @@ def _parser() -> argparse.ArgumentParser:
             help=f"write {what}: line, branch, function and path coverage",
             description=f"Write {what} for CI services, editors and coverage tools: the "
             "line hits, branch counts and function calls the path profile implies, and "
-            "each function's path coverage (see docs/exports.md).",
+            "each function's path coverage (see docs/commands/exports.md).",
         )
         _data_file_option(export)
         export.add_argument("-o", "--output", default=default, metavar="FILE",

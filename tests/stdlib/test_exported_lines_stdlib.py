@@ -1,0 +1,118 @@
+"""The LCOV export of CPython's own test suites, judged by line events.
+
+``pathprof run --source MODULE -m unittest test.test_MODULE``, then ``pathprof lcov``:
+every line the LCOV file marks as hit is one the uninstrumented suite ran
+(``sys.settrace`` line events), and every line it ran that the file marks as not
+hit lies in a block where an exception cut a path (pathprof records the block an
+exception left, not the statement: docs/commands/exports.md). Several of these
+modules (textwrap, fnmatch, shlex) are imported by the interpreter or by
+pathprof before the program starts, so they are measured in place.
+
+Marked ``stdlib_oracle``: ``make test`` runs them on the baseline Python only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pathprof
+
+pytestmark = pytest.mark.stdlib_oracle
+
+MODULES = ["textwrap", "fnmatch", "shlex", "colorsys", "calendar", "difflib", "csv", "argparse",
+           "configparser", "getopt", "gettext", "string", "base64", "quopri",
+           "urllib.parse:urlparse",
+           "json", "json.decoder:json", "json.encoder:json", "dataclasses", "ast", "inspect"]
+# Not tomllib: its recursion tests reach the limit inside the tracer, whose
+# RecursionError then changes what the traced suite does.
+
+# Traced from where `pathprof run` starts measuring: after the interpreter's and
+# pathprof's own imports (a module imported then is measured in place, from then on),
+# before the module's import otherwise (its import-time calls are then measured).
+TRACE = """
+import importlib.util, json, runpy, sys, threading
+import pathprof.cli, pathprof.execfile, pathprof.profiler, pathprof.python.inplace
+filename = importlib.util.find_spec(sys.argv[1]).origin
+ran = set()
+
+def tracer(frame, event, arg):
+    if frame.f_code.co_filename != filename:
+        return None
+    if event == "line":
+        ran.add(frame.f_lineno)
+    return tracer
+
+# A test that recurses to the limit can make the tracer raise, which turns it off:
+# every test starts with it on again.
+import unittest
+original_run = unittest.TestCase.run
+
+def run(self, result=None):
+    sys.settrace(tracer)
+    return original_run(self, result)
+
+unittest.TestCase.run = run
+sys.argv = ["python -m unittest", "-q", sys.argv[2]]
+threading.settrace(tracer)
+sys.settrace(tracer)
+try:
+    runpy.run_module("unittest", run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+sys.settrace(None)
+print(json.dumps({"file": filename, "ran": sorted(ran)}))
+"""
+
+
+def _lcov_lines(text: str, filename: str) -> dict[int, int]:
+    record = text[text.index(f"SF:{filename}\n"):]
+    record = record[:record.index("end_of_record")]
+    return {int(line): int(hits) for line, hits in
+            (entry[3:].split(",") for entry in record.splitlines() if entry.startswith("DA:"))}
+
+
+# "module:suite" where the suite is not test.test_<module>
+@pytest.mark.parametrize("module", MODULES)
+def test_lines_hit_in_the_lcov_file_are_lines_the_suite_ran(tmp_path: Path, module: str
+                                                            ) -> None:
+    module, _colon, test_name = module.partition(":")
+    env = {**os.environ}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+
+    def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+        result = subprocess.run([sys.executable, *args], cwd=tmp_path, env=env,
+                                capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0 or not check, result.stderr[-3000:]
+        return result
+
+    def verdict(result: subprocess.CompletedProcess) -> str:
+        """unittest's last line: OK or FAILED, with skips (a suite may fail here,
+        e.g. a REPL test without a terminal: the same with and without pathprof)."""
+        return result.stderr.strip().splitlines()[-1]
+
+    test_module = f"test.test_{test_name or module}"
+    measured = run("-m", "pathprof", "run", "--no-cache", "--source", module, "-m",
+                   "unittest", "-q", test_module, check=False)
+    run("-m", "pathprof", "lcov")
+    (tmp_path / "trace.py").write_text(TRACE)
+    traced = run("trace.py", module, test_module, check=False)
+    assert verdict(measured) == verdict(traced)
+    plain = json.loads(traced.stdout.splitlines()[-1])
+    hits = _lcov_lines((tmp_path / "coverage.lcov").read_text(), plain["file"])
+    ran = set(plain["ran"])
+    hit = {line for line, count in hits.items() if count}
+    assert hit, "nothing measured"
+    assert hit <= ran, sorted(hit - ran)
+    in_cut_blocks = set()
+    for fn in pathprof.load(str(tmp_path / ".pathprof")).functions:
+        for key in fn.cuts:
+            block = int(key.split(":")[0])
+            in_cut_blocks |= {piece[0] for piece in fn.meta["blocks"][block]["pieces"]}
+    unexplained = (ran & set(hits)) - hit - in_cut_blocks
+    assert not unexplained, sorted(unexplained)
