@@ -349,3 +349,12 @@ def test_pathprofs_work_in_one_thread_keeps_the_swap_until_the_last_one_ends() -
     release.set()
     thread.join()
     assert namespace["_@pp_m"] is state
+
+
+def test_event_counting_names_the_modules_it_cannot_count(tmp_path: Path) -> None:
+    """`pathprof count` does not switch functions in place: it says so, by name."""
+    (tmp_path / "prog.py").write_text("import fnmatch\nprint(fnmatch.fnmatch('a.py', '*.py'))\n")
+    result = pathprof_cli(tmp_path, "count", "--source", "fnmatch", "prog.py")
+    assert result.stdout.startswith("True\n")
+    assert result.stderr == ("pathprof: already imported before counting started, so not "
+                             "counted: fnmatch\n")

@@ -195,7 +195,14 @@ class EventCounter(contextlib.ContextDecorator):
         self.hook = ImportHook(self.selection, self.options)
 
     def start(self) -> EventCounter:
+        from pathprof.messages import warn
+
         self.hook.install()
+        late = [name for name, _module in self.hook.already_imported()]
+        if late:
+            # Unlike Profiler, counting does not switch functions in place (yet).
+            warn("already imported before counting started, so not counted: "
+                 + ", ".join(late[:5]) + (f" and {len(late) - 5} more" if len(late) > 5 else ""))
         return self
 
     def stop(self) -> None:
