@@ -28,8 +28,6 @@ from .test_pytest_plugin import pytest_in
 from .test_run import pathprof_cli, project  # noqa: F401  (a fixture)
 
 PROGRAMS = corpus_programs()
-# The corpus's own return/continue in finally (PEP 765), which 3.14 warns about.
-pytestmark = pytest.mark.filterwarnings("ignore:.* in a 'finally' block:SyntaxWarning")
 
 
 def _profiles(loaded: Any) -> list[FunctionProfile]:
