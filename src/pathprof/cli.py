@@ -7,6 +7,7 @@ Exit codes: 0 success, 1 a pathprof error (message printed, no traceback),
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import json
 import os
@@ -322,7 +323,8 @@ def _run_program(args: argparse.Namespace, path: str | None, program_args: list[
             run_module(args.program, program_args)
         else:
             assert path is not None
-            run_script(path, program_args, compile_main)
+            argv0 = args.program if os.path.exists(args.program) else path
+            run_script(path, program_args, compile_main, argv0)
     except SystemExit as exit_:
         status = _exit_status(exit_.code)
     except PathprofError:
@@ -331,8 +333,8 @@ def _run_program(args: argparse.Namespace, path: str | None, program_args: list[
         exc_type, exc, tb = sys.exc_info()
         while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
             tb = tb.tb_next
-        traceback.print_exception(exc_type, exc, tb)
-        status = ERR
+        _report_uncaught(exc_type, exc, tb)
+        status = INTERRUPTED if isinstance(exc, KeyboardInterrupt) else ERR
     finally:
         stop()
         with contextlib.suppress(OSError, ValueError):
@@ -340,8 +342,32 @@ def _run_program(args: argparse.Namespace, path: str | None, program_args: list[
     return status
 
 
+#: The program ended by an uncaught KeyboardInterrupt: after saving, pathprof dies
+#: of SIGINT, as Python does (so a shell sees 130 and stops a loop of commands).
+INTERRUPTED = -2
+
+
+def _report_uncaught(exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+    """What Python does with an exception the program did not catch: call
+    ``sys.excepthook`` (the program's own, if it set one)."""
+    try:
+        sys.excepthook(exc_type, exc, tb)
+    except Exception:  # a broken hook: Python then prints both, as here
+        traceback.print_exception(exc_type, exc, tb)
+
+
+def _die_of_sigint() -> None:
+    import signal
+
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
 def _command_run(args: argparse.Namespace) -> int:
-    from pathprof.profiler import Profiler
+    from pathprof.profiler import Profiler, save_on_sigterm
 
     path, program_args, default_dirs = _program(args)
     profiler = Profiler(data_file=args.data_file, source=args.source, include=args.include,
@@ -350,14 +376,30 @@ def _command_run(args: argparse.Namespace) -> int:
                         argv=[args.program, *program_args])
 
     compile_main = _main_compiler(profiler.selection, profiler.options)
-
+    save_on_sigterm(profiler)
+    # Python's exit after an uncaught KeyboardInterrupt: the program's atexit handlers
+    # run (registered later, they run first), then the process kills itself with SIGINT.
+    interrupted: list[bool] = []
+    atexit.register(lambda: interrupted and _die_of_sigint())
+    status = ERR
     try:
         status = _run_program(args, path, program_args, profiler.start, profiler.stop,
                               compile_main)
     finally:
-        written = profiler.save()
+        profiler._saving = True
+        try:
+            written = profiler.save()
+        finally:
+            profiler._saving = False
+        if getattr(profiler, "_terminated_while_saving", False):
+            from pathprof.profiler import _die_of_sigterm
+
+            _die_of_sigterm()
     if written != os.path.abspath(args.data_file):
         print(f"pathprof: data saved to {written}", file=sys.stderr)
+    if status == INTERRUPTED:
+        interrupted.append(True)
+        return ERR
     return status
 
 

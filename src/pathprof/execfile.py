@@ -8,6 +8,8 @@ not parse raises the same :class:`SyntaxError` plain Python would.
 
 from __future__ import annotations
 
+import builtins
+import importlib.machinery
 import os
 import runpy
 import shutil
@@ -44,8 +46,13 @@ def resolve_program(name: str) -> tuple[str, bool]:
     raise ConfigError(f"no such file or program: {name}")
 
 
-def run_script(path: str, args: Sequence[str], compile_fn: CompileFn) -> None:
-    """Execute ``path`` as ``__main__`` with ``sys.argv = [path, *args]``."""
+def run_script(path: str, args: Sequence[str], compile_fn: CompileFn,
+               argv0: str | None = None) -> None:
+    """Execute ``path`` as ``__main__`` with ``sys.argv = [argv0 or path, *args]``.
+
+    ``__main__`` gets what ``python script.py`` gives it: ``__file__`` (absolute),
+    ``__builtins__`` (the :mod:`builtins` module), a source ``__loader__``,
+    ``__spec__`` and ``__package__`` None, ``__cached__`` None."""
     try:
         with open(path, "rb") as f:
             source = f.read()
@@ -53,12 +60,15 @@ def run_script(path: str, args: Sequence[str], compile_fn: CompileFn) -> None:
         raise ConfigError(f"cannot read {path}: {err.strerror}") from err
     main = types.ModuleType("__main__")
     main.__file__ = path
-    main.__builtins__ = __builtins__  # type: ignore[attr-defined]
+    main.__builtins__ = builtins  # type: ignore[attr-defined]
     main.__cached__ = None  # type: ignore[attr-defined]
+    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
+    main.__spec__ = None
+    main.__package__ = None
     old_main = sys.modules.get("__main__")
     old_argv, old_path0 = sys.argv, sys.path[0] if sys.path else None
     sys.modules["__main__"] = main
-    sys.argv = [path, *args]
+    sys.argv = [argv0 or path, *args]
     directory = os.path.dirname(os.path.abspath(path))
     if sys.path:
         sys.path[0] = directory

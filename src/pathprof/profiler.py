@@ -43,7 +43,7 @@ from pathprof.python.importhook import ImportHook, InstrumentOptions
 from pathprof.python.instrument import source_hash
 from pathprof.python.selection import Selection
 
-__all__ = ["Profiler", "load"]
+__all__ = ["Profiler", "load", "save_on_sigterm"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -376,12 +376,15 @@ def _patch_os_exit(profiler: Profiler) -> None:
     os._exit = _exit  # type: ignore[assignment]
 
 
-def _save_on_sigterm(profiler: Profiler) -> None:
-    """A forked child killed by SIGTERM (``multiprocessing.Pool.terminate``) saves
-    its counts first, then dies of the signal as it would have. Only when the
+def _save_on_sigterm(profiler: Profiler, save: Callable[[], Any] | None = None) -> None:
+    """Killed by SIGTERM, save first, then die of the signal as the process would
+    have (``multiprocessing.Pool.terminate`` in a forked child; ``kill``, a CI
+    timeout or a container stop for ``pathprof run``; coverage.py's ``sigterm =
+    true``). ``save`` is what saves (default: a forked child's save). Only when the
     program has not installed a SIGTERM handler of its own."""
     if not hasattr(signal, "SIGTERM"):  # pragma: no cover - Windows
         return
+    save = save or profiler._save_at_exit
     try:
         if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
             return
@@ -391,12 +394,30 @@ def _save_on_sigterm(profiler: Profiler) -> None:
                 profiler._terminated_while_saving = True
                 return
             with contextlib.suppress(Exception):
-                profiler._save_at_exit()
+                save()
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
             _die_of_sigterm()
 
         signal.signal(signal.SIGTERM, on_sigterm)
     except ValueError:  # not the main thread: leave signals alone
         pass
+
+
+def save_on_sigterm(profiler: Profiler) -> None:
+    """``pathprof run``: a SIGTERM stops the profiler and saves the run's data, then
+    the process dies of the signal (docs/guarantees.md)."""
+
+    def save() -> None:
+        profiler._saving = True
+        try:
+            profiler.stop()
+            profiler.save()
+        finally:
+            profiler._saving = False
+
+    _save_on_sigterm(profiler, save)
 
 
 def _read_source(filename: str, digest: str) -> str | None:

@@ -1,7 +1,9 @@
 """What runs inside the profiled program: counter tables, cut paths, and their hand-over.
 
-Imports only the standard library (and, lazily on the first exception, the
-stdlib-only :mod:`pathprof._blockmap`). An instrumented module calls
+Imports only the standard library and the stdlib-only :mod:`pathprof._blockmap`,
+up front: nothing pathprof runs inside the program imports anything while the
+program runs (an import inside the program's ``except`` clause could fail where
+the program has changed ``sys.meta_path`` or ``sys.modules``). An instrumented module calls
 :func:`register` once as it is executed; its functions then index their counter
 tables directly (``_@pp_c3[_@pp_r] += 1``), which is the whole fast path. Exceptions
 call :meth:`ModuleState.handler`, :meth:`ModuleState.cut` and
@@ -25,6 +27,8 @@ import os
 import sys
 import time
 from typing import Any
+
+from pathprof._blockmap import BlockMap
 
 __all__ = ["InstrumentedModule", "ModuleState", "modules", "own_work", "register",
            "set_hooks", "share", "take_snapshot"]
@@ -70,8 +74,6 @@ class InstrumentedModule:
     def _blockmap(self, index: int, code: Any) -> Any:
         blockmap = self._maps.get(index)
         if blockmap is None or blockmap.code is not code:
-            from pathprof._blockmap import BlockMap
-
             blockmap = self._maps[index] = BlockMap(self.meta["functions"][index], code)
         return blockmap
 

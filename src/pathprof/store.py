@@ -34,6 +34,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from pathprof import __version__
 from pathprof.exceptions import DataError, NoDataError
 from pathprof.profile import FunctionProfile, merge
 
@@ -255,8 +256,6 @@ def _create_empty(path: str) -> None:
 
 def _write_meta(db: sqlite3.Connection) -> None:
     """The versions a new data file records (in the caller's transaction)."""
-    from pathprof import __version__
-
     db.executemany("INSERT INTO meta VALUES (?, ?)",
                    [("schema_version", str(SCHEMA_VERSION)), ("pathprof_version", __version__)])
 

@@ -38,9 +38,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-# The runtime imports it on a program's first exception; with the import system
-# itself measured, that import would raise into the runtime again: import it now.
-import pathprof._blockmap  # noqa: F401
 from pathprof import runtime
 from pathprof.python.importhook import InstrumentOptions, instrumented_code
 from pathprof.python.instrument import MODULE

@@ -1,0 +1,111 @@
+"""The measured program cannot tell it is measured (issue 23 §1, docs/guarantees.md):
+what it catches stays caught, its memory does not grow with what it runs, and
+its ``__main__`` looks like ``python script.py``'s."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ..test_run import pathprof_cli
+
+
+def run_both(tmp_path: Path, source: str, *args: str) -> tuple[str, str]:
+    """The program's output with and without pathprof (stdout and exit status)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent(source))
+    plain = subprocess.run([sys.executable, "prog.py", *args], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300)
+    measured = pathprof_cli(tmp_path, "run", "prog.py", *args, check=False)
+    return (f"{plain.returncode}\n{plain.stdout}", f"{measured.returncode}\n{measured.stdout}")
+
+
+def test_a_caught_exception_stays_caught_when_imports_cannot_work(tmp_path: Path) -> None:
+    """The program disables importing, then raises and catches in measured code:
+    pathprof imports nothing while the program runs, so its handler runs."""
+    plain, measured = run_both(tmp_path, """
+        import sys
+
+        def parse(text):
+            try:
+                return int(text)
+            except ValueError:
+                return None
+
+        sys.meta_path[:] = []
+        sys.modules["pathprof"] = None
+        sys.modules["pathprof._blockmap"] = None
+        print([parse(t) for t in ["1", "x", "3", "y"]])
+    """)
+    assert measured == plain == "0\n[1, None, 3, None]\n"
+
+
+@pytest.mark.parametrize("kind", ["builtins", "loader", "annotations", "argv", "file"])
+def test_main_looks_like_pythons(tmp_path: Path, kind: str) -> None:
+    checks = {
+        "builtins": "print(type(__builtins__).__name__, __builtins__.len('ab'))",
+        "loader": "print(__loader__ is not None, __spec__ is None, __package__)",
+        "annotations": "x: int = 1\nprint(__annotations__)",
+        "argv": "import sys\nprint(sys.argv)",
+        "file": "import os\nprint(__file__, __name__, __cached__ if '__cached__' in dir() "
+                "else 'no __cached__')",
+    }
+    plain, measured = run_both(tmp_path, checks[kind], "arg")
+    assert measured == plain
+
+
+def test_an_uncaught_exception_goes_to_the_programs_excepthook(tmp_path: Path) -> None:
+    plain, measured = run_both(tmp_path, """
+        import sys
+
+        def hook(kind, value, tb):
+            print("hooked", kind.__name__, value, tb.tb_frame.f_code.co_name)
+
+        def fail():
+            raise LookupError("gone")
+
+        sys.excepthook = hook
+        fail()
+    """)
+    assert measured == plain == "1\nhooked LookupError gone <module>\n"
+
+
+SIGNALLED = """
+    import atexit, os, signal, sys, time
+
+    def work(n):
+        total = 0
+        for i in range(n):
+            if i % 3:
+                total += i
+        return total
+
+    atexit.register(lambda: print("atexit ran", flush=True))
+    print(work(30), flush=True)
+    if sys.argv[1] == "interrupt":
+        raise KeyboardInterrupt
+    os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+    time.sleep(30)
+"""
+
+
+@pytest.mark.parametrize(("how", "status", "atexit_runs"), [
+    ("interrupt", -2, True), ("SIGINT", -2, True), ("SIGTERM", -15, False)])
+def test_a_signal_ends_the_run_as_python_would_after_saving(
+        tmp_path: Path, how: str, status: int, atexit_runs: bool) -> None:
+    """Ctrl-C: the program's atexit handlers run, then the process dies of SIGINT
+    (a shell sees 130). SIGTERM: the process dies of SIGTERM, as without pathprof —
+    after pathprof saved the run."""
+    plain, measured = run_both(tmp_path, SIGNALLED, how)
+    expected = f"{status}\n300\n" + ("atexit ran\n" if atexit_runs else "")
+    assert plain == expected
+    assert measured == expected
+    import pathprof
+
+    work = {fn.qualname: fn for fn in pathprof.load(str(tmp_path / ".pathprof")).functions}
+    assert work["work"].total == 31  # entry, 29 iterations, the end
