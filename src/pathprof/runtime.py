@@ -36,8 +36,6 @@ __all__ = ["InstrumentedModule", "ModuleState", "modules", "own_work", "register
 _modules: list[ModuleState] = []
 #: The clock of ``--metric time``: wall time in nanoseconds.
 clock = time.perf_counter_ns
-#: Exit notes kept before a handler decodes them (each is a small tuple).
-DRAIN_AT = 10_000
 #: What instrumented code calls as an exception leaves a function: C functions only.
 exception = sys.exception
 getframe = sys._getframe
@@ -81,8 +79,8 @@ class InstrumentedModule:
 class ModuleState(InstrumentedModule):
     """The counters of one instrumented module, and what decodes its exceptions."""
 
-    __slots__ = ("_maps", "_meta", "counters", "cuts", "exits", "filename", "key", "meta_json",
-                 "name", "raised", "timed", "times", "unattributed", "unmeasured")
+    __slots__ = ("_maps", "_meta", "counters", "cuts", "exit_times", "exits", "filename", "key",
+                 "meta_json", "name", "raised", "timed", "times", "unattributed", "unmeasured")
 
     def __init__(self, name: str, filename: str, key: str, sizes: tuple[int, ...],
                  meta_json: str, timed: bool = False) -> None:
@@ -95,12 +93,15 @@ class ModuleState(InstrumentedModule):
         self.cuts: tuple[dict[tuple[int, int], int], ...] = tuple({} for _ in sizes)
         #: per function: calls that ended by an exception
         self.raised: list[int] = [0] * len(sizes)
-        #: Exits by exception, noted by instrumented code without calling Python
-        #: (``exits.append((index, register, lasti, code, context's lasti or -1[,
-        #: path start, now]))``) so
+        #: Exits by exception, counted by instrumented code without calling Python
+        #: (``exits[(index, register, lasti, code, context's lasti or -1)] += 1``) so
         #: that nothing can raise anew as the exception leaves — not even a
-        #: RecursionError at the recursion limit. :meth:`drain` records them.
-        self.exits: list[tuple[Any, ...]] = []
+        #: RecursionError at the recursion limit. :meth:`drain` records them. A
+        #: count per distinct exit, so its size is bounded by the code measured,
+        #: however many exceptions leave.
+        self.exits: dict[tuple[Any, ...], int] = {}
+        #: with ``--metric time``: the same keys -> nanoseconds from path start to exit
+        self.exit_times: dict[tuple[Any, ...], int] = {}
         #: per function: exceptions whose block could not be found
         self.unattributed: list[int] = [0] * len(sizes)
         #: functions that count nothing, whatever runs: a module measured after it
@@ -118,8 +119,6 @@ class ModuleState(InstrumentedModule):
         """
         if register is not None:
             self._record(index, register, sys._getframe(1))
-        if len(self.exits) > DRAIN_AT:
-            self.drain()  # keep the notes of a program that raises a lot small
         if self.meta["functions"][index].get("mode") == "edge":
             if start >= 0:
                 self.counters[index][start] += 1
@@ -132,13 +131,19 @@ class ModuleState(InstrumentedModule):
             self._record(index, register, sys._getframe(1))
 
     def drain(self) -> None:
-        """Record the exits noted by instrumented code (see :attr:`exits`)."""
-        count = len(self.exits)
-        exits = self.exits[:count]
-        del self.exits[:count]  # appends made meanwhile by other threads stay
-        for record in exits:
-            index, register, lasti, code, context_lasti = record[:5]
-            self.raised[index] += 1
+        """Record the exits counted by instrumented code (see :attr:`exits`).
+
+        What is taken is subtracted entry by entry, so a count another thread adds
+        meanwhile stays for the next drain (as :func:`take_snapshot` does)."""
+        for key, count in list(self.exits.items()):
+            if not count:
+                continue
+            self.exits[key] -= count
+            elapsed = self.exit_times.get(key, 0) if self.timed else 0
+            if elapsed:
+                self.exit_times[key] -= elapsed
+            index, register, lasti, code, context_lasti = key
+            self.raised[index] += count
             if register is None:
                 continue
             try:
@@ -148,36 +153,38 @@ class ModuleState(InstrumentedModule):
                     located = blockmap.locate(context_lasti)
             except Exception:  # never let decoding lose the other notes
                 located = None
-            started, now = record[5:7] if len(record) > 6 else (None, None)
-            self._record_at(index, register, located, started, now)
+            self._record_at(index, register, located, count, elapsed if self.timed else None)
 
     def _record(self, index: int, register: int, frame: Any) -> None:
         located = self.locate(index, frame, sys.exception())
         started = frame.f_locals.get("_@pp_s") if self.timed else None
-        self._record_at(index, register, located, started, clock() if self.timed else None)
+        elapsed = clock() - started if started is not None else None
+        self._record_at(index, register, located, 1, elapsed)
 
     def _record_at(self, index: int, register: int, located: tuple[int, str] | None,
-                   started: int | None, now: int | None) -> None:
+                   count: int, elapsed: int | None) -> None:
+        """Record ``count`` paths an exception cut where ``located`` says (``elapsed``:
+        their nanoseconds in all, with ``--metric time``)."""
         try:
             if located is None:
-                self.unattributed[index] += 1
+                self.unattributed[index] += count
                 return
             block, how = located
             function = self.meta["functions"][index]
             if function.get("mode") == "edge":
-                self._record_edge(index, function, block, how)
+                self._record_edge(index, function, block, how, count)
                 return
             if how == "raise":
                 # An explicit raise statement: the path ends by its edge to EXIT,
                 # whose number is the register (the edge carries no code).
-                self.counters[index][register] += 1
-                if started is not None and now is not None:
-                    self.times[index][register] += now - started
+                self.counters[index][register] += count
+                if elapsed is not None:
+                    self.times[index][register] += elapsed
                 return
             if how == "continue-exit":
                 # __exit__ raised while a continue left a with: the backedge has
                 # already counted and reset the register (documented limitation).
-                self.unattributed[index] += 1
+                self.unattributed[index] += count
                 return
             if how == "return-exit" or (how == "return-value"
                                         and block in function["early_returns"]):
@@ -185,32 +192,32 @@ class ModuleState(InstrumentedModule):
                 # return counted before its value (instrument.return_code): take
                 # the count back.
                 op, value = function["returns"][str(block)]
-                self.counters[index][value if op == "COUNT_CONST" else register + value] -= 1
+                self.counters[index][value if op == "COUNT_CONST" else register + value] -= count
             key = (block, register + function["query"][block])
             cuts = self.cuts[index]
-            cuts[key] = cuts.get(key, 0) + 1
+            cuts[key] = cuts.get(key, 0) + count
         except Exception:  # never let profiling change the program's exception
-            self.unattributed[index] += 1
+            self.unattributed[index] += count
 
-    def _record_edge(self, index: int, function: dict[str, Any], block: int, how: str
-                     ) -> None:
+    def _record_edge(self, index: int, function: dict[str, Any], block: int, how: str,
+                     count: int = 1) -> None:
         """Edge mode: an exception left ``block`` — count its virtual exception edge
         (a raise statement's own edge is in the spanning tree: flow gives it)."""
         if how == "raise":
             return
         if how == "continue-exit":
-            self.unattributed[index] += 1
+            self.unattributed[index] += count
             return
         table = self.counters[index]
         if how == "return-exit" or (how == "return-value"
                                     and block in function["early_returns"]):
             returned = function["returns"].get(str(block))
             if returned is not None:
-                table[returned[1]] -= 1
+                table[returned[1]] -= count
         plan = function["edge_plan"]
         raise_edge = (len(function["edges"]) + len(function["restarts"])
                       + plan["raising"].index(block))
-        table[plan["chords"].index(raise_edge)] += 1
+        table[plan["chords"].index(raise_edge)] += count
 
     def locate(self, index: int, frame: Any, exc: BaseException | None
                ) -> tuple[int, str] | None:
@@ -379,6 +386,8 @@ def _zero_all() -> None:
                 table.clear()
         for cuts in state.cuts:
             cuts.clear()
+        state.exits.clear()
+        state.exit_times.clear()
         state.raised[:] = [0] * len(state.raised)
         state.unattributed[:] = [0] * len(state.unattributed)
 

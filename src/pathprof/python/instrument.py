@@ -74,7 +74,7 @@ FORMAT_VERSION = 6
 #: finally that hands a return, break or continue on to an enclosing finally sets
 #: that one's route flag.
 #: 7: a return counted before its value is located at the value's first code.
-CODE_VERSION = 7
+CODE_VERSION = 8
 
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
@@ -725,15 +725,37 @@ def exception_position() -> list[ast.expr]:
     return [lasti, code, context_lasti]
 
 
-def _note_exit(fp: FunctionPlan, register: ast.expr) -> ast.expr:
-    """``_@pp_m.exits.append((index, _@pp_r, lasti, code, context lasti[, _@pp_s, now]))``
-    (see :func:`exception_position`)."""
-    items: list[ast.expr] = [_const(fp.index), register, *exception_position()]
+def _note_exit(fp: FunctionPlan, register: ast.expr) -> list[tuple[str, ast.expr]]:
+    """The observer's effects: count the exit in ``_@pp_m.exits``, a dict from
+    ``(index, _@pp_r, lasti, code, context lasti)`` (see :func:`exception_position`)
+    to how often it happened, so that its size is bounded by the code, not by how
+    many exceptions leave (with ``--metric time``, also add the path's time so far
+    to ``_@pp_m.exit_times``). Only C calls: nothing can raise anew as the exception
+    leaves. The frame is ending, so its register holds the key meanwhile::
+
+        _@pp_r := (index, _@pp_r, ...)
+        _@pp_r := _@pp_m.exits.__setitem__(_@pp_r, _@pp_m.exits.get(_@pp_r, 0) + 1)
+    """
+    key = ast.Tuple(elts=[_const(fp.index), register, *exception_position()], ctx=ast.Load())
+
+    def add_to(table: str, amount: ast.expr) -> ast.expr:
+        mapping = ast.Attribute(value=_load(MODULE), attr=table, ctx=ast.Load())
+        current = ast.Call(func=ast.Attribute(value=mapping, attr="get", ctx=ast.Load()),
+                           args=[_load(REGISTER), _const(0)], keywords=[])
+        return ast.Call(func=ast.Attribute(value=mapping, attr="__setitem__", ctx=ast.Load()),
+                        args=[_load(REGISTER), ast.BinOp(left=current, op=ast.Add(),
+                                                         right=amount)],
+                        keywords=[])
+
+    effects: list[tuple[str, ast.expr]] = [(REGISTER, key)]
     if fp.timed:
-        items += [_load(PATH_START), ast.Call(func=_load(CLOCK), args=[], keywords=[])]
-    exits = ast.Attribute(value=_load(MODULE), attr="exits", ctx=ast.Load())
-    return ast.Call(func=ast.Attribute(value=exits, attr="append", ctx=ast.Load()),
-                    args=[ast.Tuple(elts=items, ctx=ast.Load())], keywords=[])
+        elapsed = ast.BinOp(left=ast.Call(func=_load(CLOCK), args=[], keywords=[]),
+                            op=ast.Sub(), right=_load(PATH_START))
+        # _@pp_r := (<add the time>, _@pp_r)[1]: the key stays in the register
+        both = ast.Tuple(elts=[add_to("exit_times", elapsed), _load(REGISTER)], ctx=ast.Load())
+        effects.append((REGISTER, ast.Subscript(value=both, slice=_const(1), ctx=ast.Load())))
+    effects.append((REGISTER, add_to("exits", _const(1))))
+    return effects
 
 
 def _artificial_try(node: ast.Try) -> ast.Try:
@@ -759,8 +781,7 @@ def _wrap_function(fp: FunctionPlan) -> None:
     # value would always be 0.
     uses_register = any(isinstance(n, ast.Name) and n.id == REGISTER
                         for stmt in body for n in ast.walk(stmt))
-    observer = _observer([(REGISTER, _note_exit(
-        fp, _load(REGISTER) if uses_register else _const(0)))])
+    observer = _observer(_note_exit(fp, _load(REGISTER) if uses_register else _const(0)))
     # The observer has no location: a tracer's ``return`` event for a frame that an
     # exception leaves reads ``f_lineno`` None there (CPython does the same for its
     # own location-less code; pdb prints "lineno is None"). Any line we could give
