@@ -75,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
                        "per statement (statements, the naive instrumentation)")
     count.add_argument("--sort", choices=("inclusive", "self", "name"), default="inclusive",
                        help="order of the table (default: inclusive)")
-    count.add_argument("--top", type=int, default=20, metavar="N",
+    count.add_argument("--top", type=_count, default=20, metavar="N",
                        help="show the N functions with the most events (default 20; 0: all)")
     count.add_argument("--json", dest="json_file", metavar="FILE",
                        help="also write the counts as JSON to FILE ('-': standard output, "
@@ -104,13 +104,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     _data_file_option(report)
     report.add_argument("--format", choices=("text", "json"), default="text")
-    report.add_argument("--top", type=int, default=5, metavar="N",
+    report.add_argument("--top", type=_count, default=5, metavar="N",
                         help="paths shown per function (text; default 5; json: all)")
-    report.add_argument("--functions", type=int, default=None, metavar="N",
+    report.add_argument("--functions", type=_count, default=None, metavar="N",
                         help="show only the N functions that executed most paths")
     report.add_argument("--show-unrun", action="store_true",
                         help="list measured functions that never ran")
-    report.add_argument("-o", "--output", metavar="FILE", help="write to FILE")
+    report.add_argument("-o", "--output", metavar="FILE", type=_file_name, help="write to FILE")
 
     coverage = commands.add_parser(
         "coverage",
@@ -122,14 +122,15 @@ def _parser() -> argparse.ArgumentParser:
     _data_file_option(coverage)
     coverage.add_argument("-m", "--show-missing", action="store_true",
                           help="list each function's missed paths, shortest first")
-    coverage.add_argument("--missed", type=int, default=None, metavar="N",
+    coverage.add_argument("--missed", type=_count, default=None, metavar="N",
                           help="missed paths listed per function (default 5; json 10)")
     coverage.add_argument("--skip-covered", action="store_true",
                           help="leave out functions whose every path ran")
     coverage.add_argument("--fail-under", type=float, default=None, metavar="PERCENT",
                           help="exit with status 2 if the total is below PERCENT")
     coverage.add_argument("--format", choices=("text", "json"), default="text")
-    coverage.add_argument("-o", "--output", metavar="FILE", help="write to FILE")
+    coverage.add_argument("-o", "--output", metavar="FILE", type=_file_name,
+                          help="write to FILE")
 
     html = commands.add_parser(
         "html",
@@ -153,7 +154,7 @@ def _parser() -> argparse.ArgumentParser:
             "each function's path coverage (see docs/commands/exports.md).",
         )
         _data_file_option(export)
-        export.add_argument("-o", "--output", default=default, metavar="FILE",
+        export.add_argument("-o", "--output", default=default, metavar="FILE", type=_file_name,
                             help=f"where to write (default {default}; - for standard output)")
         export.add_argument("--fail-under", type=float, default=None, metavar="PERCENT",
                             help="exit with status 2 if total path coverage is below PERCENT")
@@ -170,12 +171,12 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("--threshold", type=float, default=0.1, metavar="FRACTION",
                       help="report a common path whose count moved by more than this "
                       "fraction of its old count (default 0.1)")
-    diff.add_argument("--min-count", type=int, default=1, metavar="N",
+    diff.add_argument("--min-count", type=_count, default=1, metavar="N",
                       help="ignore paths that ran fewer than N times in both (default 1)")
     diff.add_argument("--fail-on-change", action="store_true",
                       help="exit with status 3 if any path appeared, vanished or changed")
     diff.add_argument("--format", choices=("text", "json"), default="text")
-    diff.add_argument("-o", "--output", metavar="FILE", help="write to FILE")
+    diff.add_argument("-o", "--output", metavar="FILE", type=_file_name, help="write to FILE")
 
     combine = commands.add_parser(
         "combine",
@@ -189,8 +190,25 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _count(text: str) -> int:
+    """An argument that counts something: a whole number, not negative."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative")
+    return value
+
+
+def _file_name(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty file name")
+    return text
+
+
 def _data_file_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-file", default=None, metavar="FILE",
+    parser.add_argument("--data-file", default=None, metavar="FILE", type=_file_name,
                         help="the data file (default: .pathprof, or tool.pathprof.data_file "
                         "in pyproject.toml)")
 
@@ -395,7 +413,7 @@ def _command_run(args: argparse.Namespace) -> int:
             from pathprof.profiler import _die_of_sigterm
 
             _die_of_sigterm()
-    if written != os.path.abspath(args.data_file):
+    if written != profiler.data_file:  # absolute, taken before the program could chdir
         print(f"pathprof: data saved to {written}", file=sys.stderr)
     if status == INTERRUPTED:
         interrupted.append(True)

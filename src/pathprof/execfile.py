@@ -95,8 +95,11 @@ def run_module(name: str, args: Sequence[str]) -> None:
     try:
         runpy.run_module(name, run_name="__main__", alter_sys=True)
     except ImportError as err:
-        if getattr(err, "name", None) == name or f"No module named {name!r}" in str(err):
-            raise ConfigError(f"no module named {name}") from err
+        # runpy says "No module named x" (no quotes) for the module itself; an import
+        # the module makes says "No module named 'y'" and is the program's error.
+        if (getattr(err, "name", None) == name
+                or str(err) in (f"No module named {name}", f"No module named {name!r}")):
+            raise ConfigError(f"no module named {name}") from None
         raise
     finally:
         sys.argv = old_argv

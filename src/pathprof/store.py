@@ -113,6 +113,11 @@ def _check(db: sqlite3.Connection, path: str) -> None:
     """Raise DataError unless ``db`` is a pathprof data file of our schema."""
     try:
         row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.OperationalError as err:
+        if "locked" in str(err):
+            raise DataError(f"{path} is locked by another process (still writing it after "
+                            f"{LOCK_TIMEOUT:g} s); it was left untouched") from err
+        raise DataError(f"cannot read {path} ({err}); it was left untouched") from err
     except sqlite3.DatabaseError as err:
         raise DataError(f"{path} is not a pathprof data file ({err}); "
                         "it was left untouched") from err

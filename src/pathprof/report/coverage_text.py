@@ -9,8 +9,6 @@ starts at a loop header or handler, or ends by looping back, says so).
 
 from __future__ import annotations
 
-import os
-
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -18,6 +16,7 @@ from rich.text import Text
 from pathprof.pathcoverage import CoverageTotals, FunctionCoverage, PathCoverage
 from pathprof.profile import FunctionProfile, Path
 from pathprof.report.paths_json import decisions
+from pathprof.report.terminal import printable_path
 
 __all__ = ["FEASIBILITY_NOTE", "format_percent", "path_brief", "render_coverage"]
 
@@ -83,10 +82,10 @@ def render_coverage(coverage: PathCoverage, console: Console, *, show_missing: b
         if not rows:
             continue
         for fn in rows:
-            _row(table, f"{os.path.relpath(file.file)}:{fn.profile.first_line} {fn.qualname}",
+            _row(table, f"{printable_path(file.file)}:{fn.profile.first_line} {fn.qualname}",
                  fn.totals)
         if len(file.functions) > 1:
-            _row(table, f"{os.path.relpath(file.file)} (file)", file.totals, style="bold")
+            _row(table, f"{printable_path(file.file)} (file)", file.totals, style="bold")
         table.add_section()
     _row(table, "TOTAL", coverage.totals, style="bold")
     console.print(table)
@@ -110,7 +109,7 @@ def _render_function_missing(fn: FunctionCoverage, console: Console, limit: int)
     profile = fn.profile
     head = Text()
     head.append(fn.qualname, style="bold")
-    head.append(f"  {os.path.relpath(profile.file)}:{profile.first_line}", style="dim")
+    head.append(f"  {printable_path(profile.file)}:{profile.first_line}", style="dim")
     head.append(f"  {fn.totals.missed:,} of {fn.totals.possible:,} missed")
     console.print(head)
     for path in fn.missed(limit):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from rich.console import Console
@@ -10,6 +9,7 @@ from rich.text import Text
 
 from pathprof.pathdiff import FunctionDiff, PathChange, ProfileDiff
 from pathprof.report.coverage_text import path_brief
+from pathprof.report.terminal import printable_path
 
 __all__ = ["diff_json", "render_diff"]
 
@@ -33,7 +33,7 @@ def render_diff(diff: ProfileDiff, console: Console, *, limit: int = 10) -> None
         return
     for fn in shown:
         head = Text(fn.qualname, style="bold")
-        head.append(f"  {os.path.relpath(fn.file)}:{fn.first_line}", style="dim")
+        head.append(f"  {printable_path(fn.file)}:{fn.first_line}", style="dim")
         head.append(f"  +{len(fn.appeared)} appeared, -{len(fn.vanished)} vanished, "
                     f"~{len(fn.changed)} changed, {fn.unchanged} unchanged")
         if fn.source_changed:
@@ -49,7 +49,7 @@ def render_diff(diff: ProfileDiff, console: Console, *, limit: int = 10) -> None
                              ("no longer run", diff.gone_functions)):
         if functions:
             console.print(Text(f"Functions {label}: ", style="bold")
-                          + Text(", ".join(f"{f.qualname} ({os.path.relpath(f.file)})"
+                          + Text(", ".join(f"{f.qualname} ({printable_path(f.file)})"
                                            for f in functions)))
     totals = [sum(len(getattr(f, kind)) for f in diff.functions)
               for kind in ("appeared", "vanished", "changed")]

@@ -9,8 +9,6 @@ how many paths they executed.
 
 from __future__ import annotations
 
-import os
-
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
@@ -19,6 +17,7 @@ from pathprof.edgepredict import EdgePrediction, predict_from_edges, summarize
 from pathprof.profile import FunctionProfile, Path
 from pathprof.report.coverage_text import path_brief
 from pathprof.report.paths_json import decisions
+from pathprof.report.terminal import printable, printable_path
 from pathprof.store import Measurement
 
 __all__ = ["render_report"]
@@ -44,7 +43,7 @@ def format_duration(ns: int) -> str:
 
 def _source_lines(measurement: Measurement, fn: FunctionProfile) -> list[str] | None:
     text = measurement.sources.get((fn.file, fn.source_hash))
-    return text.splitlines() if text is not None else None
+    return [printable(line) for line in text.splitlines()] if text is not None else None
 
 
 def _path_text(fn: FunctionProfile, path: Path, lines: list[str] | None,
@@ -101,7 +100,7 @@ def _edge_table(fn: FunctionProfile, lines: list[str] | None) -> Table:
 def render_function(measurement: Measurement, fn: FunctionProfile, top: int,
                     code_width: int = 30) -> Group:
     lines = _source_lines(measurement, fn)
-    where = f"{os.path.relpath(fn.file)}:{fn.first_line}"
+    where = f"{printable_path(fn.file)}:{fn.first_line}"
     head = Text()
     head.append(fn.qualname, style="bold")
     head.append(f"  {where}  ", style="dim")
