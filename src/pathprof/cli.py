@@ -406,15 +406,13 @@ def _command_run(args: argparse.Namespace) -> int:
     finally:
         profiler._saving = True
         try:
-            written = profiler.save()
+            profiler.save()  # saved elsewhere, if it must be: it says where, in one line
         finally:
             profiler._saving = False
         if getattr(profiler, "_terminated_while_saving", False):
             from pathprof.profiler import _die_of_sigterm
 
             _die_of_sigterm()
-    if written != profiler.data_file:  # absolute, taken before the program could chdir
-        print(f"pathprof: data saved to {written}", file=sys.stderr)
     if status == INTERRUPTED:
         interrupted.append(True)
         return ERR

@@ -39,7 +39,8 @@ class CoverageTotals:
     @property
     def percent(self) -> float:
         """Paths run as a percentage of paths possible (100 when nothing is possible)."""
-        return 100.0 * self.run / self.possible if self.possible else 100.0
+        # int / int: exact for path counts far beyond a float's range (2**1024)
+        return 100 * self.run / self.possible if self.possible else 100.0
 
     def add(self, run: int, possible: int) -> None:
         self.run += run

@@ -27,7 +27,9 @@ import importlib.util
 import os
 import signal
 import socket
+import sqlite3
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -244,16 +246,33 @@ class Profiler:
             functions += self._children()
         try:
             store.write(target, self.run_info(), functions, sources, append=append)
-        except (DataError, OSError) as err:
-            fallback = f"{self.data_file}.saved-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-            store.write(fallback, self.run_info(), functions, sources)
-            warn(f"{err}; this run's data was saved to {fallback}")
-            target = fallback
+        except (DataError, OSError, sqlite3.Error) as err:
+            target = self._save_elsewhere(functions, sources, err)
         else:
             if not self._in_child:
                 self._remove_children()
         self._saved_once = True
         return target
+
+    def _save_elsewhere(self, functions: list[FunctionProfile],
+                        sources: dict[tuple[str, str], str], err: Exception) -> str:
+        """The data file cannot be written (locked, corrupt, another schema, a
+        read-only directory, a full disk): save the run beside it, or else in the
+        temporary directory, and say where in one line. Returns where it went
+        (the data file itself if nowhere would take it)."""
+        why = str(err) if isinstance(err, DataError) else f"cannot write {self.data_file}: {err}"
+        name = f"{os.path.basename(self.data_file)}.saved-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        for directory in dict.fromkeys([os.path.dirname(self.data_file),
+                                        tempfile.gettempdir()]):
+            fallback = os.path.join(directory, name)
+            try:
+                store.write(fallback, self.run_info(), functions, sources)
+            except (DataError, OSError, sqlite3.Error):
+                continue
+            warn(f"{why}; this run's data was saved to {fallback}")
+            return fallback
+        warn(f"{why}; nowhere else could take this run's data either: it is lost")
+        return self.data_file
 
     # -- processes -------------------------------------------------------------
 

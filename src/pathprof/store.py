@@ -29,8 +29,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
+import socket
 import sqlite3
-import tempfile
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -117,7 +119,10 @@ def _check(db: sqlite3.Connection, path: str) -> None:
         if "locked" in str(err):
             raise DataError(f"{path} is locked by another process (still writing it after "
                             f"{LOCK_TIMEOUT:g} s); it was left untouched") from err
-        raise DataError(f"cannot read {path} ({err}); it was left untouched") from err
+        if "unable to open" in str(err):
+            raise DataError(f"cannot read {path} ({err}); it was left untouched") from err
+        raise DataError(f"{path} is not a pathprof data file ({err}); "
+                        "it was left untouched") from err
     except sqlite3.DatabaseError as err:
         raise DataError(f"{path} is not a pathprof data file ({err}); "
                         "it was left untouched") from err
@@ -201,6 +206,7 @@ def write(path: str, run: RunInfo | list[RunInfo], functions: Iterable[FunctionP
             if append:
                 try:
                     db.execute("BEGIN IMMEDIATE")
+                    _check_modes(db, path, runs)
                     _insert(db, runs, functions, sources)
                     db.execute("COMMIT")
                 except sqlite3.OperationalError as err:
@@ -213,14 +219,26 @@ def write(path: str, run: RunInfo | list[RunInfo], functions: Iterable[FunctionP
     _build_and_rename(path, lambda db: _insert(db, runs, functions, sources))
 
 
+def _check_modes(db: sqlite3.Connection, path: str, runs: list[RunInfo]) -> None:
+    """Refuse to add runs of one mode to a file of the other: path reports would
+    drop an edge profile's counts, and edge reports a path profile's."""
+    held = {row[0] for row in db.execute("SELECT DISTINCT mode FROM run")}
+    added = {run.mode for run in runs}
+    if held and added and held != added:
+        db.execute("ROLLBACK")
+        raise DataError(f"{path} holds {'/'.join(sorted(held))}-mode data: a "
+                        f"{'/'.join(sorted(added))}-mode run cannot be added to it; use "
+                        "another data file")
+
+
 def _build_and_rename(path: str, fill: Callable[[sqlite3.Connection], None], *,
                       exclusive: bool = False) -> None:
     """Build a data file beside ``path`` and move it there in one step: replacing
     what is there, or (``exclusive``) only if nothing is, by a hard link, which
     fails when another process created ``path`` first."""
     directory = os.path.dirname(os.path.abspath(path))
-    fd, temp = tempfile.mkstemp(prefix=".pathprof-", suffix=".tmp", dir=directory)
-    os.close(fd)
+    _remove_stale_temps(directory)
+    temp = _new_temp(directory)
     try:
         db = sqlite3.connect(temp, isolation_level=None)
         try:
@@ -241,6 +259,63 @@ def _build_and_rename(path: str, fill: Callable[[sqlite3.Connection], None], *,
         if os.path.exists(temp):
             os.unlink(temp)
         raise
+
+
+_HOST = re.sub(r"[^A-Za-z0-9.]", "_", socket.gethostname()) or "host"
+#: ``.pathprof-<pid>-<host>-<token>.tmp``: a data file being built (and its journal)
+_TEMP = re.compile(r"\.pathprof-(\d+)-(.+)-[0-9a-f]{8}\.tmp(?:-journal)?")
+#: the names of pathprof before 0.1 (``tempfile.mkstemp``'s): no process to ask
+_OLD_TEMP = re.compile(r"\.pathprof-[a-z0-9_]{8}\.tmp(?:-journal)?")
+OLD_TEMP_AGE = 3600.0
+
+
+def _new_temp(directory: str) -> str:
+    """Create an empty file to build a data file in, named for this process. It is
+    created as any file the user creates (``0o666`` less the umask), so the data
+    file renamed from it is too."""
+    while True:
+        temp = os.path.join(directory, f".pathprof-{os.getpid()}-{_HOST}-"
+                                       f"{os.urandom(4).hex()}.tmp")
+        try:
+            os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        return temp
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # another user's, or cannot tell: leave it
+    return True
+
+
+def _remove_stale_temps(directory: str) -> None:
+    """Remove what a writer killed mid-way (``kill -9``) left: files being built by a
+    process of this host that no longer runs, and files of the old naming over an
+    hour old. A file some process is still building is left alone."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    now = time.time()
+    for name in names:
+        match = _TEMP.fullmatch(name)
+        full = os.path.join(directory, name)
+        stale = False
+        if match is not None:
+            stale = match[2] == _HOST and not _alive(int(match[1]))
+        elif _OLD_TEMP.fullmatch(name):
+            with contextlib.suppress(OSError):
+                stale = now - os.path.getmtime(full) > OLD_TEMP_AGE
+        else:
+            continue
+        if stale:
+            with contextlib.suppress(OSError):
+                os.unlink(full)
 
 
 def _create_empty(path: str) -> None:
@@ -293,13 +368,68 @@ def read(path: str) -> Measurement:
         _check(db, path)
         try:
             return _read(db)
-        except (sqlite3.DatabaseError, ValueError, KeyError) as err:
-            raise DataError(f"{path} is corrupt: {err}") from err
+        except _Damaged as err:
+            raise DataError(f"{path} is damaged: {err}; it was left untouched") from None
+        except (sqlite3.DatabaseError, ValueError, KeyError, TypeError) as err:
+            raise DataError(f"{path} is damaged ({err}); it was left untouched") from err
     finally:
         db.close()
 
 
+class _Damaged(Exception):
+    """A row of the data file that pathprof did not write: which, and what is wrong."""
+
+
+#: What every function's metadata must hold for its paths to be decoded.
+_META_KEYS = ("qualname", "code_line", "first_line", "last_line", "blocks", "edges", "entry",
+              "exit", "restarts", "backedges", "num_paths")
+
+
+def _function(fid: int, file: str, digest: str, cfg: str) -> FunctionProfile:
+    try:
+        meta = json.loads(cfg)
+    except (TypeError, ValueError) as err:
+        raise _Damaged(f"function row {fid} ({file}): its cfg is not JSON ({err})") from None
+    missing = [k for k in _META_KEYS if k not in meta] if isinstance(meta, dict) else ["all"]
+    if (missing or not isinstance(meta["blocks"], list) or not isinstance(meta["edges"], list)
+            or not str(meta["num_paths"]).isdigit()):
+        raise _Damaged(f"function row {fid} ({file}): its cfg is not a function's "
+                       f"metadata (missing: {', '.join(missing) or 'none'})")
+    return FunctionProfile(file, meta["qualname"], meta["code_line"], digest, meta)
+
+
+def _whole(value: object, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise _Damaged(f"{what} is {value!r}, not a count")
+    return value
+
+
+def _path_key(fn: FunctionProfile, kind: str, key: object, where: str) -> str:
+    """``key`` checked against the function: a path number below its number of paths,
+    or ``<block>:<prefix value>`` for a cut path."""
+    possible = int(fn.meta["num_paths"])
+    if kind == "path":
+        if isinstance(key, str) and key.isdigit() and int(key) < possible:
+            return key
+        raise _Damaged(f"{where}: {key!r} is not a path of {fn.qualname} "
+                       f"(0 to {possible - 1})")
+    parts = key.split(":") if isinstance(key, str) else []
+    if (len(parts) == 2 and all(p.isdigit() for p in parts)
+            and int(parts[0]) < len(fn.meta["blocks"]) and int(parts[1]) < possible):
+        return key  # type: ignore[return-value]
+    raise _Damaged(f"{where}: {key!r} is not a cut path of {fn.qualname}")
+
+
+def _owner(functions: dict[int, FunctionProfile], fid: object, where: str
+           ) -> FunctionProfile:
+    if fid not in functions:
+        raise _Damaged(f"{where}: no function row {fid!r}")
+    return functions[fid]  # type: ignore[index]
+
+
 def _read(db: sqlite3.Connection) -> Measurement:
+    """Everything in the file, each row checked: a row pathprof did not write (edited
+    by hand, damaged) raises :class:`_Damaged` naming it, before any report sees it."""
     result = Measurement()
     for row in db.execute("SELECT started, argv, python, mode, metric, pid, hostname FROM run "
                           "ORDER BY id"):
@@ -307,24 +437,34 @@ def _read(db: sqlite3.Connection) -> Measurement:
     functions: dict[int, FunctionProfile] = {}
     for fid, file, digest, cfg in db.execute(
             "SELECT id, file, source_hash, cfg FROM function ORDER BY id"):
-        functions[fid] = FunctionProfile.from_json(file, digest, cfg)
-    for fid, kind, key, count, time_ns in db.execute(
-            "SELECT function_id, kind, path, count, time_ns FROM path"):
-        fn = functions[fid]
+        functions[fid] = _function(fid, file, digest, cfg)
+    for rowid, fid, kind, key, count, time_ns in db.execute(
+            "SELECT rowid, function_id, kind, path, count, time_ns FROM path"):
+        where = f"path row {rowid}"
+        fn = _owner(functions, fid, where)
+        key = _path_key(fn, kind, key, where)
+        count = _whole(count, f"{where}: its count")
         if kind == "path":
             fn.counts[key] = count
             if time_ns is not None:
-                fn.times[key] = time_ns
+                fn.times[key] = _whole(time_ns, f"{where}: its time")
         else:
             fn.cuts[key] = count
-    for fid, edge, count in db.execute("SELECT function_id, edge, count FROM edge"):
-        functions[fid].edges[edge] = count
+    for rowid, fid, edge, count in db.execute("SELECT rowid, function_id, edge, count "
+                                              "FROM edge"):
+        where = f"edge row {rowid}"
+        fn = _owner(functions, fid, where)
+        if not isinstance(edge, int) or not 0 <= edge < len(fn.meta["edges"]):
+            raise _Damaged(f"{where}: {edge!r} is not an edge of {fn.qualname}")
+        fn.edges[edge] = _whole(count, f"{where}: its count")
     for fid, raised, unattributed in db.execute("SELECT * FROM call_stats"):
-        functions[fid].raised, functions[fid].unattributed = raised, unattributed
+        fn = _owner(functions, fid, "call_stats row")
+        fn.raised = _whole(raised, f"call_stats of {fn.qualname}: raised")
+        fn.unattributed = _whole(unattributed, f"call_stats of {fn.qualname}: unattributed")
     for fid, kind, key, name in db.execute("SELECT function_id, kind, path, context "
                                            "FROM context"):
         full = key if kind == "path" else f"cut:{key}"
-        functions[fid].contexts.setdefault(full, set()).add(name)
+        _owner(functions, fid, "context row").contexts.setdefault(full, set()).add(name)
     for file, digest, text in db.execute("SELECT file, source_hash, text FROM source"):
         result.sources[(file, digest)] = text
     result.functions = merge(functions.values())
@@ -351,6 +491,12 @@ def combine(target: str, paths: Iterable[str],
     from different versions of their source stay apart (see :func:`source_conflicts`)."""
     paths = [p for p in paths if os.path.abspath(p) != os.path.abspath(target)]
     measurements = [read(p) for p in paths]
+    modes = {run.mode for m in measurements for run in m.runs}
+    if os.path.exists(target):
+        modes |= {run.mode for run in read(target).runs}
+    if len(modes) > 1:
+        raise DataError(f"cannot combine path-mode and edge-mode data ({', '.join(paths)} "
+                        f"into {target}); nothing was combined")
     for done, (path, measurement) in enumerate(zip(paths, measurements, strict=True), 1):
         write(target, measurement.runs, measurement.functions, measurement.sources,
               append=True)

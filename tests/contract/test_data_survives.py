@@ -1,0 +1,230 @@
+"""A run's data survives what the program and the machine do (issue 23 §3): saving
+faults injected for real (a full file system, a file size limit, a path that cannot
+be a file, kill -9 while a data file is built), damaged data files, and counts
+beyond a float's range."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import pathprof
+from pathprof import store
+
+from ..test_run import pathprof_cli
+
+PROGRAM = """
+    import sys
+
+    def work(n):
+        total = 0
+        for i in range(n):
+            if i % 3:
+                total += i
+        return total
+
+    print(work(int(sys.argv[1])))
+    sys.exit(int(sys.argv[2]))
+"""
+
+
+def _write_program(directory: Path) -> None:
+    (directory / "prog.py").write_text(textwrap.dedent(PROGRAM))
+
+
+def _run(directory: Path, *args: str, preexec: object = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return subprocess.run([sys.executable, "-m", "pathprof", "run", *args], cwd=directory,
+                          env=env, capture_output=True, text=True, timeout=120,
+                          preexec_fn=preexec)  # type: ignore[arg-type]
+
+
+def _saved_to(stderr: str) -> Path:
+    lines = [line for line in stderr.splitlines() if line.startswith("pathprof: ")]
+    assert len(lines) == 1, stderr
+    assert "this run's data was saved to " in lines[0], stderr
+    return Path(lines[0].rsplit("this run's data was saved to ", 1)[1])
+
+
+def _work_total(data_file: Path) -> int:
+    return {fn.qualname: fn.total for fn in pathprof.load(str(data_file)).functions}["work"]
+
+
+@contextlib.contextmanager
+def _small_file_system(directory: Path, size: str = "48k") -> Iterator[Path]:
+    directory.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs",
+                              str(directory)], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here ({mounted.stderr.strip()}); "
+                    "the file size limit test covers a full disk")
+    try:
+        yield directory
+    finally:
+        subprocess.run(["umount", str(directory)], capture_output=True)
+
+
+def test_a_full_file_system_keeps_the_data_elsewhere_and_the_exit_status(tmp_path: Path
+                                                                        ) -> None:
+    with _small_file_system(tmp_path / "small") as small:
+        _write_program(small)
+        (small / "filler").write_bytes(b"x" * 40_000)  # leaves too little for a data file
+        result = _run(small, "prog.py", "30", "3")
+        assert result.returncode == 3  # the program's own exit status
+        assert result.stdout == "300\n"
+        assert "Traceback" not in result.stderr
+        saved = _saved_to(result.stderr)
+        assert str(small / ".pathprof") in result.stderr  # the file it could not write
+        assert not str(saved).startswith(str(small))
+        assert _work_total(saved) == 31
+        saved.unlink()
+
+
+def test_a_file_size_limit_is_one_line_and_the_exit_status_kept(tmp_path: Path) -> None:
+    """``ulimit -f``: every write past 8 KiB fails, everywhere; nothing can be saved,
+    and pathprof says so in one line (Python ignores SIGXFSZ: writes fail with EFBIG)."""
+    _write_program(tmp_path)
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+
+    result = _run(tmp_path, "--no-cache", "prog.py", "30", "4", preexec=limit)
+    assert result.returncode == 4
+    assert result.stdout == "300\n"
+    lines = [line for line in result.stderr.splitlines() if line]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"pathprof: cannot write {tmp_path / '.pathprof'}")
+
+
+def test_a_data_file_path_that_cannot_be_a_file(tmp_path: Path) -> None:
+    _write_program(tmp_path)
+    (tmp_path / "plain_file").write_text("")
+    result = _run(tmp_path, "--data-file", "plain_file/.pathprof", "prog.py", "30", "0")
+    assert result.returncode == 0
+    assert "Traceback" not in result.stderr
+    saved = _saved_to(result.stderr)
+    assert _work_total(saved) == 31
+    saved.unlink()
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_data_files_follow_the_umask(tmp_path: Path, umask: int) -> None:
+    _write_program(tmp_path)
+    result = _run(tmp_path, "prog.py", "3", "0", preexec=lambda: os.umask(umask))
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / ".pathprof").stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+BUILDER = """
+import sys, time
+from pathprof import store
+
+def fill(db):
+    db.execute("CREATE TABLE filler (x)")
+    db.executemany("INSERT INTO filler VALUES (?)", [("x" * 1000,)] * 2000)
+    print("building", flush=True)
+    time.sleep(60)
+
+store._build_and_rename(sys.argv[1], fill)
+"""
+
+
+def test_what_kill_9_leaves_while_a_data_file_is_built_is_removed_by_the_next_run(
+        tmp_path: Path) -> None:
+    _write_program(tmp_path)
+    builder = subprocess.Popen([sys.executable, "-c", BUILDER, str(tmp_path / ".pathprof")],
+                               stdout=subprocess.PIPE, text=True)
+    assert builder.stdout is not None
+    assert builder.stdout.readline() == "building\n"
+    left = sorted(p.name for p in tmp_path.glob(".pathprof-*"))
+    builder.send_signal(signal.SIGKILL)
+    builder.wait()
+    assert left  # the file being built (and its journal)
+    assert all(store._TEMP.fullmatch(name) for name in left)
+    # a file another process is still building stays
+    alive = tmp_path / f".pathprof-{os.getpid()}-{store._HOST}-0123abcd.tmp"
+    alive.write_bytes(b"")
+    old = tmp_path / ".pathprof-ab_cd123.tmp"  # the naming of earlier versions, a day old
+    old.write_bytes(b"")
+    os.utime(old, (time.time() - 86400, time.time() - 86400))
+    result = _run(tmp_path, "prog.py", "3", "0")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in tmp_path.glob(".pathprof-*")) == [alive.name]
+
+
+_FIRST_PATH = "WHERE rowid = (SELECT min(rowid) FROM path WHERE kind = 'path')"
+DAMAGE = {
+    "cfg is not metadata": "UPDATE function SET cfg = '[]'",
+    "path is not a number": f"UPDATE path SET path = 'abc' {_FIRST_PATH}",
+    "path is negative": f"UPDATE path SET path = '-5' {_FIRST_PATH}",
+    "count is not a count": "UPDATE path SET count = 'lots'",
+    "path beyond the function's": f"UPDATE path SET path = '999999' {_FIRST_PATH}",
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE), ids=list(DAMAGE))
+@pytest.mark.parametrize("command", [("report",), ("coverage",), ("html",), ("lcov",),
+                                     ("xml",), ("report", "--format", "json")])
+def test_a_damaged_data_file_is_one_clear_error_from_every_command(
+        tmp_path: Path, damage: str, command: tuple[str, ...]) -> None:
+    _write_program(tmp_path)
+    assert _run(tmp_path, "prog.py", "30", "0").returncode == 0
+    data = tmp_path / ".pathprof"
+    db = sqlite3.connect(data)
+    db.execute(DAMAGE[damage])
+    db.commit()
+    db.close()
+    before = data.read_bytes()
+    result = pathprof_cli(tmp_path, *command, check=False)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("pathprof: .pathprof is damaged: ")
+    assert " row " in lines[0]
+    assert data.read_bytes() == before
+
+
+def test_path_and_edge_data_are_not_mixed(tmp_path: Path) -> None:
+    _write_program(tmp_path)
+    assert _run(tmp_path, "prog.py", "30", "0").returncode == 0
+    result = _run(tmp_path, "--append", "--mode", "edge", "prog.py", "30", "0")
+    assert result.returncode == 0
+    assert "holds path-mode data: a edge-mode run cannot be added" in result.stderr
+    saved = _saved_to(result.stderr)
+    assert {run.mode for run in pathprof.load(str(tmp_path / ".pathprof")).runs} == {"path"}
+    combined = pathprof_cli(tmp_path, "combine", str(saved), check=False)
+    assert combined.returncode == 1
+    assert "cannot combine path-mode and edge-mode data" in combined.stderr
+    assert saved.exists()
+
+
+def test_counts_beyond_a_floats_range(tmp_path: Path) -> None:
+    """2**1030 paths possible: every ratio is computed on integers."""
+    decisions = "\n".join(f"    if c[{i}]: x = {i}" for i in range(1030))
+    (tmp_path / "wide.py").write_text(f"def f(c):\n{decisions}\n    return 0\n")
+    (tmp_path / "prog.py").write_text("import wide\nwide.f([0] * 1030)\n")
+    (tmp_path / "test_wide.py").write_text("import wide\n\ndef test_f():\n"
+                                           "    assert wide.f([1] * 1030) == 0\n")
+    pathprof_cli(tmp_path, "run", "prog.py")
+    for command in (("coverage",), ("coverage", "-m"), ("html",), ("report",), ("xml",),
+                    ("lcov",), ("coverage", "--format", "json")):
+        result = pathprof_cli(tmp_path, *command)
+        assert "Error" not in result.stderr
+    assert "<0.1%" in pathprof_cli(tmp_path, "coverage").stdout
+    from ..test_pytest_plugin import pytest_in
+
+    result = pytest_in(tmp_path, "--pathprof=wide.py", "test_wide.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "INTERNALERROR" not in result.stdout
