@@ -385,6 +385,7 @@ def _die_of_sigint() -> None:
 
 
 def _command_run(args: argparse.Namespace) -> int:
+    from pathprof.children import ChildMeasurement
     from pathprof.profiler import Profiler, save_on_sigterm
 
     path, program_args, default_dirs = _program(args)
@@ -395,6 +396,8 @@ def _command_run(args: argparse.Namespace) -> int:
 
     compile_main = _main_compiler(profiler.selection, profiler.options)
     save_on_sigterm(profiler)
+    children = ChildMeasurement(profiler.child_settings())
+    children.start()
     # Python's exit after an uncaught KeyboardInterrupt: the program's atexit handlers
     # run (registered later, they run first), then the process kills itself with SIGINT.
     interrupted: list[bool] = []
@@ -404,6 +407,7 @@ def _command_run(args: argparse.Namespace) -> int:
         status = _run_program(args, path, program_args, profiler.start, profiler.stop,
                               compile_main)
     finally:
+        children.stop()
         profiler._saving = True
         try:
             profiler.save()  # saved elsewhere, if it must be: it says where, in one line

@@ -219,6 +219,15 @@ class Profiler:
                     functions.append(fn)  # measured but never called: 0 of N paths
         return functions
 
+    def child_settings(self) -> dict[str, Any]:
+        """What a child process that starts a new interpreter needs to measure as part
+        of this run (:mod:`pathprof.children`)."""
+        return {"data_file": self.data_file, "token": self._token,
+                "source": list(self.selection.source), "include": list(self.selection.include),
+                "omit": list(self.selection.omit),
+                "default_dirs": list(self.selection.default_dirs), "mode": self.options.mode,
+                "metric": self.options.metric, "cache": self.options.cache}
+
     def run_info(self) -> store.RunInfo:
         version = ".".join(map(str, sys.version_info[:3]))
         return store.RunInfo(self.started_at, self.argv, version, self.options.mode,
@@ -240,6 +249,8 @@ class Profiler:
         target = self.data_file
         append = self.append or self._saved_once
         if self._in_child:
+            if not functions:  # nothing ran here: no file for the parent to add
+                return target
             target = f"{self.data_file}.{self._token}.{socket.gethostname()}.{os.getpid()}"
             append = True
         else:
@@ -346,7 +357,9 @@ def _patch_fork_popen() -> None:
     and the child saves its counts and dies. So a child terminated through
     ``Popen.terminate`` that is still alive after :data:`RESEND_SIGTERM_AFTER`
     seconds is sent SIGTERM again, every as many seconds, while the parent waits
-    for it. Called in the parent after each fork; patches ``popen_fork`` once.
+    for it. Called in the parent after each fork, and before the first child that
+    spawn or forkserver starts (:mod:`pathprof.children`); patches ``popen_fork``
+    (whose ``Popen`` the other two extend) once.
     """
     popen_fork = sys.modules.get("multiprocessing.popen_fork")
     if popen_fork is None or getattr(popen_fork.Popen.wait, "_pathprof", False):
@@ -355,7 +368,11 @@ def _patch_fork_popen() -> None:
     original_wait, original_terminate = popen.wait, popen.terminate
 
     def forked_by_us(process: Any) -> bool:
-        return type(process).__module__ == "multiprocessing.popen_fork"
+        # the children pathprof measures: forked, or new interpreters started by
+        # spawn and forkserver (pathprof.children), with the same handler
+        return type(process).__module__ in ("multiprocessing.popen_fork",
+                                            "multiprocessing.popen_forkserver",
+                                            "multiprocessing.popen_spawn_posix")
 
     def terminate(self: Any) -> None:
         if forked_by_us(self):

@@ -23,17 +23,11 @@ import pathprof
 from pathprof import store
 
 from ..test_run import pathprof_cli
+from . import WORK
 
 PROGRAM = """
     import sys
-
-    def work(n):
-        total = 0
-        for i in range(n):
-            if i % 3:
-                total += i
-        return total
-
+""" + WORK + """
     print(work(int(sys.argv[1])))
     sys.exit(int(sys.argv[2]))
 """

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ..test_run import pathprof_cli
+from . import WORK
 
 
 def run_both(tmp_path: Path, source: str, *args: str) -> tuple[str, str]:
@@ -77,14 +78,7 @@ def test_an_uncaught_exception_goes_to_the_programs_excepthook(tmp_path: Path) -
 
 SIGNALLED = """
     import atexit, os, signal, sys, time
-
-    def work(n):
-        total = 0
-        for i in range(n):
-            if i % 3:
-                total += i
-        return total
-
+""" + WORK + """
     atexit.register(lambda: print("atexit ran", flush=True))
     print(work(30), flush=True)
     if sys.argv[1] == "interrupt":

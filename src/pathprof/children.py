@@ -1,0 +1,160 @@
+"""Every Python process of the program is measured: children that are not forks.
+
+A forked child carries the parent's profiler with it (:mod:`pathprof.profiler`).
+A child that starts a new interpreter — ``multiprocessing`` with ``spawn`` (the
+default on macOS) or ``forkserver`` (the default on Linux from 3.14), or
+``subprocess`` running Python — starts with nothing. For those, as coverage.py's
+``patch = subprocess`` does:
+
+- the parent puts the run's settings in the environment (:data:`VARIABLE`:
+  data file, the run's token, selection, mode), which children inherit (and
+  ``subprocess`` children given an ``env`` of their own get it added);
+- the first time the program starts such a child, a ``.pth`` file is written into
+  the interpreter's site-packages; every interpreter of that environment runs it
+  at start-up, and :mod:`pathprof._childstart` starts a profiler where the
+  variable is set (and does nothing where it is not);
+- each child saves into a file of its own beside the data file, named with the
+  run's token, which the parent adds into the data file when it saves (as for
+  forked children; a child still running then is left for ``pathprof combine``).
+
+The ``.pth`` file is removed when the run ends; one left by a run killed with
+``kill -9`` is removed by the next run. Where it cannot be written (a read-only
+site-packages), children run unmeasured and pathprof says so once, naming the
+first child.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import sysconfig
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pathprof.messages import warn
+
+__all__ = ["VARIABLE", "ChildMeasurement"]
+
+#: The environment variable that carries the run's settings to its children.
+VARIABLE = "PATHPROF_CHILD"
+_PTH = re.compile(r"pathprof-children-(\d+)-[0-9a-f]+\.pth")
+#: The ``.pth`` file's one line: nothing of pathprof is imported where the variable
+#: is not set (other programs of the environment that start meanwhile).
+STARTUP_LINE = (f"import os; os.environ.get({VARIABLE!r}) and "
+                "__import__('pathprof._childstart', fromlist=['start']).start()\n")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+class ChildMeasurement:
+    """While a run lasts: its children that start a new interpreter are measured."""
+
+    def __init__(self, settings: dict[str, Any]) -> None:
+        self.settings = settings
+        self.value = json.dumps(settings, separators=(",", ":"))
+        self.directory = sysconfig.get_paths()["purelib"]
+        self.pth = os.path.join(self.directory,
+                                f"pathprof-children-{os.getpid()}-{settings['token']}.pth")
+        self._written = False
+        self._failed = False
+        self._restore: list[Callable[[], None]] = []
+
+    def start(self) -> None:
+        os.environ[VARIABLE] = self.value
+        self._remove_stale()
+        self._wrap_starters()
+
+    def stop(self) -> None:
+        for restore in reversed(self._restore):
+            restore()
+        self._restore = []
+        if os.environ.get(VARIABLE) == self.value:
+            del os.environ[VARIABLE]
+        if self._written:
+            with contextlib.suppress(OSError):
+                os.unlink(self.pth)
+            self._written = False
+
+    # -- before each child starts ------------------------------------------------
+
+    def before_child(self, what: str, env: dict[str, str] | None = None) -> None:
+        """A child is about to start a new interpreter: make sure it will measure."""
+        if env is not None and VARIABLE not in env:
+            env[VARIABLE] = self.value
+        if self._written or self._failed:
+            return
+        try:
+            temp = f"{self.pth}.{os.getpid()}.tmp"
+            with open(temp, "w", encoding="utf-8") as f:
+                f.write(STARTUP_LINE)
+            os.replace(temp, self.pth)
+        except OSError as err:
+            self._failed = True
+            warn(f"child processes are not measured ({what} and any after it): cannot "
+                 f"write {self.pth} ({err.strerror})")
+            return
+        self._written = True
+
+    def _wrap_starters(self) -> None:
+        """Wrap what starts new interpreters: ``subprocess`` (every Popen, run, call)
+        and ``multiprocessing``'s spawn and forkserver (which start theirs with
+        ``multiprocessing.util.spawnv_passfds``)."""
+        import multiprocessing.popen_fork
+        import multiprocessing.util
+        import subprocess
+
+        from pathprof.profiler import _patch_fork_popen
+
+        # A Pool's terminate() must reach children whose SIGTERM handler saves.
+        _patch_fork_popen()
+        measurement = self
+        execute_child = subprocess.Popen._execute_child  # type: ignore[attr-defined]
+
+        def _execute_child(popen: Any, args: Any, executable: Any, preexec_fn: Any,
+                           close_fds: Any, pass_fds: Any, cwd: Any, env: Any,
+                           *rest: Any, **kwargs: Any) -> Any:
+            if env is not None:
+                env = dict(env)
+            measurement.before_child(f"subprocess {_describe(args)}", env)
+            return execute_child(popen, args, executable, preexec_fn, close_fds, pass_fds,
+                                 cwd, env, *rest, **kwargs)
+
+        subprocess.Popen._execute_child = _execute_child  # type: ignore[attr-defined]
+        self._restore.append(lambda: setattr(subprocess.Popen, "_execute_child",
+                                             execute_child))
+        spawnv = multiprocessing.util.spawnv_passfds
+
+        def spawnv_passfds(path: Any, args: Any, passfds: Any) -> Any:
+            measurement.before_child(f"multiprocessing {_describe(args)}")
+            return spawnv(path, args, passfds)
+
+        multiprocessing.util.spawnv_passfds = spawnv_passfds
+        self._restore.append(lambda: setattr(multiprocessing.util, "spawnv_passfds", spawnv))
+
+    def _remove_stale(self) -> None:
+        """Remove ``.pth`` files of runs that were killed before they could."""
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return
+        for name in names:
+            match = _PTH.fullmatch(name)
+            if match and not _alive(int(match[1])):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.directory, name))
+
+
+def _describe(args: Sequence[str] | str | bytes) -> str:
+    if isinstance(args, str | bytes):
+        return repr(args)[:80]
+    return repr(list(args))[:80]
