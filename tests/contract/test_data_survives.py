@@ -222,3 +222,29 @@ def test_counts_beyond_a_floats_range(tmp_path: Path) -> None:
     result = pytest_in(tmp_path, "--pathprof=wide.py", "test_wide.py")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "INTERNALERROR" not in result.stdout
+
+
+def test_a_read_only_directory_keeps_the_data_elsewhere(tmp_path: Path) -> None:
+    """A read-only bind mount (file permissions alone do not stop root, as tests here run)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    _write_program(project)
+    bound = subprocess.run(["mount", "--bind", str(project), str(project)],
+                           capture_output=True, text=True)
+    if bound.returncode != 0:
+        pytest.skip(f"cannot bind-mount here ({bound.stderr.strip()})")
+    try:
+        made_ro = subprocess.run(["mount", "-o", "remount,ro,bind", str(project)],
+                                 capture_output=True, text=True)
+        if made_ro.returncode != 0:
+            pytest.skip(f"cannot make a mount read-only here ({made_ro.stderr.strip()})")
+        result = _run(project, "--no-cache", "prog.py", "30", "5")
+        assert result.returncode == 5
+        assert result.stdout == "300\n"
+        assert "Traceback" not in result.stderr
+        saved = _saved_to(result.stderr)
+        assert str(project / ".pathprof") in result.stderr
+        assert _work_total(saved) == 31
+        saved.unlink()
+    finally:
+        subprocess.run(["umount", str(project)], capture_output=True)
