@@ -140,7 +140,7 @@ def test_implied_coverage_is_consistent_with_the_paths(tmp_path_factory: Any, so
     for decision in lines.decisions:
         assert sum(arm.count for arm in decision.arms) <= decision.executed
     for rate in (lines.line_rate, lines.branch_rate, lines.path_rate):
-        assert 0 <= rate.covered <= rate.valid
+        assert 0 <= rate.run <= rate.possible
 
 
 def _starts(fn: FunctionProfile, block: int) -> set[int]:
@@ -184,9 +184,9 @@ def test_genhtml_renders_the_lcov_file_without_warnings(exported: Path) -> None:
     figures = dict(re.findall(r"(lines|functions|branches)\.*: [\d.]+% \((\d+ of \d+)",
                               result.stdout))
     assert figures == {
-        "lines": f"{summary.line_rate.covered} of {summary.line_rate.valid}",
-        "functions": f"{summary.function_rate.covered} of {summary.function_rate.valid}",
-        "branches": f"{summary.branch_rate.covered} of {summary.branch_rate.valid}"}
+        "lines": f"{summary.line_rate.run} of {summary.line_rate.possible}",
+        "functions": f"{summary.function_rate.run} of {summary.function_rate.possible}",
+        "branches": f"{summary.branch_rate.run} of {summary.branch_rate.possible}"}
 
 
 def test_pycobertura_reads_the_rates_pathprof_computed(exported: Path) -> None:
@@ -194,12 +194,12 @@ def test_pycobertura_reads_the_rates_pathprof_computed(exported: Path) -> None:
 
     summary = _summary(exported)
     report = Cobertura(str(exported / "coverage.xml"))
-    assert report.line_rate() == pytest.approx(summary.line_rate.rate, abs=1e-4)
-    assert report.branch_rate() == pytest.approx(summary.branch_rate.rate, abs=1e-4)
+    assert report.line_rate() == pytest.approx(summary.line_rate.fraction, abs=1e-4)
+    assert report.branch_rate() == pytest.approx(summary.branch_rate.fraction, abs=1e-4)
     for file in summary.files:
         name = Path(file.file).name
-        assert report.line_rate(name) == pytest.approx(file.line_rate.rate, abs=1e-4)
-        assert report.branch_rate(name) == pytest.approx(file.branch_rate.rate, abs=1e-4)
+        assert report.line_rate(name) == pytest.approx(file.line_rate.fraction, abs=1e-4)
+        assert report.branch_rate(name) == pytest.approx(file.branch_rate.fraction, abs=1e-4)
         partial = {d.line for d in file.decisions if d.covered < len(d.arms)}
         expected = [(n, "miss") if not hits else (n, "partial")
                     for n, hits in file.lines.items() if not hits or n in partial]
@@ -213,8 +213,8 @@ def test_pycobertura_reads_the_rates_pathprof_computed(exported: Path) -> None:
     # pycobertura's table counts a line whose branches were not all taken as missed
     partial = sum(1 for file in summary.files for d in file.decisions
                   if d.covered < len(d.arms) and file.lines[d.line])
-    assert shown["total"]["Stmts"] == summary.line_rate.valid
-    assert shown["total"]["Miss"] == summary.line_rate.valid - summary.line_rate.covered + partial
+    assert shown["total"]["Stmts"] == summary.line_rate.possible
+    assert shown["total"]["Miss"] == summary.line_rate.possible - summary.line_rate.run + partial
 
 
 def test_the_cobertura_file_carries_paths_in_comments(exported: Path) -> None:
@@ -223,7 +223,7 @@ def test_the_cobertura_file_carries_paths_in_comments(exported: Path) -> None:
     comments = [m.find("./*").text for m in tree.iter("method")]
     assert " pathprof paths: 3 of 3 run " in comments  # classify
     root = tree.getroot()
-    assert root.get("branches-valid") == str(_summary(exported).branch_rate.valid)
+    assert root.get("branches-valid") == str(_summary(exported).branch_rate.possible)
     assert {el.tag for el in root.iter() if isinstance(el.tag, str)} <= {
         "coverage", "sources", "source", "packages", "package", "classes", "class",
         "methods", "method", "lines", "line", "conditions", "condition"}

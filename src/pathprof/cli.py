@@ -550,7 +550,7 @@ def _command_export(args: argparse.Namespace) -> int:
     for file, versions in coverage.older_versions:
         print(f"pathprof: {os.path.relpath(file)} was measured in {versions + 1} versions "
               "of its source; only one is exported", file=sys.stderr)
-    return fail_under_status(100 * coverage.path_rate.rate, args.fail_under)
+    return fail_under_status(coverage.path_rate.percent, args.fail_under)
 
 
 #: Long work shows a progress bar from this many items on, when stderr is a terminal.

@@ -29,39 +29,27 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from pathprof.edgepredict import cfg_edge_counts
 from pathprof.exceptions import PathprofError
+from pathprof.pathcoverage import CoverageTotals
 from pathprof.profile import FunctionProfile, numbering_of
 from pathprof.python.instrument import source_hash
 from pathprof.store import Measurement
 
-__all__ = ["Arm", "Decision", "FileLines", "FunctionLines", "LineCoverage", "Rate",
-           "line_coverage"]
+__all__ = ["Arm", "Decision", "FileLines", "FunctionLines", "LineCoverage", "line_coverage"]
+
+def _total(rates: Iterable[CoverageTotals]) -> CoverageTotals:
+    total = CoverageTotals()
+    for rate in rates:
+        total.add(rate.run, rate.possible)
+    return total
+
 
 #: The kinds of a block's last piece that choose between successors.
 DECIDING = ("test", "for-next", "pattern", "guard")
-
-
-@dataclass
-class Rate:
-    """Covered out of valid: lines, branch arms, functions or paths."""
-
-    covered: int = 0
-    valid: int = 0
-
-    @property
-    def rate(self) -> float:
-        """Covered as a fraction of valid (1.0 when nothing is valid, as Cobertura has it)."""
-        return self.covered / self.valid if self.valid else 1.0
-
-    def add(self, other: Rate) -> None:
-        self.covered += other.covered
-        self.valid += other.valid
-
-    def __str__(self) -> str:
-        return f"{100 * self.rate:.2f}% ({self.covered} of {self.valid})"
 
 
 @dataclass(frozen=True)
@@ -102,17 +90,17 @@ class FunctionLines:
         return int(self.profile.meta["last_line"])
 
     @property
-    def line_rate(self) -> Rate:
-        return Rate(sum(1 for hits in self.lines.values() if hits), len(self.lines))
+    def line_rate(self) -> CoverageTotals:
+        return CoverageTotals(sum(1 for hits in self.lines.values() if hits), len(self.lines))
 
     @property
-    def branch_rate(self) -> Rate:
-        return Rate(sum(d.covered for d in self.decisions),
+    def branch_rate(self) -> CoverageTotals:
+        return CoverageTotals(sum(d.covered for d in self.decisions),
                     sum(len(d.arms) for d in self.decisions))
 
     @property
-    def path_rate(self) -> Rate:
-        return Rate(self.profile.paths_run, self.profile.paths_possible)
+    def path_rate(self) -> CoverageTotals:
+        return CoverageTotals(self.profile.paths_run, self.profile.paths_possible)
 
 
 @dataclass
@@ -127,26 +115,20 @@ class FileLines:
                       key=lambda d: (d.line, d.block))
 
     @property
-    def line_rate(self) -> Rate:
-        return Rate(sum(1 for hits in self.lines.values() if hits), len(self.lines))
+    def line_rate(self) -> CoverageTotals:
+        return CoverageTotals(sum(1 for hits in self.lines.values() if hits), len(self.lines))
 
     @property
-    def branch_rate(self) -> Rate:
-        total = Rate()
-        for fn in self.functions:
-            total.add(fn.branch_rate)
-        return total
+    def branch_rate(self) -> CoverageTotals:
+        return _total(fn.branch_rate for fn in self.functions)
 
     @property
-    def function_rate(self) -> Rate:
-        return Rate(sum(1 for fn in self.functions if fn.calls), len(self.functions))
+    def function_rate(self) -> CoverageTotals:
+        return CoverageTotals(sum(1 for fn in self.functions if fn.calls), len(self.functions))
 
     @property
-    def path_rate(self) -> Rate:
-        total = Rate()
-        for fn in self.functions:
-            total.add(fn.path_rate)
-        return total
+    def path_rate(self) -> CoverageTotals:
+        return _total(fn.path_rate for fn in self.functions)
 
 
 @dataclass
@@ -155,27 +137,21 @@ class LineCoverage:
     #: files measured in several versions of their source: (file, versions left out)
     older_versions: list[tuple[str, int]] = field(default_factory=list)
 
-    def _sum(self, which: str) -> Rate:
-        total = Rate()
-        for file in self.files:
-            total.add(getattr(file, which))
-        return total
+    @property
+    def line_rate(self) -> CoverageTotals:
+        return _total(file.line_rate for file in self.files)
 
     @property
-    def line_rate(self) -> Rate:
-        return self._sum("line_rate")
+    def branch_rate(self) -> CoverageTotals:
+        return _total(file.branch_rate for file in self.files)
 
     @property
-    def branch_rate(self) -> Rate:
-        return self._sum("branch_rate")
+    def function_rate(self) -> CoverageTotals:
+        return _total(file.function_rate for file in self.files)
 
     @property
-    def function_rate(self) -> Rate:
-        return self._sum("function_rate")
-
-    @property
-    def path_rate(self) -> Rate:
-        return self._sum("path_rate")
+    def path_rate(self) -> CoverageTotals:
+        return _total(file.path_rate for file in self.files)
 
     def summary(self) -> str:
         return (f"lines {self.line_rate}, branches {self.branch_rate}, "

@@ -27,7 +27,8 @@ __all__ = ["CoverageTotals", "FileCoverage", "FunctionCoverage", "PathCoverage",
 
 @dataclass
 class CoverageTotals:
-    """Paths run and possible, summed over some functions."""
+    """Paths run and possible, summed over some functions; also lines, branch arms and
+    functions run (hit) out of those there are (:mod:`pathprof.linecoverage`)."""
 
     run: int = 0
     possible: int = 0
@@ -42,9 +43,17 @@ class CoverageTotals:
         # int / int: exact for path counts far beyond a float's range (2**1024)
         return 100 * self.run / self.possible if self.possible else 100.0
 
+    @property
+    def fraction(self) -> float:
+        """Run as a fraction of possible (1.0 when nothing is possible, as Cobertura has it)."""
+        return self.run / self.possible if self.possible else 1.0
+
     def add(self, run: int, possible: int) -> None:
         self.run += run
         self.possible += possible
+
+    def __str__(self) -> str:
+        return f"{self.percent:.2f}% ({self.run} of {self.possible})"
 
 
 @dataclass

@@ -26,16 +26,17 @@ import xml.etree.ElementTree as ET
 from typing import TextIO
 
 from pathprof import __version__
-from pathprof.linecoverage import Decision, LineCoverage, Rate, relative_name
+from pathprof.linecoverage import Decision, LineCoverage, relative_name
+from pathprof.pathcoverage import CoverageTotals
 
 __all__ = ["write_cobertura"]
 
 
-def _rate(rate: Rate) -> str:
-    return f"{rate.rate:.4g}"
+def _rate(rate: CoverageTotals) -> str:
+    return f"{rate.fraction:.4g}"
 
 
-def _rates(element: ET.Element, lines: Rate, branches: Rate) -> None:
+def _rates(element: ET.Element, lines: CoverageTotals, branches: CoverageTotals) -> None:
     element.set("line-rate", _rate(lines))
     element.set("branch-rate", _rate(branches))
     element.set("complexity", "0")
@@ -63,8 +64,8 @@ def _by_line(decisions: list[Decision]) -> dict[int, list[Decision]]:
     return at
 
 
-def _paths_comment(paths: Rate) -> ET.Element:
-    return ET.Comment(f" pathprof paths: {paths.covered} of {paths.valid} run ")
+def _paths_comment(paths: CoverageTotals) -> ET.Element:
+    return ET.Comment(f" pathprof paths: {paths.run} of {paths.possible} run ")
 
 
 def write_cobertura(coverage: LineCoverage, output: TextIO, root: str | None = None) -> None:
@@ -74,9 +75,9 @@ def write_cobertura(coverage: LineCoverage, output: TextIO, root: str | None = N
     lines, branches = coverage.line_rate, coverage.branch_rate
     top = ET.Element("coverage", {
         "version": f"pathprof {__version__}", "timestamp": str(int(time.time() * 1000)),
-        "lines-valid": str(lines.valid), "lines-covered": str(lines.covered),
-        "line-rate": _rate(lines), "branches-valid": str(branches.valid),
-        "branches-covered": str(branches.covered), "branch-rate": _rate(branches),
+        "lines-valid": str(lines.possible), "lines-covered": str(lines.run),
+        "line-rate": _rate(lines), "branches-valid": str(branches.possible),
+        "branches-covered": str(branches.run), "branch-rate": _rate(branches),
         "complexity": "0"})
     top.append(_paths_comment(coverage.path_rate))
     ET.SubElement(ET.SubElement(top, "sources"), "source").text = root
@@ -88,14 +89,14 @@ def write_cobertura(coverage: LineCoverage, output: TextIO, root: str | None = N
         by_package.setdefault(package, []).append((name, file))
     for package_name, files in sorted(by_package.items()):
         package = ET.SubElement(packages, "package", name=package_name)
-        package_lines, package_branches = Rate(), Rate()
+        package_lines, package_branches = CoverageTotals(), CoverageTotals()
         classes = ET.SubElement(package, "classes")
         for name, file in files:
             klass = ET.SubElement(classes, "class", name=os.path.basename(name),
                                   filename=name.replace(os.sep, "/"))
             _rates(klass, file.line_rate, file.branch_rate)
-            package_lines.add(file.line_rate)
-            package_branches.add(file.branch_rate)
+            package_lines.add(file.line_rate.run, file.line_rate.possible)
+            package_branches.add(file.branch_rate.run, file.branch_rate.possible)
             methods = ET.SubElement(klass, "methods")
             for fn in file.functions:
                 method = ET.SubElement(methods, "method", name=fn.name, signature="")

@@ -38,10 +38,10 @@ def write_lcov(coverage: LineCoverage, output: TextIO) -> None:
         for fn, name in zip(file.functions, names, strict=True):
             output.write(f"FNDA:{fn.calls},{name}\n")
         functions = file.function_rate
-        output.write(f"FNF:{functions.valid}\nFNH:{functions.covered}\n")
+        output.write(f"FNF:{functions.possible}\nFNH:{functions.run}\n")
         for fn, name in zip(file.functions, names, strict=True):
             paths = fn.path_rate
-            output.write(f"# pathprof paths: {fn.first_line},{paths.covered},{paths.valid},"
+            output.write(f"# pathprof paths: {fn.first_line},{paths.run},{paths.possible},"
                          f"{name}\n")
         numbers: Counter[int] = Counter()
         for decision in file.decisions:
@@ -51,8 +51,8 @@ def write_lcov(coverage: LineCoverage, output: TextIO) -> None:
                 taken = arm.count if decision.executed else "-"
                 output.write(f"BRDA:{decision.line},{number},{arm_number},{taken}\n")
         branches = file.branch_rate
-        output.write(f"BRF:{branches.valid}\nBRH:{branches.covered}\n")
+        output.write(f"BRF:{branches.possible}\nBRH:{branches.run}\n")
         for line, hits in file.lines.items():
             output.write(f"DA:{line},{hits}\n")
         lines = file.line_rate
-        output.write(f"LF:{lines.valid}\nLH:{lines.covered}\nend_of_record\n")
+        output.write(f"LF:{lines.possible}\nLH:{lines.run}\nend_of_record\n")
