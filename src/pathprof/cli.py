@@ -408,15 +408,7 @@ def _command_run(args: argparse.Namespace) -> int:
                               compile_main)
     finally:
         children.stop()
-        profiler._saving = True
-        try:
-            profiler.save()  # saved elsewhere, if it must be: it says where, in one line
-        finally:
-            profiler._saving = False
-        if getattr(profiler, "_terminated_while_saving", False):
-            from pathprof.profiler import _die_of_sigterm
-
-            _die_of_sigterm()
+        profiler.save_at_end()  # saved elsewhere, if it must be: it says where, in one line
     if status == INTERRUPTED:
         interrupted.append(True)
         return ERR

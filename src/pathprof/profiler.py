@@ -244,6 +244,17 @@ class Profiler:
         with runtime.own_work:
             return self._save()
 
+    def save_at_end(self) -> str:
+        """The last save of a run (``pathprof run``): a SIGTERM that arrives meanwhile
+        lets it finish, then ends the process as the signal would have."""
+        self._saving = True
+        try:
+            return self.save()
+        finally:
+            self._saving = False
+            if getattr(self, "_terminated_while_saving", False):
+                _die_of_sigterm()
+
     def _save(self) -> str:
         functions, sources = self.collect()
         target = self.data_file
@@ -446,12 +457,8 @@ def save_on_sigterm(profiler: Profiler) -> None:
     the process dies of the signal (docs/guarantees.md)."""
 
     def save() -> None:
-        profiler._saving = True
-        try:
-            profiler.stop()
-            profiler.save()
-        finally:
-            profiler._saving = False
+        profiler.stop()
+        profiler.save_at_end()
 
     _save_on_sigterm(profiler, save)
 
