@@ -351,6 +351,8 @@ def _run_program(args: argparse.Namespace, path: str | None, program_args: list[
         exc_type, exc, tb = sys.exc_info()
         while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
             tb = tb.tb_next
+        if exc is not None:  # the hook (and whatever it calls) reads the traceback here
+            exc.__traceback__ = tb
         _report_uncaught(exc_type, exc, tb)
         status = INTERRUPTED if isinstance(exc, KeyboardInterrupt) else ERR
     finally:

@@ -13,8 +13,10 @@ from ..test_run import pathprof_cli
 from . import WORK
 
 
-def run_both(tmp_path: Path, source: str, *args: str) -> tuple[str, str]:
-    """The program's output with and without pathprof (stdout and exit status)."""
+def run_both(tmp_path: Path, source: str, *args: str, stderr: bool = False
+             ) -> tuple[str, str]:
+    """The program's output with and without pathprof (stdout and exit status, and
+    with ``stderr`` its standard error too)."""
     import subprocess
     import sys
 
@@ -23,6 +25,9 @@ def run_both(tmp_path: Path, source: str, *args: str) -> tuple[str, str]:
     plain = subprocess.run([sys.executable, "prog.py", *args], cwd=tmp_path,
                            capture_output=True, text=True, timeout=300)
     measured = pathprof_cli(tmp_path, "run", "prog.py", *args, check=False)
+    if stderr:
+        return (f"{plain.returncode}\n{plain.stdout}{plain.stderr}",
+                f"{measured.returncode}\n{measured.stdout}{measured.stderr}")
     return (f"{plain.returncode}\n{plain.stdout}", f"{measured.returncode}\n{measured.stdout}")
 
 
@@ -58,6 +63,27 @@ def test_main_looks_like_pythons(tmp_path: Path, kind: str) -> None:
     }
     plain, measured = run_both(tmp_path, checks[kind], "arg")
     assert measured == plain
+
+
+def test_an_uncaught_exception_prints_the_programs_traceback_only(tmp_path: Path) -> None:
+    """The same traceback as plain Python: the program's frames, none of pathprof's."""
+    plain, measured = run_both(tmp_path, """
+        def inner(x):
+            for i in range(x):
+                if i == 3:
+                    return {}["missing"]
+
+        def outer():
+            try:
+                inner(5)
+            finally:
+                print("cleanup")
+
+        outer()
+    """, stderr=True)
+    assert measured == plain
+    assert "KeyError: 'missing'" in plain
+    assert "pathprof" not in measured
 
 
 def test_an_uncaught_exception_goes_to_the_programs_excepthook(tmp_path: Path) -> None:
