@@ -111,6 +111,9 @@ def _lcov_lines(text: str, filename: str) -> dict[int, int]:
 def test_lines_hit_in_the_lcov_file_are_lines_the_suite_ran(tmp_path: Path, module: str
                                                             ) -> None:
     module, _colon, test_name = module.partition(":")
+    if module == "ast" and (3, 12) <= sys.version_info < (3, 14):
+        pytest.skip("test_ast of 3.12 and 3.13 runs `python -m ast` in children, where pathprof has "
+                    "imported ast before runpy runs it as __main__ (as inspect, above)")
     env = {**os.environ}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
 
