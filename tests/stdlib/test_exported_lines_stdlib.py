@@ -112,8 +112,8 @@ def test_lines_hit_in_the_lcov_file_are_lines_the_suite_ran(tmp_path: Path, modu
                                                             ) -> None:
     module, _colon, test_name = module.partition(":")
     if module == "ast" and (3, 12) <= sys.version_info < (3, 14):
-        pytest.skip("test_ast of 3.12 and 3.13 runs `python -m ast` in children, where pathprof has "
-                    "imported ast before runpy runs it as __main__ (as inspect, above)")
+        pytest.skip("test_ast of 3.12 and 3.13 runs `python -m ast` in children, where "
+                    "pathprof has imported ast before runpy runs it as __main__ (as inspect)")
     env = {**os.environ}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
 
