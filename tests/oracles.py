@@ -145,6 +145,10 @@ class _CallState:
     #: whether any instruction of the call has run
     ran: bool = False
     visit_start: int = -1  # offset of the first instruction of the current block visit
+    #: the instruction of the last opcode event (None after an exception event): a
+    #: frame that an exception leaves stands at the instruction the exception came
+    #: from, so ``f_lasti`` at a return event cannot tell a yield from an exit
+    last_op: str | None = None
 
 
 class BlockTraceOracle:
@@ -200,6 +204,7 @@ class BlockTraceOracle:
             state = self.states[key] = _CallState(open=False)
         if event == "opcode":
             state.ran = True
+            state.last_op = dis.opname[frame.f_code.co_code[frame.f_lasti]]
             if (state.open and state.blocks
                     and dis.opname[frame.f_code.co_code[frame.f_lasti]] == "RERAISE"):
                 # The end of a finally (or except*) entered by an exception re-raises
@@ -216,6 +221,7 @@ class BlockTraceOracle:
             if block is not None:
                 self._visit(info, state, block, frame.f_lasti)
         elif event == "exception":
+            state.last_op = None
             if not state.ran and issubclass(arg[0], GeneratorExit):
                 # 3.11 closes a generator that never started by throwing into its
                 # frame before its first instruction: no call of the function ran.
@@ -232,13 +238,9 @@ class BlockTraceOracle:
                 self._end(info, state, "raise" if explicit else "cut")
             state.after_exception = True
         elif event == "return":
-            code = frame.f_code.co_code
-            op = dis.opname[code[frame.f_lasti]]
-            if op in _SUSPEND_OPS or (
-                op == "RESUME" and frame.f_lasti >= 2
-                and dis.opname[code[frame.f_lasti - 2]] == "YIELD_VALUE"
-            ):
-                return  # a generator or coroutine suspends (3.13 reports the RESUME after)
+            op = state.last_op
+            if op in _SUSPEND_OPS:
+                return  # a generator or coroutine suspends
             how = "exit" if op in _RETURN_OPS else "propagate"
             if state.open:
                 self._end(info, state, how)

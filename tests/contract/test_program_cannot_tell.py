@@ -102,6 +102,134 @@ def test_an_uncaught_exception_goes_to_the_programs_excepthook(tmp_path: Path) -
     assert measured == plain == "1\nhooked LookupError gone <module>\n"
 
 
+FRAME_LINES = """
+    import asyncio, contextlib, sys
+
+    def plain(x):
+        return 10 // x
+
+    def in_loop(values):
+        total = 0
+        for v in values:
+            if v < 0:
+                raise ValueError(v)
+            total += v
+        return total
+
+    def in_with():
+        with contextlib.nullcontext():
+            x = 1
+            {}["k"]
+
+    def unmatched():
+        try:
+            [][1]
+        except KeyError:
+            pass
+
+    def in_finally():
+        try:
+            return 1 / 0
+        finally:
+            cleanup = True
+
+    def handler_raises():
+        try:
+            int("x")
+        except ValueError as e:
+            raise RuntimeError("again") from e
+
+    def swallowed_then_raises():
+        with contextlib.suppress(KeyError):
+            {}["k"]
+        raise OSError("after")
+
+    def generator():
+        yield 1
+        yield 1 / 0
+
+    def from_generator():
+        return list(generator())
+
+    async def coroutine():
+        await asyncio.sleep(0)
+        raise LookupError("async")
+
+    def nested(depth):
+        if depth:
+            return nested(depth - 1)
+        return plain(0)
+
+    cases = [lambda: plain(0), lambda: in_loop([1, -2]), in_with, unmatched, in_finally,
+             handler_raises, swallowed_then_raises, from_generator,
+             lambda: asyncio.run(coroutine()), lambda: nested(3)]
+    for case in cases:
+        try:
+            case()
+        except BaseException as e:
+            tb, lines = e.__traceback__, []
+            while tb is not None:
+                lines.append((tb.tb_frame.f_code.co_name, tb.tb_lineno, tb.tb_frame.f_lineno))
+                tb = tb.tb_next
+            print(type(e).__name__, lines)
+"""
+
+
+def test_frames_keep_their_line_after_an_exception_leaves_them(tmp_path: Path) -> None:
+    """``tb_frame.f_lineno`` of every frame an exception left is the line plain
+    Python gives (the raising line, or the clause the exception passed last)."""
+    plain, measured = run_both(tmp_path, FRAME_LINES)
+    assert measured == plain
+    assert "('in_loop', 11, 11)" in plain
+    assert "('unmatched', 22, 23)" in plain
+
+
+def test_pdb_post_mortem_lists_the_failing_frame(tmp_path: Path) -> None:
+    plain, measured = run_both(tmp_path, """
+        import io, pdb, sys
+
+        def average(values):
+            total = 0
+            for v in values:
+                total += v
+            return total / len(values)
+
+        try:
+            average([])
+        except ZeroDivisionError:
+            tb = sys.exc_info()[2]
+        debugger = pdb.Pdb(stdin=io.StringIO("l\\nup\\nl\\np __name__\\nq\\n"),
+                           stdout=sys.stdout, nosigint=True)
+        debugger.use_rawinput = False
+        debugger.reset()
+        debugger.interaction(None, tb)
+    """)
+    assert measured == plain
+    assert "->\t    return total / len(values)" in plain
+
+
+def test_pytest_pdb_lists_a_measured_frame(tmp_path: Path) -> None:
+    """``pytest --pathprof --pdb`` and ``l`` at the failing measured frame."""
+    import subprocess
+    import sys
+
+    (tmp_path / "mod.py").write_text(textwrap.dedent("""
+        def helper(values):
+            for v in values:
+                if v < 0:
+                    raise ValueError(v)
+    """))
+    (tmp_path / "test_mod.py").write_text("from mod import helper\n\n"
+                                          "def test_it():\n    helper([1, -2])\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--pathprof",
+         "--pdb", "test_mod.py"],
+        cwd=tmp_path, input="l\nc\n", capture_output=True, text=True, timeout=120)
+    assert "INTERNALERROR" not in result.stdout + result.stderr
+    assert "  5  ->\t            raise ValueError(v)" in result.stdout
+    assert "1 failed" in result.stdout
+
+
 SIGNALLED = """
     import atexit, os, signal, sys, time
 """ + WORK + """

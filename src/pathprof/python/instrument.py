@@ -56,6 +56,7 @@ from pathprof.python.cfg import (
     build_cfg,
     iter_functions,
 )
+from pathprof.python.lasti import keep_last_instruction
 
 __all__ = [
     "FORMAT_VERSION",
@@ -74,7 +75,9 @@ FORMAT_VERSION = 6
 #: finally that hands a return, break or continue on to an enclosing finally sets
 #: that one's route flag.
 #: 7: a return counted before its value is located at the value's first code.
-CODE_VERSION = 8
+#: 8: exception exits counted in a dict. 9: observers keep the frame's last
+#: instruction (:mod:`pathprof.python.lasti`).
+CODE_VERSION = 9
 
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
@@ -281,9 +284,11 @@ def _observer(effects: list[tuple[str, ast.expr]]) -> ast.ExceptHandler:
     ``except ((_@pp_r := call(...)), ())[1]: pass``: when an exception passes, the
     type expression runs (``sys.exception()`` is the exception), assigns, and
     evaluates to ``()``, which matches nothing. CPython then re-raises the
-    exception itself, restoring the frame's last instruction, so tracebacks,
+    exception itself (a ``raise`` in a handler would add to the traceback), and
+    :func:`pathprof.python.lasti.keep_last_instruction` makes that re-raise put the
+    frame back at the instruction the exception came from, so tracebacks,
     ``f_lineno`` and the ``return`` event of tracers stay exactly as without
-    pathprof (a ``raise`` in a handler would leave the frame at the ``raise``).
+    pathprof.
     """
     parts: list[ast.expr] = [ast.NamedExpr(target=_store(name), value=value)
                              for name, value in effects]
@@ -782,10 +787,9 @@ def _wrap_function(fp: FunctionPlan) -> None:
     uses_register = any(isinstance(n, ast.Name) and n.id == REGISTER
                         for stmt in body for n in ast.walk(stmt))
     observer = _observer(_note_exit(fp, _load(REGISTER) if uses_register else _const(0)))
-    # The observer has no location: a tracer's ``return`` event for a frame that an
-    # exception leaves reads ``f_lineno`` None there (CPython does the same for its
-    # own location-less code; pdb prints "lineno is None"). Any line we could give
-    # it would be a wrong line and an extra ``line`` event; see docs/python.md.
+    # The observer has no location; after compiling, pathprof.python.lasti makes it
+    # re-raise as a with statement does, so the frame an exception leaves stands at
+    # the instruction the exception came from (its f_lineno is the program's).
     wrapper = ast.Try(body=body, handlers=[observer], orelse=[], finalbody=[])
     _artificial_try(wrapper)
     init = _assign(REGISTER, _const(0))
@@ -832,7 +836,7 @@ class InstrumentedModule:
     prologue: list[ast.stmt] = field(default_factory=list)
 
     def compile(self, filename: str) -> Any:
-        return compile(self.tree, filename, "exec", dont_inherit=True)
+        return keep_last_instruction(compile(self.tree, filename, "exec", dont_inherit=True))
 
     def compile_prologue(self, filename: str) -> Any:
         return compile(ast.Module(body=self.prologue, type_ignores=[]), filename, "exec",
