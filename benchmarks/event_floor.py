@@ -65,10 +65,10 @@ CALLS = 40_000
 
 #: Hand-over variants for ``--parts``: the generated statements each one drops,
 #: recognised by their source text (:func:`ast.unparse`). "total only" keeps the
-#: local ``_@pp_u`` the inclusive count would use (one store more than it needs).
+#: local ``@pp_u`` the inclusive count would use (one store more than it needs).
 PARTS = {
-    "total only": ("_@pp_a = ", "_@pp_T[_@pp_g", "_@pp_S["),
-    "total + self": ("_@pp_a = ", "_@pp_T[_@pp_g"),
+    "total only": ("@pp_a = ", "@pp_T[_@pp_g", "_@pp_S["),
+    "total + self": ("@pp_a = ", "@pp_T[_@pp_g"),
     "total + self + inclusive (pathprof)": (),
 }
 

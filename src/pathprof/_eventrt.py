@@ -31,10 +31,10 @@ import sys
 import threading
 from typing import Any
 
-from pathprof.runtime import InstrumentedModule
+from pathprof.runtime import InstrumentedModule, program_names
 
 __all__ = ["EventBudgetExceeded", "EventModule", "drain", "local", "modules", "pending",
-           "register"]
+           "program_names", "register"]
 
 #: What instrumented code calls as an exception leaves a function: C functions only.
 exception = sys.exception
@@ -266,8 +266,8 @@ class EventModule(InstrumentedModule):
         if index is None:
             return 0
         names = frame.f_locals
-        register = names.get("_@pp_r")
-        done = names.get("_@pp_w")
+        register = names.get("@pp_r")
+        done = names.get("@pp_w")
         if register is None:
             return 0  # leaving by an exception: its note has been drained
         if done is not None:

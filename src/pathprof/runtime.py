@@ -5,7 +5,7 @@ up front: nothing pathprof runs inside the program imports anything while the
 program runs (an import inside the program's ``except`` clause could fail where
 the program has changed ``sys.meta_path`` or ``sys.modules``). An instrumented module calls
 :func:`register` once as it is executed; its functions then index their counter
-tables directly (``_@pp_c3[_@pp_r] += 1``), which is the whole fast path. Exceptions
+tables directly (``_@pp_c3[@pp_r] += 1``), which is the whole fast path. Exceptions
 call :meth:`ModuleState.handler`, :meth:`ModuleState.cut` and
 :meth:`ModuleState.drain` (for the exits noted in :attr:`ModuleState.exits`), which
 find the block that raised from the traceback.
@@ -21,6 +21,7 @@ with ``sys.setswitchinterval(1e-6)``. Free-threaded builds are not supported.
 from __future__ import annotations
 
 import _thread
+import builtins
 import collections
 import json
 import os
@@ -30,8 +31,8 @@ from typing import Any
 
 from pathprof._blockmap import BlockMap
 
-__all__ = ["InstrumentedModule", "ModuleState", "modules", "own_work", "register",
-           "set_hooks", "share", "take_snapshot"]
+__all__ = ["InstrumentedModule", "ModuleState", "modules", "own_work", "program_names",
+           "register", "set_hooks", "share", "take_snapshot"]
 
 _modules: list[ModuleState] = []
 #: The clock of ``--metric time``: wall time in nanoseconds.
@@ -40,6 +41,28 @@ clock = time.perf_counter_ns
 exception = sys.exception
 getframe = sys._getframe
 _hooks: dict[str, Any] = {"after_fork_in_child": None, "after_fork_in_parent": None}
+
+
+#: The prefix of the locals pathprof gives measured functions (as pytest's
+#: assertion rewriting names its own ``@py_*``, which ``pytest -l`` leaves out).
+LOCAL_PREFIX = "@pp_"
+_namespace_views = (builtins.locals, builtins.vars)
+
+
+def program_names(view: Any, result: Any) -> Any:
+    """``result`` of a call ``view()`` without arguments in a measured function,
+    without pathprof's locals if ``view`` is the builtin ``locals``, ``vars`` or
+    ``dir``. Instrumented code wraps every such call in this one, so the program sees
+    its own names only (``Point(**locals())``, ``dir()``). A namespace is cleaned in
+    place: ``locals()`` gives the frame's own dict on 3.11 and 3.12."""
+    if view in _namespace_views:
+        if type(result) is dict:
+            for name in [n for n in result if type(n) is str and n.startswith(LOCAL_PREFIX)]:
+                del result[name]
+    elif view is builtins.dir and type(result) is list:
+        result[:] = [n for n in result
+                     if not (type(n) is str and n.startswith(LOCAL_PREFIX))]
+    return result
 
 
 class InstrumentedModule:
@@ -157,7 +180,7 @@ class ModuleState(InstrumentedModule):
 
     def _record(self, index: int, register: int, frame: Any) -> None:
         located = self.locate(index, frame, sys.exception())
-        started = frame.f_locals.get("_@pp_s") if self.timed else None
+        started = frame.f_locals.get("@pp_s") if self.timed else None
         elapsed = clock() - started if started is not None else None
         self._record_at(index, register, located, 1, elapsed)
 

@@ -13,10 +13,10 @@ from ..test_run import pathprof_cli
 from . import WORK
 
 
-def run_both(tmp_path: Path, source: str, *args: str, stderr: bool = False
-             ) -> tuple[str, str]:
+def run_both(tmp_path: Path, source: str, *args: str, stderr: bool = False,
+             command: tuple[str, ...] = ("run",)) -> tuple[str, str]:
     """The program's output with and without pathprof (stdout and exit status, and
-    with ``stderr`` its standard error too)."""
+    with ``stderr`` its standard error too); ``command`` is how pathprof runs it."""
     import subprocess
     import sys
 
@@ -24,7 +24,7 @@ def run_both(tmp_path: Path, source: str, *args: str, stderr: bool = False
     script.write_text(textwrap.dedent(source))
     plain = subprocess.run([sys.executable, "prog.py", *args], cwd=tmp_path,
                            capture_output=True, text=True, timeout=300)
-    measured = pathprof_cli(tmp_path, "run", "prog.py", *args, check=False)
+    measured = pathprof_cli(tmp_path, *command, "prog.py", *args, check=False)
     if stderr:
         return (f"{plain.returncode}\n{plain.stdout}{plain.stderr}",
                 f"{measured.returncode}\n{measured.stdout}{measured.stderr}")
@@ -228,6 +228,87 @@ def test_pytest_pdb_lists_a_measured_frame(tmp_path: Path) -> None:
     assert "INTERNALERROR" not in result.stdout + result.stderr
     assert "  5  ->\t            raise ValueError(v)" in result.stdout
     assert "1 failed" in result.stdout
+
+
+
+NAME_VIEWS = """
+    from collections import namedtuple
+
+    Point = namedtuple("Point", "x y")
+
+    def make(x, y):
+        if x > y:
+            x, y = y, x
+        return Point(**locals())
+
+    def names(a):
+        b = a * 2
+        for i in range(2):
+            b += i
+        return sorted(vars()), dir(), "{a}-{b}".format(**locals()), sorted(locals())
+
+    def same_namespace(a):
+        first = locals()
+        b = a
+        return first is locals(), sorted(first)
+
+    def own_locals():
+        locals = lambda: {"@pp_own": 1}  # the program's own, left alone
+        return locals()
+
+    def generator(n):
+        for i in range(n):
+            yield sorted(locals())
+
+    def with_comprehension(xs):
+        return [sorted(locals()) for x in xs if x]
+
+    print(make(3, 1), names(1), same_namespace(1), own_locals(), list(generator(2)),
+          with_comprehension([0, 1]))
+"""
+
+
+@pytest.mark.parametrize("command", [("run",), ("run", "--mode", "edge"),
+                                     ("run", "--metric", "time"), ("count",)],
+                         ids=["path", "edge", "time", "count"])
+def test_locals_vars_and_dir_show_the_programs_names_only(
+        tmp_path: Path, command: tuple[str, ...]) -> None:
+    plain, measured = run_both(tmp_path, NAME_VIEWS, command=command)
+    if command == ("count",):  # the count report follows the program's output
+        measured = measured[:len(plain)]
+    assert measured == plain
+    assert "Point(x=1, y=3)" in plain
+
+
+def test_pytest_showlocals_shows_the_programs_locals_only(tmp_path: Path) -> None:
+    """``pytest --pathprof -l`` lists a measured frame's locals as plain pytest does:
+    pathprof's are named ``@pp_*``, which pytest leaves out as it does its own."""
+    import subprocess
+    import sys
+
+    (tmp_path / "mod.py").write_text(textwrap.dedent("""
+        def total(values):
+            result = 0
+            for v in values:
+                if v < 0:
+                    raise ValueError(v)
+                result += v
+            return result
+    """))
+    (tmp_path / "test_mod.py").write_text("from mod import total\n\n"
+                                          "def test_it():\n    total([1, -2])\n")
+    outputs = []
+    for extra in ([], ["--pathprof"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-l", "-p", "no:cacheprovider", *extra,
+             "test_mod.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        outputs.append(result.stdout)
+    plain, measured = outputs
+    assert "result     = 1" in plain
+    assert "@pp_" not in measured
+    shown = [line for line in plain.splitlines() if " = " in line and not line.startswith("=")]
+    assert shown
+    assert all(line in measured.splitlines() for line in shown)
 
 
 SIGNALLED = """

@@ -146,7 +146,7 @@ class Edge:
 class FinallyInfo:
     """A ``try`` statement with a ``finally`` clause."""
 
-    index: int  # numbers the route flag ``_@pp_k<index>``
+    index: int  # numbers the route flag ``@pp_k<index>``
     node: ast.Try | ast.TryStar
     start: BlockId  # first block of the finally (a restart block)
     exit: BlockId = -1  # block at whose end the continuation is dispatched
@@ -159,7 +159,7 @@ class FinallyInfo:
 
 @dataclass
 class RouteFlag:
-    """``_@pp_k<finally> = code`` before a leaving statement ``stmts[index]``."""
+    """``@pp_k<finally> = code`` before a leaving statement ``stmts[index]``."""
 
     stmts: list[ast.stmt]
     index: int

@@ -4,17 +4,17 @@ Events are statements (the default) or bytecode instructions. A block's events a
 counted as control enters it (:mod:`pathprof.graph.events` puts them on the edges
 into it); a query made part-way through a block, or an exception that leaves it,
 subtracts the events of the pieces still to come (their weights are in the
-metadata). Each function keeps a register ``_@pp_r`` in its frame and changes it
+metadata). Each function keeps a register ``@pp_r`` in its frame and changes it
 only on chords with a non-zero increment -- on a loop, typically one add per
 iteration instead of one per statement. The frame's count is handed over once, as
 the call ends, in a ``finally`` that:
 
-* adds it to the thread's total (``_@pp_T[0]``, a list per thread) and to the
+* adds it to the thread's total (``@pp_T[0]``, a list per thread) and to the
   function's self count (``_@pp_S[i]``);
 * sets the function's inclusive count in this thread to its value at entry plus
   the growth of the thread's total during the call: the prologue keeps one number,
-  the *base* ``_@pp_a = T[0] - T[slot]``, and the hand-over sets ``T[slot] = T[0] -
-  _@pp_a``. Ball 1994, §4 counts the events
+  the *base* ``@pp_a = T[0] - T[slot]``, and the hand-over sets ``T[slot] = T[0] -
+  @pp_a``. Ball 1994, §4 counts the events
   of callees per call site with a global counter read before and after the call;
   reading the thread's total at entry and exit is that scheme applied to the call
   of the function itself (every call site of it at once, implicit calls included).
@@ -26,7 +26,7 @@ Generators and coroutines hand their count over at every ``yield``, ``yield from
 and ``await`` and start afresh when resumed (possibly in another thread).
 
 Exceptions are the one slow path: where the exception left the frame decides how
-many events ran (:mod:`pathprof._eventrt`). ``_@pp_w``, when not None, holds the
+many events ran (:mod:`pathprof._eventrt`). ``@pp_w``, when not None, holds the
 frame's exact count already worked out (by a ``with`` body's observer, a ``finally``
 that re-raises, or a bare ``raise``), because by then the traceback points at the
 original raise, not where control is.
@@ -55,17 +55,17 @@ EVENT_KINDS = ("statements", "instructions")
 #: run, on every edge into a block -- the better of the naive ones.
 PLACEMENTS = ("tree", "blocks", "statements")
 
-THREAD = "_@pp_T"
-BASE = "_@pp_a"
-DONE = "_@pp_w"
-TEMP = "_@pp_h"
-SENT = "_@pp_y"
+THREAD = "@pp_T"
+BASE = "@pp_a"
+DONE = "@pp_w"
+TEMP = "@pp_h"
+SENT = "@pp_y"
 LOCAL = "_@pp_L"
 SINGLE = "_@pp_G"
 PENDING = "_@pp_P"
 BUDGET = "_@pp_B"
 SELF = "_@pp_S"
-TOTAL = "_@pp_u"
+TOTAL = "@pp_u"
 
 
 def slot_name(index: int) -> str:
@@ -320,7 +320,7 @@ class EventRewriter(_ins._FunctionRewriter):
 
     def after_statement(self, node: ast.stmt, block: Any) -> None:  # type: ignore[override]
         """After a ``with`` whose ``__exit__`` swallowed an exception: the frame's count
-        was noted in ``_@pp_w``; start ``block`` (the code after it) from there."""
+        was noted in ``@pp_w``; start ``block`` (the code after it) from there."""
         stmts, index = self.location_of(node)
         start = self.weights_of(block) - self.events.query[block]
         check = _if(_is_not_none(DONE), [
@@ -386,11 +386,11 @@ class EventRewriter(_ins._FunctionRewriter):
         it, not a call into the runtime (see :meth:`EventModule.pause
         <pathprof._eventrt.EventModule.pause>` for what they do)::
 
-            _@pp_y = v; <hand over r + done>; _@pp_r = -done; _@pp_a = None
-            y = await _@pp_y
-            _@pp_y = None; <restart: the table of the thread that resumed, a new base>
+            @pp_y = v; <hand over r + done>; @pp_r = -done; @pp_a = None
+            y = await @pp_y
+            @pp_y = None; <restart: the table of the thread that resumed, a new base>
 
-        The awaited object (or the generator delegated to) is held in ``_@pp_y``
+        The awaited object (or the generator delegated to) is held in ``@pp_y``
         only while it would be on the frame's stack anyway."""
         index = self.fp.index
         stmts, position = self.location_of(stmt)
@@ -508,7 +508,7 @@ def _thread_table() -> ast.expr:
 
 
 def _base(index: int) -> ast.expr:
-    """``_@pp_T[0] - _@pp_T[slot]``: the base of an activation starting now."""
+    """``@pp_T[0] - @pp_T[slot]``: the base of an activation starting now."""
     return ast.BinOp(left=_subscript(THREAD, _ins._const(0)), op=ast.Sub(),
                      right=_subscript(THREAD, _name(slot_name(index))))
 
@@ -580,9 +580,9 @@ def _parents(func: ast.AST) -> dict[int, tuple[ast.AST, str]]:
 def wrap_event_function(fp: Any, plan: EventPlan) -> None:
     """Entry, exit and exception code of one function (see the module docstring).
 
-    Per call, on the way in: ``_@pp_T = _@pp_G or _@pp_L.t``, the base, and the
+    Per call, on the way in: ``@pp_T = _@pp_G or _@pp_L.t``, the base, and the
     register (started at the entry chord's increment when the body begins with it);
-    ``_@pp_w = None`` only in functions that set ``_@pp_w``."""
+    ``@pp_w = None`` only in functions that set ``@pp_w``."""
     node = fp.cfg.node
     index = fp.index
     start = fp.cfg.body_start

@@ -4,12 +4,12 @@ For every function the CFG of :mod:`pathprof.python.cfg` is numbered and planned
 :mod:`pathprof.graph` (edges with no site are forced into the spanning tree), then
 the probes are inserted at the edges' sites:
 
-* ``_@pp_r`` is the path register, a local of the frame (so recursion, threads and
+* ``@pp_r`` is the path register, a local of the frame (so recursion, threads and
   generators need no locking), set to 0 on entry;
-* chords get ``_@pp_r = c`` or ``_@pp_r += c``; a backedge counts and resets,
-  ``_@pp_c3[_@pp_r + c] += 1; _@pp_r = c2``;
+* chords get ``@pp_r = c`` or ``@pp_r += c``; a backedge counts and resets,
+  ``_@pp_c3[@pp_r + c] += 1; @pp_r = c2``;
 * the body is wrapped in ``try: ... except BaseException: ... finally:`` whose
-  ``finally`` counts the path of every return (``_@pp_c3[_@pp_r] += 1``) after all
+  ``finally`` counts the path of every return (``_@pp_c3[@pp_r] += 1``) after all
   of the function's own ``with`` exits and ``finally`` clauses have run, and whose
   handler records the path an exception cuts short;
 * exception handlers, ``finally`` clauses and ``with`` statements get the calls into
@@ -19,7 +19,10 @@ Inserted nodes have no source location (line -1): they produce no line events fo
 tracers and never appear in tracebacks, and the original nodes keep theirs, so
 tracebacks, ``co_firstlineno``, ``co_qualname`` and coverage tools see the program as
 written. Names hold ``@``, which no identifier can, so they never clash with the
-program's.
+program's: locals start with ``@pp_`` (as pytest's own ``@py_*``, which
+``pytest -l`` does not show), module globals with ``_@pp_`` (which ``import *``
+leaves alone). In measured functions, ``locals()``, ``vars()`` and ``dir()`` show
+the program's names only (:func:`hide_own_names`).
 """
 
 from __future__ import annotations
@@ -76,17 +79,18 @@ FORMAT_VERSION = 6
 #: that one's route flag.
 #: 7: a return counted before its value is located at the value's first code.
 #: 8: exception exits counted in a dict. 9: observers keep the frame's last
-#: instruction (:mod:`pathprof.python.lasti`).
-CODE_VERSION = 9
+#: instruction (:mod:`pathprof.python.lasti`). 10: locals named ``@pp_*``, and
+#: ``locals()``, ``vars()`` and ``dir()`` calls filtered.
+CODE_VERSION = 10
 
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
-REGISTER = "_@pp_r"
-RETURN_VALUE = "_@pp_v"
+REGISTER = "@pp_r"
+RETURN_VALUE = "@pp_v"
 #: With ``metric="time"``: the clock, the time the current path started, a reading.
 CLOCK = "_@pp_k"
-PATH_START = "_@pp_s"
-NOW = "_@pp_x"
+PATH_START = "@pp_s"
+NOW = "@pp_x"
 
 
 def timer_name(index: int) -> str:
@@ -98,7 +102,7 @@ def counter_name(index: int) -> str:
 
 
 def flag_name(index: int) -> str:
-    return f"_@pp_k{index}"
+    return f"@pp_k{index}"
 
 
 # ---------------------------------------------------------------------------
@@ -281,7 +285,7 @@ def _call_module(method: str, *args: ast.expr) -> ast.expr:
 def _observer(effects: list[tuple[str, ast.expr]]) -> ast.ExceptHandler:
     """An except clause that never matches, whose type expression has effects.
 
-    ``except ((_@pp_r := call(...)), ())[1]: pass``: when an exception passes, the
+    ``except ((@pp_r := call(...)), ())[1]: pass``: when an exception passes, the
     type expression runs (``sys.exception()`` is the exception), assigns, and
     evaluates to ``()``, which matches nothing. CPython then re-raises the
     exception itself (a ``raise`` in a handler would add to the traceback), and
@@ -457,8 +461,8 @@ class _FunctionRewriter:
         is counted before its value is computed: ``<code>; return value``. Should the
         value raise, the runtime takes the count back and records the cut path
         instead (the exception is located at the return statement: "return-value").
-        Otherwise the code runs after the value is computed: ``_@pp_v = value;
-        <code>; return _@pp_v`` (a constant needs no temporary). The value keeps
+        Otherwise the code runs after the value is computed: ``@pp_v = value;
+        <code>; return @pp_v`` (a constant needs no temporary). The value keeps
         its locations, the return statement its own."""
         if not code:
             return
@@ -541,7 +545,7 @@ class _FunctionRewriter:
             # "finally" restarts are made in finally_code.
 
     def after_statement(self, node: ast.stmt, start: ast.expr) -> None:
-        """``if _@pp_r is None: _@pp_r = start`` right after ``node``."""
+        """``if @pp_r is None: @pp_r = start`` right after ``node``."""
         stmts, index = self.location_of(node)
         body = [_assign(REGISTER, start)]
         if self.timed:
@@ -732,14 +736,14 @@ def exception_position() -> list[ast.expr]:
 
 def _note_exit(fp: FunctionPlan, register: ast.expr) -> list[tuple[str, ast.expr]]:
     """The observer's effects: count the exit in ``_@pp_m.exits``, a dict from
-    ``(index, _@pp_r, lasti, code, context lasti)`` (see :func:`exception_position`)
+    ``(index, @pp_r, lasti, code, context lasti)`` (see :func:`exception_position`)
     to how often it happened, so that its size is bounded by the code, not by how
     many exceptions leave (with ``--metric time``, also add the path's time so far
     to ``_@pp_m.exit_times``). Only C calls: nothing can raise anew as the exception
     leaves. The frame is ending, so its register holds the key meanwhile::
 
-        _@pp_r := (index, _@pp_r, ...)
-        _@pp_r := _@pp_m.exits.__setitem__(_@pp_r, _@pp_m.exits.get(_@pp_r, 0) + 1)
+        @pp_r := (index, @pp_r, ...)
+        @pp_r := _@pp_m.exits.__setitem__(@pp_r, _@pp_m.exits.get(@pp_r, 0) + 1)
     """
     key = ast.Tuple(elts=[_const(fp.index), register, *exception_position()], ctx=ast.Load())
 
@@ -756,7 +760,7 @@ def _note_exit(fp: FunctionPlan, register: ast.expr) -> list[tuple[str, ast.expr
     if fp.timed:
         elapsed = ast.BinOp(left=ast.Call(func=_load(CLOCK), args=[], keywords=[]),
                             op=ast.Sub(), right=_load(PATH_START))
-        # _@pp_r := (<add the time>, _@pp_r)[1]: the key stays in the register
+        # @pp_r := (<add the time>, @pp_r)[1]: the key stays in the register
         both = ast.Tuple(elts=[add_to("exit_times", elapsed), _load(REGISTER)], ctx=ast.Load())
         effects.append((REGISTER, ast.Subscript(value=both, slice=_const(1), ctx=ast.Load())))
     effects.append((REGISTER, add_to("exits", _const(1))))
@@ -817,6 +821,45 @@ def _first_code(stmts: list[ast.stmt]) -> ast.AST | None:
         decorators = getattr(stmt, "decorator_list", None)
         return decorators[0] if decorators else stmt
     return None
+
+
+#: Builtins that, called without arguments, show the caller's local names.
+_NAME_VIEWS = frozenset({"locals", "vars", "dir"})
+
+
+class _NameViews(ast.NodeTransformer):
+    def __init__(self) -> None:
+        self.depth = 0
+
+    def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if (self.depth and isinstance(node.func, ast.Name) and node.func.id in _NAME_VIEWS
+                and not node.args and not node.keywords):
+            view = ast.Name(id=node.func.id, ctx=ast.Load())
+            func = ast.Attribute(value=_load(RUNTIME), attr="program_names", ctx=ast.Load())
+            wrapped = ast.Call(func=func, args=[view, node], keywords=[])
+            for part in (wrapped, func, func.value, view):
+                ast.copy_location(part, node)
+            return wrapped
+        return node
+
+
+def hide_own_names(tree: ast.Module) -> None:
+    """In functions, ``locals()``, ``vars()`` and ``dir()`` without arguments become
+    ``_@pp_rt.program_names(locals, locals())``: what the builtin returns without
+    pathprof's ``@pp_*`` locals (a name the program bound to something else is
+    called as written and its result left alone). Located where the call is: no
+    new line, nothing in a traceback. ``eval`` and ``exec`` with the default
+    namespace, and frames inspected from outside (``f_locals``), still see them."""
+    _NameViews().visit(tree)
 
 
 # ---------------------------------------------------------------------------
@@ -893,6 +936,7 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
         edits.apply()
         _apply_structural(rewriter.structural, rewriter.parents)
         _wrap_function(fp)
+    hide_own_names(tree)
     metadata = module_metadata(plans, filename, key, source)
     prologue = _add_prologue(tree, plans, filename, key, metadata)
     return InstrumentedModule(tree, plans, metadata, prologue)
@@ -931,6 +975,7 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
         edits.apply()
         _apply_structural(rewriter.structural, rewriter.parents)
         eventcode.wrap_event_function(fp, plan)
+    hide_own_names(tree)
     metadata = module_metadata(plans, filename, key, source)
     for function, events in zip(metadata["functions"], extra, strict=True):
         function["mode"] = "events"
