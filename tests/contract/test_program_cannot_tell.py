@@ -144,6 +144,32 @@ FRAME_LINES = """
             {}["k"]
         raise OSError("after")
 
+    def finally_with_branches(x):
+        try:
+            return 1 / x
+        finally:
+            if x is None:
+                print("none")
+            elif x == 1:
+                print("one")
+
+    def finally_with_try(x):
+        try:
+            return 1 / x
+        finally:
+            try:
+                int("1")
+            except ValueError:
+                pass
+
+    def finally_with_match(x):
+        try:
+            return 1 / x
+        finally:
+            match x:
+                case 1:
+                    y = 1
+
     def generator():
         yield 1
         yield 1 / 0
@@ -162,6 +188,8 @@ FRAME_LINES = """
 
     cases = [lambda: plain(0), lambda: in_loop([1, -2]), in_with, unmatched, in_finally,
              handler_raises, swallowed_then_raises, from_generator,
+             lambda: finally_with_branches(0), lambda: finally_with_try(0),
+             lambda: finally_with_match(0),
              lambda: asyncio.run(coroutine()), lambda: nested(3)]
     for case in cases:
         try:
@@ -182,6 +210,7 @@ def test_frames_keep_their_line_after_an_exception_leaves_them(tmp_path: Path) -
     assert measured == plain
     assert "('in_loop', 11, 11)" in plain
     assert "('unmatched', 22, 23)" in plain
+    assert "None)" not in plain
 
 
 def test_pdb_post_mortem_lists_the_failing_frame(tmp_path: Path) -> None:

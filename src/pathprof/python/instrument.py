@@ -28,6 +28,7 @@ the program's names only (:func:`hide_own_names`).
 from __future__ import annotations
 
 import ast
+import copy
 import hashlib
 import json
 from collections import defaultdict
@@ -81,7 +82,7 @@ FORMAT_VERSION = 6
 #: 8: exception exits counted in a dict. 9: observers keep the frame's last
 #: instruction (:mod:`pathprof.python.lasti`). 10: locals named ``@pp_*``, and
 #: ``locals()``, ``vars()`` and ``dir()`` calls filtered.
-CODE_VERSION = 10
+CODE_VERSION = 11
 
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
@@ -598,6 +599,7 @@ class _FunctionRewriter:
         for stmt in dispatch:
             _artificial_shell(stmt)
         self.edits.add(node.finalbody, len(node.finalbody), dispatch, PROBE)
+        self.structural.append(("dispatch", node.finalbody, dispatch))
         effects = [*self.finally_entry(info), (flag, _const(ROUTE_RAISE))]
         self.structural.append(("finally", node, _observer(effects)))
 
@@ -665,8 +667,12 @@ def _parents(func: ast.AST) -> dict[int, tuple[list[ast.stmt], int]]:
 
 def _apply_structural(structural: list[tuple[str, Any, Any]],
                       parents: dict[int, tuple[list[ast.stmt], int]]) -> None:
-    """Wrap ``with`` bodies and ``try``/``finally`` statements (after the inserts)."""
+    """Wrap ``with`` bodies and ``try``/``finally`` statements, and move the dispatch
+    at the end of each ``finally`` into its branches (after the inserts)."""
     for kind, node, handler in structural:
+        if kind == "dispatch":
+            _sink_dispatch(node, handler)
+            continue
         if kind == "with":
             inner = ast.Try(body=node.body, handlers=[handler], orelse=[], finalbody=[])
             node.body = [_artificial_try(inner)]
@@ -683,6 +689,59 @@ def _apply_structural(structural: list[tuple[str, Any, Any]],
         ast.copy_location(outer, node)
         stmts = parents[id(node)][0]
         stmts[next(i for i, s in enumerate(stmts) if s is node)] = outer
+
+
+def _sink_dispatch(finalbody: list[ast.stmt], dispatch: list[ast.stmt]) -> None:
+    """Move ``dispatch``, the code at the end of a ``finally`` clause, into each
+    branch of the clause's last ``if`` (recursively), so that every copy follows
+    one statement of the program's.
+
+    The clause's exceptional copy ends in a ``RERAISE`` that CPython locates where
+    the code before it is (each of the program's ways out gets a copy of the exit and
+    the line of the code that leads to it); code without a location that several
+    branches lead to would leave it with no line, and the frame the exception leaves
+    with ``f_lineno`` None. A copy with one way in takes that line instead, so it
+    starts no line of its own and tracers see nothing new."""
+    def branches(stmt: ast.stmt | None) -> list[list[ast.stmt]] | None:
+        """The statement lists whose ends are ``stmt``'s ways out, if it has several
+        and they are the ends of such lists (an ``if``, a ``match``, a ``try``
+        without ``finally``)."""
+        if stmt is None or stmt.lineno in (-1, PROBE_MARK_LINE):
+            return None
+        if isinstance(stmt, ast.If):
+            return [stmt.body, stmt.orelse]
+        if isinstance(stmt, ast.Match):
+            cases = [case.body for case in stmt.cases]
+            last = stmt.cases[-1]
+            if not (isinstance(last.pattern, ast.MatchAs) and last.pattern.pattern is None
+                    and last.guard is None):  # no case may match: a way out of its own
+                wildcard = ast.match_case(pattern=ast.MatchAs(pattern=None, name=None),
+                                          guard=None, body=[])
+                _artificial(wildcard)
+                stmt.cases.append(wildcard)
+                cases.append(wildcard.body)
+            return cases
+        if isinstance(stmt, ast.Try) and not stmt.finalbody:
+            return [stmt.orelse or stmt.body, *(h.body for h in stmt.handlers)]
+        return None
+
+    n = len(dispatch)
+    if not n or len(finalbody) <= n or any(
+            a is not b for a, b in zip(finalbody[-n:], dispatch, strict=True)):
+        return
+    if branches(finalbody[-n - 1]) is None:
+        return
+    del finalbody[-n:]
+
+    def sink(stmts: list[ast.stmt]) -> None:
+        ways = branches(stmts[-1] if stmts else None)
+        if ways is None:
+            stmts.extend(copy.deepcopy(dispatch))
+            return
+        for way in ways:
+            sink(way)
+
+    sink(finalbody)
 
 
 def _time_path(table: str, probe: Probe) -> list[ast.stmt]:
