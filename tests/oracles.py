@@ -41,7 +41,10 @@ _BOOKKEEPING_OPS = {"POP_TOP", "COPY", "SWAP", "JUMP_FORWARD", "JUMP_BACKWARD",
                     "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE",
                     "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE",
                     "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
-                    "POP_JUMP_IF_NOT_NONE", "TO_BOOL"}
+                    "POP_JUMP_IF_NOT_NONE", "TO_BOOL",
+                    # CPython gives an exit of a finally's exceptional copy the line of
+                    # the code before it (a break's, say): never a block's own work.
+                    "RERAISE"}
 _SUSPEND_OPS = {"YIELD_VALUE", "SEND"}
 _ITERATION_OPS = {"SEND", "FOR_ITER", "END_ASYNC_FOR", "YIELD_VALUE", "GET_ANEXT",
                   "END_SEND", "CLEANUP_THROW"}

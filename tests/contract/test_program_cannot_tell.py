@@ -4,6 +4,7 @@ its ``__main__`` looks like ``python script.py``'s."""
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -170,6 +171,56 @@ FRAME_LINES = """
                 case 1:
                     y = 1
 
+    def finally_with_loop(x, items):
+        try:
+            return 1 / x
+        finally:
+            for item in items:
+                if item:
+                    break
+                item += 1
+
+    def finally_with_with(x):
+        try:
+            return 1 / x
+        finally:
+            if x is None:
+                pass
+            with contextlib.nullcontext():
+                y = 2
+
+    def finally_with_while(x):
+        try:
+            return 1 / x
+        finally:
+            n = 2
+            while n:
+                n -= 1
+
+    def finally_with_finally(x):
+        try:
+            return 1 / x
+        finally:
+            try:
+                y = 1
+            finally:
+                z = 2
+
+    def finally_with_guard(x):
+        try:
+            return 1 / x
+        finally:
+            match x:
+                case 0 if x is None:
+                    y = 1
+
+    def finally_with_conditions(x):
+        try:
+            return 1 / x
+        finally:
+            if x is not None and x > 5:
+                y = 1
+
     def generator():
         yield 1
         yield 1 / 0
@@ -189,7 +240,10 @@ FRAME_LINES = """
     cases = [lambda: plain(0), lambda: in_loop([1, -2]), in_with, unmatched, in_finally,
              handler_raises, swallowed_then_raises, from_generator,
              lambda: finally_with_branches(0), lambda: finally_with_try(0),
-             lambda: finally_with_match(0),
+             lambda: finally_with_match(0), lambda: finally_with_loop(0, [0, 1]),
+             lambda: finally_with_loop(0, [0]), lambda: finally_with_with(0),
+             lambda: finally_with_while(0), lambda: finally_with_finally(0),
+             lambda: finally_with_guard(0), lambda: finally_with_conditions(0),
              lambda: asyncio.run(coroutine()), lambda: nested(3)]
     for case in cases:
         try:
@@ -207,6 +261,15 @@ def test_frames_keep_their_line_after_an_exception_leaves_them(tmp_path: Path) -
     """``tb_frame.f_lineno`` of every frame an exception left is the line plain
     Python gives (the raising line, or the clause the exception passed last)."""
     plain, measured = run_both(tmp_path, FRAME_LINES)
+    if sys.version_info < (3, 12):
+        # 3.11 stands such a frame at the clause's last line in the source, not at
+        # the line run last (docs/guarantees.md): pathprof gives the line run.
+        static = "'finally_with_conditions'"
+        plain = "".join(line for line in plain.splitlines(True) if static not in line)
+        measured_lines = measured.splitlines(True)
+        [line] = [line for line in measured_lines if static in line]
+        assert line.endswith("('finally_with_conditions', 114, 116)]\n")
+        measured = "".join(line for line in measured_lines if static not in line)
     assert measured == plain
     assert "('in_loop', 11, 11)" in plain
     assert "('unmatched', 22, 23)" in plain

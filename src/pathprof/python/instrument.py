@@ -701,12 +701,14 @@ def _sink_dispatch(finalbody: list[ast.stmt], dispatch: list[ast.stmt]) -> None:
     the line of the code that leads to it); code without a location that several
     branches lead to would leave it with no line, and the frame the exception leaves
     with ``f_lineno`` None. A copy with one way in takes that line instead, so it
-    starts no line of its own and tracers see nothing new."""
+    starts no line of its own and tracers see nothing new. A copy that several ways
+    reach, all from one line (a ``with``'s exits, a ``while``'s two tests), is located
+    at that line, with the inserted code before it, for the same effect."""
     def branches(stmt: ast.stmt | None) -> list[list[ast.stmt]] | None:
         """The statement lists whose ends are ``stmt``'s ways out, if it has several
         and they are the ends of such lists (an ``if``, a ``match``, a ``try``
         without ``finally``)."""
-        if stmt is None or stmt.lineno in (-1, PROBE_MARK_LINE):
+        if stmt is None or _is_inserted(stmt):
             return None
         if isinstance(stmt, ast.If):
             return [stmt.body, stmt.orelse]
@@ -723,25 +725,150 @@ def _sink_dispatch(finalbody: list[ast.stmt], dispatch: list[ast.stmt]) -> None:
             return cases
         if isinstance(stmt, ast.Try) and not stmt.finalbody:
             return [stmt.orelse or stmt.body, *(h.body for h in stmt.handlers)]
+        if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+            breaks = _breaks_of(stmt)
+            if breaks is None:
+                return None
+            # The loop's else runs when it ends without a break; each break leaves
+            # from the statement list it ends.
+            return [stmt.orelse, *breaks]
         return None
 
     n = len(dispatch)
     if not n or len(finalbody) <= n or any(
             a is not b for a, b in zip(finalbody[-n:], dispatch, strict=True)):
         return
-    if branches(finalbody[-n - 1]) is None:
-        return
     del finalbody[-n:]
 
-    def sink(stmts: list[ast.stmt]) -> None:
-        ways = branches(stmts[-1] if stmts else None)
-        if ways is None:
-            stmts.extend(copy.deepcopy(dispatch))
+    def sink(stmts: list[ast.stmt], entry_line: int | None) -> None:
+        """Put a copy of the dispatch at the end of ``stmts`` or of each of its
+        ways out; ``entry_line`` is the line of the code that leads into ``stmts``
+        if that list is empty (a loop's ``else``)."""
+        tail = stmts[-1] if stmts else None
+        if isinstance(tail, ast.Break):
+            stmts[-1:-1] = copy.deepcopy(dispatch)  # before the break that leaves
             return
-        for way in ways:
-            sink(way)
+        ways = branches(tail)
+        if ways is not None:
+            for way in ways:
+                sink(way, _entry_line(tail, way))
+            return
+        # Several ways may lead here (a with's normal and swallowing exits, a
+        # loop's two tests, the artificial code after them): the copy and that code
+        # are located at the one line they all come from, so the re-raise after
+        # them has it too; at that line already, tracers see no new line.
+        program = [i for i, stmt in enumerate(stmts) if not _is_inserted(stmt)]
+        line = _exit_line(stmts[program[-1]]) if program else entry_line
+        placed = copy.deepcopy(dispatch)
+        if line is not None:
+            after = stmts[program[-1] + 1:] if program else stmts
+            _locate_at([*after, *placed], _line_anchor(line))
+        stmts.extend(placed)
 
-    sink(finalbody)
+    sink(finalbody, None)
+
+
+def _is_inserted(stmt: ast.stmt) -> bool:
+    return stmt.lineno in (-1, PROBE_MARK_LINE)
+
+
+def _line_anchor(line: int) -> ast.AST:
+    return ast.Pass(lineno=line, end_lineno=line, col_offset=0, end_col_offset=0)
+
+
+def _entry_line(stmt: ast.stmt, way: list[ast.stmt]) -> int | None:
+    """The line of the jumps into ``way``, one of ``stmt``'s ways out, if there may
+    be several and they share a line: a ``while``'s ``else`` (both copies of its
+    test), an ``if``'s empty ``else`` (a test of several conditions), the ``case _``
+    pathprof adds after a last case whose pattern and guard fail on one line."""
+    if isinstance(stmt, ast.While) and way is stmt.orelse:
+        return _loop_exit_line(stmt)
+    if isinstance(stmt, ast.If) and way is stmt.orelse and all(map(_is_inserted, way)):
+        return _one_line(stmt.test)
+    if isinstance(stmt, ast.Match) and len(stmt.cases) > 1 and way is stmt.cases[-1].body \
+            and _is_inserted(stmt.cases[-1].pattern):
+        last = stmt.cases[-2]
+        line = _one_line(last.pattern)
+        if line is not None and (last.guard is None or _one_line(last.guard) == line):
+            return line
+    return None
+
+
+def _one_line(node: ast.AST) -> int | None:
+    lineno = getattr(node, "lineno", None)
+    return lineno if lineno is not None and lineno == node.end_lineno else None
+
+
+def _loop_exit_line(stmt: ast.stmt | None) -> int | None:
+    """The line of the instructions that leave loop ``stmt`` when it ends without a
+    break (``for``: getting the next item; ``while``: its test, if on one line)."""
+    if isinstance(stmt, ast.For | ast.AsyncFor):
+        return stmt.iter.lineno
+    if isinstance(stmt, ast.While):
+        return _one_line(stmt.test)
+    return None
+
+
+def _exit_line(stmt: ast.stmt) -> int | None:
+    """The one line every instruction that falls out of ``stmt`` has, if it is
+    known statically: a ``with``'s exit, a loop's end without breaks, the end of a
+    ``finally``, a simple statement's own line; None where it varies by way out."""
+    if isinstance(stmt, ast.With | ast.AsyncWith):
+        return stmt.lineno
+    if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+        if _breaks_of(stmt) != []:
+            return None
+        if stmt.orelse:
+            return _list_exit_line(stmt.orelse)
+        return _loop_exit_line(stmt)
+    if isinstance(stmt, ast.Try | ast.TryStar) and stmt.finalbody:
+        return _list_exit_line(stmt.finalbody)
+    if isinstance(stmt, ast.Try | ast.TryStar | ast.If | ast.Match | ast.FunctionDef
+                  | ast.AsyncFunctionDef | ast.ClassDef):
+        return None
+    return stmt.lineno
+
+
+def _list_exit_line(stmts: list[ast.stmt]) -> int | None:
+    program = [stmt for stmt in stmts if not _is_inserted(stmt)]
+    return _exit_line(program[-1]) if program else None
+
+
+def _breaks_of(loop: ast.For | ast.AsyncFor | ast.While) -> list[list[ast.stmt]] | None:
+    """The statement lists that end in a ``break`` of ``loop``, or None if a break
+    of it leaves through a ``with`` or a ``finally`` (code runs between the break
+    and the loop's end) or is not the last statement of its list."""
+    found: list[list[ast.stmt]] = []
+
+    def visit(stmts: list[ast.stmt], through_cleanup: bool) -> bool:
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, ast.Break):
+                if through_cleanup or i != len(stmts) - 1:
+                    return False
+                found.append(stmts)
+            elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+                if not visit(stmt.orelse, through_cleanup):  # its body's breaks are its own
+                    return False
+            elif isinstance(stmt, ast.If):
+                if not (visit(stmt.body, through_cleanup)
+                        and visit(stmt.orelse, through_cleanup)):
+                    return False
+            elif isinstance(stmt, ast.With | ast.AsyncWith):
+                if not visit(stmt.body, True):
+                    return False
+            elif isinstance(stmt, ast.Try | ast.TryStar):
+                inner = through_cleanup or bool(stmt.finalbody)
+                lists = [stmt.body, stmt.orelse, *(h.body for h in stmt.handlers)]
+                if not all(visit(part, inner) for part in lists):
+                    return False
+                if not visit(stmt.finalbody, through_cleanup):
+                    return False
+            elif isinstance(stmt, ast.Match) and not all(
+                    visit(case.body, through_cleanup) for case in stmt.cases):
+                return False
+        return True
+
+    return found if visit(loop.body, False) else None
 
 
 def _time_path(table: str, probe: Probe) -> list[ast.stmt]:
