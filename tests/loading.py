@@ -67,14 +67,16 @@ def _walk_codes(code: types.CodeType):
 
 def load_instrumented(path: Path, name: str | None = None, *, mark_probes: bool = True,
                       mode: str = "path", metric: str | None = None,
-                      events: str = "statements", placement: str = "tree") -> Loaded:
+                      events: str = "statements", placement: str = "tree",
+                      registers_outside: bool = False) -> Loaded:
     """Instrument ``path`` in memory. ``mark_probes`` locates inserted code on a
     marker line so the oracle can tell it apart; False is the production build."""
     source = path.read_text(encoding="utf-8")
     name = name or f"pathprof_corpus_{path.stem}"
     instrumented = instrument_source(source, str(path), module_key=f"{name}:{next(_load_numbers)}",
                                      mark_probes=mark_probes, mode=mode, metric=metric,
-                                     events=events, placement=placement)
+                                     events=events, placement=placement,
+                                     registers_outside=registers_outside)
     code = instrumented.compile(str(path))
     module = types.ModuleType(name)
     module.__file__ = str(path)

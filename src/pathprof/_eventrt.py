@@ -31,10 +31,10 @@ import sys
 import threading
 from typing import Any
 
-from pathprof.runtime import InstrumentedModule, program_names
+from pathprof.runtime import InstrumentedModule, assign, program_names, registers
 
-__all__ = ["EventBudgetExceeded", "EventModule", "drain", "local", "modules", "pending",
-           "program_names", "register"]
+__all__ = ["EventBudgetExceeded", "EventModule", "assign", "drain", "local", "modules",
+           "pending", "program_names", "register", "registers"]
 
 #: What instrumented code calls as an exception leaves a function: C functions only.
 exception = sys.exception

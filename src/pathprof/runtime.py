@@ -65,6 +65,32 @@ def program_names(view: Any, result: Any) -> Any:
     return result
 
 
+#: Per-frame registers of the functions whose source can reach their own frame
+#: (:mod:`pathprof.python.outside`), by ``id`` of the frame. A frame's entry is left
+#: for the next frame at that address: every register is written before it is read.
+_outside_registers: dict[int, dict[str, Any]] = {}
+
+
+def registers() -> dict[str, Any]:
+    """The calling frame's registers, kept outside it so that its ``f_locals`` shows
+    the program's names only."""
+    key = id(getframe(1))
+    table = _outside_registers.get(key)
+    if table is None:
+        table = _outside_registers[key] = {}
+    return table
+
+
+def assign(name: str, value: Any) -> Any:
+    """``(name := value)`` for a register of the calling frame kept outside it."""
+    key = id(getframe(1))
+    table = _outside_registers.get(key)
+    if table is None:
+        table = _outside_registers[key] = {}
+    table[name] = value
+    return value
+
+
 class InstrumentedModule:
     """What every kind of instrumented module keeps: its metadata (parsed on first
     use) and a :class:`~pathprof._blockmap.BlockMap` per function code object."""

@@ -372,6 +372,79 @@ def test_locals_vars_and_dir_show_the_programs_names_only(
     assert "Point(x=1, y=3)" in plain
 
 
+FRAME_VIEWS = """
+    import inspect, sys
+
+    def via_getframe(n):
+        total = 0
+        for i in range(n):
+            if i % 2:
+                total += i
+        return sorted(sys._getframe().f_locals)
+
+    def via_inspect(a, b=2):
+        if a > b:
+            a, b = b, a
+        frame = inspect.currentframe()
+        return sorted(frame.f_locals), inspect.getargvalues(frame).locals == {
+            "a": a, "b": b, "frame": frame}
+
+    def via_eval(x):
+        y = x + 1
+        while y > 3:
+            y -= 2
+        return eval("sorted(dir())"), eval("x + y")
+
+    def via_exec(x):
+        seen = []
+        exec("seen.extend(sorted(sys._getframe(0).f_locals))")
+        if x:
+            return seen
+        return None
+
+    def via_stack(depth):
+        if depth:
+            return via_stack(depth - 1)
+        return sorted(inspect.stack()[0].frame.f_locals)
+
+    def generator(n):
+        for i in range(n):
+            yield sorted(sys._getframe().f_locals)
+
+    def raising(values):
+        for v in values:
+            if v < 0:
+                frame = sys._getframe()
+                raise ValueError(v)
+
+    try:
+        raising([1, -1])
+    except ValueError as error:
+        frame = error.__traceback__.tb_next.tb_frame
+        print("after the exception", sorted(frame.f_locals), frame.f_lineno)
+
+    print(via_getframe(4), via_inspect(3, 1), via_eval(6), via_exec(1), via_stack(2),
+          list(generator(2)))
+"""
+
+
+@pytest.mark.parametrize("command", [("run",), ("run", "--mode", "edge"),
+                                     ("run", "--metric", "time"), ("count",)],
+                         ids=["path", "edge", "time", "count"])
+def test_a_function_that_looks_at_its_own_frame_sees_the_programs_names_only(
+        tmp_path: Path, command: tuple[str, ...]) -> None:
+    """``f_locals`` reached through ``sys._getframe``, ``inspect`` or a traceback,
+    and ``eval``/``exec`` with the frame's namespace: in functions whose source can
+    reach their own frame, pathprof keeps its registers outside it."""
+    plain, measured = run_both(tmp_path, FRAME_VIEWS, command=command)
+    if command == ("count",):  # the count report follows the program's output
+        measured = measured[:len(plain)]
+    assert measured == plain
+    assert "['i', 'n', 'total']" in plain
+    assert "['frame', 'v', 'values'] 44" in plain  # the traceback's frame, after it ended
+    assert "(['x', 'y'], 9) ['seen', 'x']" in plain
+
+
 def test_pytest_showlocals_shows_the_programs_locals_only(tmp_path: Path) -> None:
     """``pytest --pathprof -l`` lists a measured frame's locals as plain pytest does:
     pathprof's are named ``@pp_*``, which pytest leaves out as it does its own."""

@@ -13,6 +13,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -99,15 +100,20 @@ def _plain(path: Path) -> types.ModuleType:
     return module
 
 
+@pytest.mark.parametrize("outside", [False, True], ids=["registers-in-frame",
+                                                        "registers-outside"])
 @settings(max_examples=150, deadline=None)
 @given(source=functions(), data=st.data())
 def test_random_program_profile_equals_block_trace_oracle(
-        tmp_path_factory: Any, source: str, data: st.DataObject) -> None:
+        tmp_path_factory: Any, outside: bool, source: str, data: st.DataObject) -> None:
+    """``outside``: every function keeps its registers outside its frame, as those
+    whose source can reach their frame do (:mod:`pathprof.python.outside`)."""
     path = _write(tmp_path_factory.mktemp("random"), source)
     plain = _plain(path)
     # A module name of its own per example: hypothesis runs one source again while
     # shrinking, and the runtime tells modules apart by their key.
-    loaded = load_instrumented(path, f"pathprof_random_{path.stem}_{next(_runs)}")
+    loaded = load_instrumented(path, f"pathprof_random_{path.stem}_{next(_runs)}",
+                               registers_outside=outside)
     infos = loaded.function_infos()
     loaded.execute()
     loaded.snapshot()  # module execution is not compared

@@ -61,6 +61,7 @@ from pathprof.python.cfg import (
     iter_functions,
 )
 from pathprof.python.lasti import keep_last_instruction
+from pathprof.python.outside import move_registers_out, reaches_own_frame
 
 __all__ = [
     "FORMAT_VERSION",
@@ -1038,14 +1039,23 @@ class _NameViews(ast.NodeTransformer):
         return node
 
 
-def hide_own_names(tree: ast.Module) -> None:
+def hide_own_names(tree: ast.Module, everywhere: bool = False) -> None:
     """In functions, ``locals()``, ``vars()`` and ``dir()`` without arguments become
     ``_@pp_rt.program_names(locals, locals())``: what the builtin returns without
     pathprof's ``@pp_*`` locals (a name the program bound to something else is
     called as written and its result left alone). Located where the call is: no
     new line, nothing in a traceback. ``eval`` and ``exec`` with the default
-    namespace, and frames inspected from outside (``f_locals``), still see them."""
+    namespace, and frames inspected from outside (``f_locals``), still see them.
+
+    In the functions whose own source can reach their frame (``sys._getframe``,
+    ``inspect.currentframe``, ``eval``, ``exec``, ``breakpoint``...), the ``@pp_*``
+    names move out of the frame altogether (:mod:`pathprof.python.outside`); with
+    ``everywhere`` (for tests), in every function."""
     _NameViews().visit(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                everywhere or reaches_own_frame(node)):
+            move_registers_out(node, "@pp_", RUNTIME)
 
 
 # ---------------------------------------------------------------------------
@@ -1080,25 +1090,30 @@ def source_hash(source: str | bytes) -> str:
 def instrument_source(source: str | bytes, filename: str, *, module_key: str | None = None,
                       mark_probes: bool = False, mode: str = "path",
                       metric: str | None = None, events: str = "statements",
-                      placement: str = "tree") -> InstrumentedModule:
+                      placement: str = "tree", registers_outside: bool = False
+                      ) -> InstrumentedModule:
     """Parse, plan and rewrite a module's source.
 
     Raises whatever :func:`ast.parse` raises for source that does not parse, so a
     module that fails to parse fails the way it would without pathprof.
-    ``mark_probes`` (for tests) locates inserted code at :data:`PROBE_MARK_LINE`.
+    ``mark_probes`` (for tests) locates inserted code at :data:`PROBE_MARK_LINE`;
+    ``registers_outside`` (for tests) keeps every function's registers outside its
+    frame, as those whose source can reach their frame always do.
     """
     global _probe_line
     previous, _probe_line = _probe_line, (PROBE_MARK_LINE if mark_probes else -1)
     try:
         if mode == "events":
-            return _instrument_events(source, filename, module_key, events, placement)
-        return _instrument(source, filename, module_key, mode, metric)
+            return _instrument_events(source, filename, module_key, events, placement,
+                                      registers_outside)
+        return _instrument(source, filename, module_key, mode, metric, registers_outside)
     finally:
         _probe_line = previous
 
 
 def _instrument(source: str | bytes, filename: str, module_key: str | None,
-                mode: str = "path", metric: str | None = None) -> InstrumentedModule:
+                mode: str = "path", metric: str | None = None,
+                registers_outside: bool = False) -> InstrumentedModule:
     tree = ast.parse(source, filename)
     if mode not in ("path", "edge"):
         raise ValueError(f"unknown instrumentation mode {mode!r}")
@@ -1122,14 +1137,15 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
         edits.apply()
         _apply_structural(rewriter.structural, rewriter.parents)
         _wrap_function(fp)
-    hide_own_names(tree)
+    hide_own_names(tree, registers_outside)
     metadata = module_metadata(plans, filename, key, source)
     prologue = _add_prologue(tree, plans, filename, key, metadata)
     return InstrumentedModule(tree, plans, metadata, prologue)
 
 
 def _instrument_events(source: str | bytes, filename: str, module_key: str | None,
-                       kind: str, placement: str = "tree") -> InstrumentedModule:
+                       kind: str, placement: str = "tree",
+                       registers_outside: bool = False) -> InstrumentedModule:
     """Event-counting instrumentation (Ball 1994): see :mod:`pathprof.python.eventcode`."""
     from pathprof.python import eventcode
 
@@ -1161,7 +1177,7 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
         edits.apply()
         _apply_structural(rewriter.structural, rewriter.parents)
         eventcode.wrap_event_function(fp, plan)
-    hide_own_names(tree)
+    hide_own_names(tree, registers_outside)
     metadata = module_metadata(plans, filename, key, source)
     for function, events in zip(metadata["functions"], extra, strict=True):
         function["mode"] = "events"

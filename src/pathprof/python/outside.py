@@ -1,0 +1,102 @@
+"""Registers outside the frame, for functions whose source can look at their own.
+
+pathprof's per-call state (the path register ``@pp_r`` and its companions, all
+named ``@pp_*``) lives in locals of the measured function: recursion, threads and
+generators then need no bookkeeping, and the code stays fast. A frame's locals are
+visible, though, to code that reaches the frame: ``sys._getframe().f_locals``,
+``inspect.currentframe()``, ``eval``/``exec`` with the default namespace, a
+``breakpoint()``. CPython cannot hide a local of a function frame, so in the
+functions whose own source can reach their frame this way, every ``@pp_*`` name
+becomes an item of a dict the runtime keeps per frame, outside it
+(:func:`pathprof.runtime.registers`). The program then sees only its own names,
+at the cost of a call per probe in those functions only.
+
+Invariant: the rewritten function computes exactly what it did with locals. Each
+``@pp_*`` name is assigned before it is read in every call (the instrumentation
+never reads an unbound local), so a dict left by an earlier frame at the same
+address, which the next call may find, is never read before being overwritten.
+"""
+
+from __future__ import annotations
+
+import ast
+
+#: Names whose call, or attribute access, can reach the calling frame's locals.
+_FRAME_NAMES = frozenset({"eval", "exec", "breakpoint", "locals", "vars", "dir", "_getframe",
+                          "currentframe", "set_trace"})
+_FRAME_ATTRIBUTES = frozenset({"_getframe", "currentframe", "f_locals", "f_back", "set_trace",
+                               "getouterframes", "getinnerframes", "_current_frames"})
+_INSPECT_FUNCTIONS = frozenset({"stack", "trace", "getframeinfo"})
+
+
+def reaches_own_frame(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether ``func``'s own code (not that of functions defined in it) names a
+    way to its frame's locals."""
+    todo: list[ast.AST] = list(func.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        if isinstance(node, ast.Name) and node.id in _FRAME_NAMES:
+            return True
+        if isinstance(node, ast.Attribute) and (
+                node.attr in _FRAME_ATTRIBUTES
+                or (node.attr in _INSPECT_FUNCTIONS and isinstance(node.value, ast.Name)
+                    and node.value.id == "inspect")):
+            return True
+        todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+class _MoveOut(ast.NodeTransformer):
+    """``@pp_x`` → ``_@pp_rt.registers()['x']``; ``(@pp_x := v)`` →
+    ``_@pp_rt.assign('x', v)``. Nested functions and classes are left alone (each
+    function is decided on its own)."""
+
+    def __init__(self, prefix: str, runtime: str) -> None:
+        self.prefix = prefix
+        self.runtime = runtime
+
+    def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
+
+    def _runtime(self, attr: str, node: ast.AST) -> ast.Attribute:
+        func = ast.Attribute(value=ast.Name(id=self.runtime, ctx=ast.Load()), attr=attr,
+                             ctx=ast.Load())
+        return _located(func, node)
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if not node.id.startswith(self.prefix):
+            return node
+        table = _located(ast.Call(func=self._runtime("registers", node), args=[], keywords=[]),
+                         node)
+        key = _located(ast.Constant(value=node.id), node)
+        return _located(ast.Subscript(value=table, slice=key, ctx=node.ctx), node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.AST:
+        value = self.visit(node.value)
+        if not node.target.id.startswith(self.prefix):
+            node.value = value
+            return node
+        key = _located(ast.Constant(value=node.target.id), node)
+        return _located(ast.Call(func=self._runtime("assign", node), args=[key, value],
+                                 keywords=[]), node)
+
+
+def _located(new: ast.AST, old: ast.AST) -> ast.AST:
+    for field in ("lineno", "end_lineno", "col_offset", "end_col_offset"):
+        setattr(new, field, getattr(old, field, -1))
+    for part in ast.walk(new):
+        for field in ("lineno", "end_lineno", "col_offset", "end_col_offset"):
+            if not hasattr(part, field) and field in part._attributes:
+                setattr(part, field, getattr(old, field, -1))
+    return new
+
+
+def move_registers_out(func: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str,
+                       runtime: str) -> None:
+    """Rewrite ``func``'s own code so that its ``prefix`` names live outside its frame."""
+    mover = _MoveOut(prefix, runtime)
+    func.body = [mover.visit(stmt) for stmt in func.body]
