@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pathprof import store
+from pathprof.data import store
 
 
 def main(path: str) -> dict[str, float]:

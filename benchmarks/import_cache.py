@@ -26,7 +26,7 @@ import sys, time
 sys.path.insert(0, {dir!r})
 names = {names!r}
 if {instrument}:
-    from pathprof.python.importhook import ImportHook, InstrumentOptions
+    from pathprof.measure.importhook import ImportHook, InstrumentOptions
     from pathprof.python.selection import Selection
     hook = ImportHook(Selection(source=[{dir!r}]), InstrumentOptions())
     hook.install()

@@ -28,9 +28,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from pathprof.data.store import read
 from pathprof.graph import EdgeKind, ProbeOp, regenerate
-from pathprof.python.instrument import function_metadata, instrument_source, plan_function
-from pathprof.store import read
+from pathprof.python.instrument import function_metadata, instrument_source
+from pathprof.python.rewrite import plan_function
 
 
 def _ops(plan: Any, edges: tuple[int, ...]) -> int:

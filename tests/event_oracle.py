@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pathprof._blockmap import BlockMap
 from pathprof.python.instrument import instrument_source
+from pathprof.runtime.blockmap import BlockMap
 
 from .oracles import _BOOKKEEPING_OPS
 

@@ -21,12 +21,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pathprof._blockmap import BlockMap
+from pathprof.data.profile import cfg_of, decode_paths
 from pathprof.graph import (
     Cfg,
     find_backedges,
 )
-from pathprof.profile import cfg_of, decode_paths
+from pathprof.runtime.blockmap import BlockMap
 
 PathKey = tuple[tuple[int, ...], str, str]  # (visible blocks, start, end)
 

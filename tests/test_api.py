@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import pathprof
-from pathprof import store
+from pathprof.data import store
 from pathprof.exceptions import ConfigError, DataError, NoDataError
 
 MODULE = textwrap.dedent("""
@@ -185,9 +185,9 @@ def test_contexts_survive_a_second_save_and_merge(module_dir: Path) -> None:
 
 
 def test_path_coverage_and_missed_paths_partition_every_path(module_dir: Path) -> None:
+    from pathprof.analysis.pathcoverage import missed_paths, path_coverage
+    from pathprof.data.profile import numbering_of
     from pathprof.graph import iter_paths
-    from pathprof.pathcoverage import missed_paths, path_coverage
-    from pathprof.profile import numbering_of
 
     name = _module_name(module_dir)
     with pathprof.Profiler(data_file="p.pathprof", default_dirs=[str(module_dir)]):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pathprof import store
+from pathprof.data import store
 
 from .test_run import PROGRAMS, functions_by_name
 

@@ -94,7 +94,7 @@ def test_a_missing_file_is_a_clear_error(tmp_path: Path,
 
 def test_combine_keeps_versions_of_a_function_apart_and_says_so(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from pathprof.store import read
+    from pathprof.data.store import read
 
     old = measure(tmp_path, "old", 10)
     new = measure(tmp_path, "new", 4, PROGRAM.replace('"buzz"', '"BUZZ"'))

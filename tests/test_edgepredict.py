@@ -1,4 +1,4 @@
-"""What an edge profile would have told you (pathprof.edgepredict), on correlated branches.
+"""What an edge profile would have told you (pathprof.analysis.edgepredict), on correlated branches.
 
 ``pick`` runs with (a, b) = (True, False) 34 times, (False, True) 33 times and
 (False, False) 33 times, never (True, True). Edge counts: a is false 66 of 100
@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pathprof import load
-from pathprof.edgepredict import predict_from_edges, summarize
+from pathprof.analysis.edgepredict import predict_from_edges, summarize
 
 from .test_run import pathprof_cli
 

@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pathprof
-from pathprof.linecoverage import codeless_lines, function_lines, line_coverage
-from pathprof.profile import FunctionProfile
+from pathprof.analysis.linecoverage import codeless_lines, function_lines, line_coverage
+from pathprof.data.profile import FunctionProfile
 
 from .loading import corpus_programs, load_instrumented, load_plain
 from .python.random_programs import functions, tape

@@ -22,8 +22,8 @@ import pytest
 
 from pathprof import load
 from pathprof.cli import main
+from pathprof.data.profile import cfg_of
 from pathprof.graph import to_dag
-from pathprof.profile import cfg_of
 from pathprof.report.cfg_picture import cfg_picture
 
 from .test_run import pathprof_cli

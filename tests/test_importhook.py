@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pathprof.python import importhook
-from pathprof.python.importhook import ImportHook, InstrumentOptions, instrumented_code
+from pathprof.measure import importhook
+from pathprof.measure.importhook import ImportHook, InstrumentOptions, instrumented_code
 from pathprof.python.selection import Selection
 
 

@@ -279,7 +279,8 @@ def test_pathprof_keeps_working_with_the_modules_it_uses_measured(tmp_path: Path
     pathprof_cli(tmp_path, "run", "--data-file", "alone", "prog.py")
     used = run_python(tmp_path, """
         import os, sys
-        import pathprof.cli, pathprof.python.inplace, pathprof.store, pathprof._blockmap
+        import pathprof.cli, pathprof.measure.inplace, pathprof.data.store
+        import pathprof.runtime.blockmap
         stdlib = os.path.dirname(os.__file__) + os.sep
         print(",".join(sorted(name for name, module in sys.modules.items()
                               if (getattr(module, "__file__", None) or "").startswith(stdlib)

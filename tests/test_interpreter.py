@@ -11,7 +11,7 @@ import pytest
 from pathprof import Profiler, events
 from pathprof.cli import ERR, main
 from pathprof.exceptions import ConfigError
-from pathprof.interpreter import gil_disabled
+from pathprof.measure.interpreter import gil_disabled
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import pathprof
-from pathprof import __version__
-from pathprof.store import read
+from pathprof.data.store import read
+from pathprof.version import __version__
 
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pathcov"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import pathprof
-from pathprof.profile import FunctionProfile
+from pathprof.data.profile import FunctionProfile
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 

@@ -16,11 +16,11 @@ from pathprof.exceptions import (
     NoDataError,
     PathprofError,
 )
+from pathprof.version import __version__
 
 if TYPE_CHECKING:
-    from pathprof.profiler import Profiler, load
+    from pathprof.measure.profiler import Profiler, load
 
-__version__ = "0.1.0"
 
 __all__ = [
     "CfgError",
@@ -36,7 +36,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in ("Profiler", "load"):
-        from pathprof import profiler
+        from pathprof.measure import profiler
 
         return getattr(profiler, name)
     raise AttributeError(f"module 'pathprof' has no attribute {name!r}")

@@ -16,9 +16,9 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
-from pathprof import __version__
 from pathprof.exceptions import PathprofError
 from pathprof.messages import warn
+from pathprof.version import __version__
 
 OK, ERR, USAGE = 0, 1, 2
 
@@ -299,7 +299,7 @@ def _program_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _program(args: argparse.Namespace) -> tuple[str | None, list[str], list[str]]:
     """The script's path (None for -m), its arguments, and the default source dirs."""
-    from pathprof.execfile import resolve_program
+    from pathprof.measure.execfile import resolve_program
 
     program_args = args.args[1:] if args.args[:1] == ["--"] else args.args
     if args.program == "--":
@@ -314,7 +314,7 @@ def _program(args: argparse.Namespace) -> tuple[str | None, list[str], list[str]
 
 def _main_compiler(selection: Any, options: Any) -> Any:
     """Compile the main script instrumented if it is selected, plainly otherwise."""
-    from pathprof.python.importhook import compile_instrumented
+    from pathprof.measure.importhook import compile_instrumented
 
     def compile_main(source: bytes, filename: str) -> object:
         plain = compile(source, filename, "exec", dont_inherit=True)  # fails as Python does
@@ -332,7 +332,7 @@ def _main_compiler(selection: Any, options: Any) -> Any:
 def _run_program(args: argparse.Namespace, path: str | None, program_args: list[str],
                  start: Any, stop: Any, compile_main: Any) -> int:
     """Run the program between ``start()`` and ``stop()``; its exit status."""
-    from pathprof.execfile import run_module, run_script
+    from pathprof.measure.execfile import run_module, run_script
 
     status = OK
     start()
@@ -387,8 +387,8 @@ def _die_of_sigint() -> None:
 
 
 def _command_run(args: argparse.Namespace) -> int:
-    from pathprof.children import ChildMeasurement
-    from pathprof.profiler import Profiler, save_on_sigterm
+    from pathprof.measure.children import ChildMeasurement
+    from pathprof.measure.profiler import Profiler, save_on_sigterm
 
     path, program_args, default_dirs = _program(args)
     profiler = Profiler(data_file=args.data_file, source=args.source, include=args.include,
@@ -430,7 +430,7 @@ def _exit_status(code: object) -> int:
 
 
 def _command_instrument(args: argparse.Namespace) -> int:
-    from pathprof.python.importhook import InstrumentOptions, warm_cache
+    from pathprof.measure.importhook import InstrumentOptions, warm_cache
     from pathprof.python.selection import Selection
 
     selection = Selection(args.source, args.include, args.omit, [os.getcwd()])
@@ -450,7 +450,7 @@ def _command_instrument(args: argparse.Namespace) -> int:
 def _command_report(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from pathprof.profiler import load
+    from pathprof.measure.profiler import load
 
     measurement = load(args.data_file)
     with _output(args.output) as output:
@@ -468,8 +468,8 @@ def _command_report(args: argparse.Namespace) -> int:
 
 
 def _command_coverage(args: argparse.Namespace) -> int:
-    from pathprof.pathcoverage import path_coverage
-    from pathprof.profiler import load
+    from pathprof.analysis.pathcoverage import path_coverage
+    from pathprof.measure.profiler import load
 
     coverage = path_coverage(load(args.data_file))
     with _output(args.output) as output:
@@ -518,7 +518,7 @@ def _output(path: str | None) -> Iterator[TextIO]:
 
 
 def _command_html(args: argparse.Namespace) -> int:
-    from pathprof.profiler import load
+    from pathprof.measure.profiler import load
     from pathprof.report.html import write_html
 
     measurement = load(args.data_file)
@@ -534,7 +534,7 @@ def _command_html(args: argparse.Namespace) -> int:
 
 
 def _command_export(args: argparse.Namespace) -> int:
-    from pathprof.profiler import load
+    from pathprof.measure.profiler import load
     from pathprof.report.exports import write_export
 
     coverage = write_export(args.command, load(args.data_file),
@@ -574,8 +574,8 @@ DIFFERS = 3
 
 
 def _command_diff(args: argparse.Namespace) -> int:
-    from pathprof.pathdiff import diff_profiles
-    from pathprof.profiler import load
+    from pathprof.analysis.pathdiff import diff_profiles
+    from pathprof.measure.profiler import load
 
     if args.threshold < 0:
         raise PathprofError("--threshold must not be negative")
@@ -598,7 +598,7 @@ def _command_diff(args: argparse.Namespace) -> int:
 def _command_combine(args: argparse.Namespace) -> int:
     import glob
 
-    from pathprof.store import combine, read, source_conflicts
+    from pathprof.data.store import combine, read, source_conflicts
 
     files = args.files or [p for p in glob.glob(glob.escape(args.data_file) + ".*")
                            if not p.endswith(".tmp")]

@@ -29,9 +29,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pathprof import _eventrt
-from pathprof._eventrt import EventBudgetExceeded
 from pathprof.exceptions import ConfigError
+from pathprof.runtime import events as _eventrt
+from pathprof.runtime.events import EventBudgetExceeded
 
 __all__ = ["EventBudgetExceeded", "EventCounter", "EventCounts", "FunctionEvents",
            "assert_events_at_most", "budget", "counts", "is_counting", "read"]
@@ -174,8 +174,8 @@ class EventCounter(contextlib.ContextDecorator):
                  ) -> None:
         import os
 
-        from pathprof.interpreter import require_gil
-        from pathprof.python.importhook import ImportHook, InstrumentOptions
+        from pathprof.measure.importhook import ImportHook, InstrumentOptions
+        from pathprof.measure.interpreter import require_gil
 
         require_gil()
         from pathprof.python.selection import Selection

@@ -112,7 +112,7 @@ class EventsFixture:
 
     def read(self) -> int:
         """Events this thread has run so far."""
-        from pathprof import _eventrt
+        from pathprof.runtime import events as _eventrt
 
         return _eventrt.read_thread(sys._getframe(1))
 
@@ -127,7 +127,7 @@ class EventsFixture:
     def at_most(self, limit: int) -> Any:
         """``with pathprof_events.at_most(n):`` fails the test if the block ran more
         than ``n`` events. Yields an object whose ``count`` is set at the end."""
-        from pathprof import _eventrt
+        from pathprof.runtime import events as _eventrt
 
         result = argparse.Namespace(count=None)
         before = _eventrt.read_thread(sys._getframe(2))
@@ -177,7 +177,7 @@ class PathprofPlugin:
             os.environ[TOKEN_VARIABLE] = self.token
         else:
             self.token = os.environ.get(TOKEN_VARIABLE, "unknown")
-        from pathprof.profiler import Profiler
+        from pathprof.measure.profiler import Profiler
 
         self.profiler = Profiler(data_file=self._own_data_file(), source=sources,
                                  include=config.include, omit=config.omit,
@@ -211,9 +211,9 @@ class PathprofPlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        from pathprof.analysis.pathcoverage import path_coverage
+        from pathprof.data.store import combine, read
         from pathprof.exceptions import PathprofError
-        from pathprof.pathcoverage import path_coverage
-        from pathprof.store import combine, read
 
         self.profiler.stop()
         self.profiler.save()
@@ -254,8 +254,8 @@ class PathprofPlugin:
         self.written.append(path)
 
     def _write_export(self, report: str) -> None:
+        from pathprof.data.store import read
         from pathprof.report.exports import EXPORTS, write_export
-        from pathprof.store import read
 
         kind, _colon, path = report.partition(":")
         path = path or EXPORTS[kind]
@@ -263,8 +263,8 @@ class PathprofPlugin:
         self.written.append(path)
 
     def _write_html(self, directory: str) -> None:
+        from pathprof.data.store import read
         from pathprof.report.html import write_html
-        from pathprof.store import read
 
         index = write_html(read(self.data_file), directory)
         self.written.append(index)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import pathprof
-from pathprof.children import STARTUP_LINE, ChildMeasurement
+from pathprof.measure.children import STARTUP_LINE, ChildMeasurement
 
 from ..test_run import pathprof_cli
 from . import WORK

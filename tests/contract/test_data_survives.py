@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import pathprof
-from pathprof import store
+from pathprof.data import store
 
 from ..test_run import pathprof_cli
 from . import WORK
@@ -122,7 +122,7 @@ def test_data_files_follow_the_umask(tmp_path: Path, umask: int) -> None:
 
 BUILDER = """
 import sys, time
-from pathprof import store
+from pathprof.data import store
 
 def fill(db):
     db.execute("CREATE TABLE filler (x)")

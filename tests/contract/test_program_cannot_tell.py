@@ -46,7 +46,7 @@ def test_a_caught_exception_stays_caught_when_imports_cannot_work(tmp_path: Path
 
         sys.meta_path[:] = []
         sys.modules["pathprof"] = None
-        sys.modules["pathprof._blockmap"] = None
+        sys.modules["pathprof.runtime.blockmap"] = None
         print([parse(t) for t in ["1", "x", "3", "y"]])
     """)
     assert measured == plain == "0\n[1, None, 3, None]\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pathprof import store
+from pathprof.data import store
 from pathprof.exceptions import DataError
 
 from ..test_run import pathprof_cli, project  # noqa: F401  (a fixture)

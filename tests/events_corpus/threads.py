@@ -8,7 +8,7 @@ import threading
 
 def mode():
     """'one' while pathprof takes the table of the one running thread, else 'many'."""
-    runtime = sys.modules.get("pathprof._eventrt")
+    runtime = sys.modules.get("pathprof.runtime.events")
     if runtime is None:
         return "plain"
     return "one" if runtime._single[0] is not None else "many"

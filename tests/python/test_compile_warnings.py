@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pathprof.python.importhook import InstrumentOptions, compile_instrumented
+from pathprof.measure.importhook import InstrumentOptions, compile_instrumented
 
 SOURCE = '''
 def swallow(fail):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from pathprof.data.profile import cfg_of, decode_paths, edge_counts
 from pathprof.graph import find_backedges
-from pathprof.profile import cfg_of, decode_paths, edge_counts
 
 from ..loading import corpus_programs, load_instrumented
 from ..oracles import with_entry_exit

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pathprof import _eventrt
+from pathprof.runtime import events as _eventrt
 
 from ..event_oracle import StatementCounter, plain_functions
 from ..loading import CORPUS, corpus_programs, load_instrumented
@@ -181,7 +181,8 @@ def test_adds_per_iteration_tree_against_the_naive_baseline(kind: str) -> None:
     step): one add on the tree's chord, four in the one-add-per-statement baseline."""
     import ast
 
-    from pathprof.python.instrument import REGISTER, instrument_source
+    from pathprof.python.instrument import instrument_source
+    from pathprof.python.rewrite import REGISTER
 
     def loop_adds(placement: str) -> list[int]:
         tree = instrument_source(LOOP, "loop.py", mode="events", events=kind,

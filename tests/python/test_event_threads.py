@@ -1,5 +1,5 @@
 """Event counts while threads start and run: pathprof takes the one thread's table from a
-module global until a second thread may run (see :mod:`pathprof._eventrt`); counts
+module global until a second thread may run (see :mod:`pathprof.runtime.events`); counts
 must stay exact per thread across that switch, whichever way the thread is started."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pathprof import _eventrt  # noqa: F401  (threads.py's mode() runs the same code here)
+from pathprof.runtime import events as _eventrt  # noqa: F401  (threads.py's mode() runs the same code here)
 
 from ..event_oracle import StatementCounter, plain_functions
 from ..test_run import pathprof_cli
@@ -51,7 +51,7 @@ def test_counts_stay_exact_when_threads_start(tmp_path: Path, kind: str) -> None
 
 SWITCH = textwrap.dedent('''
     import _thread, sys, threading, time
-    from pathprof import _eventrt
+    from pathprof.runtime import events as _eventrt
 
     def state():
         return "one" if _eventrt._single[0] is _eventrt.local.t else (
@@ -85,7 +85,7 @@ def test_a_process_with_threads_never_uses_the_one_thread_table() -> None:
         import threading
         stop = threading.Event()
         threading.Thread(target=stop.wait).start()
-        from pathprof import _eventrt
+        from pathprof.runtime import events as _eventrt
         print(_eventrt._single[0] is None)
         stop.set()
     ''')
@@ -99,7 +99,7 @@ def test_a_forked_child_uses_the_one_thread_table_again() -> None:
         pytest.skip("no fork on this platform")
     script = textwrap.dedent('''
         import os, threading
-        from pathprof import _eventrt
+        from pathprof.runtime import events as _eventrt
         thread = threading.Thread(target=lambda: None)
         thread.start()
         thread.join()

@@ -52,7 +52,7 @@ def tracer(frame, event, arg):
 # before the module's import otherwise (its import-time calls are then measured).
 TRACE = """
 import importlib.util, json, os, runpy, sys, threading
-import pathprof.cli, pathprof.execfile, pathprof.profiler, pathprof.python.inplace
+import pathprof.cli, pathprof.measure.execfile, pathprof.measure.profiler, pathprof.measure.inplace
 # for the children only (this process traces itself, from here on)
 os.environ.update(json.loads(os.environ.pop("ORACLE_CHILDREN", "{}")))
 filename = importlib.util.find_spec(sys.argv[1]).origin

@@ -26,7 +26,7 @@ Generators and coroutines hand their count over at every ``yield``, ``yield from
 and ``await`` and start afresh when resumed (possibly in another thread).
 
 Exceptions are the one slow path: where the exception left the frame decides how
-many events ran (:mod:`pathprof._eventrt`). ``@pp_w``, when not None, holds the
+many events ran (:mod:`pathprof.runtime.events`). ``@pp_w``, when not None, holds the
 frame's exact count already worked out (by a ``with`` body's observer, a ``finally``
 that re-raises, or a bare ``raise``), because by then the traceback points at the
 original raise, not where control is.
@@ -42,6 +42,7 @@ from typing import Any
 
 from pathprof.graph import find_backedges
 from pathprof.graph.events import EventPlan, plan_events, rest_of_block, static_event_weights
+from pathprof.python import rewrite as _ins
 from pathprof.python.cfg import FunctionCfg, Role, SiteKind
 
 __all__ = ["EVENT_KINDS", "PLACEMENTS", "piece_weights", "plan_events_for"]
@@ -118,7 +119,7 @@ def piece_weights(cfg: FunctionCfg, kind: str, code: CodeType | None = None,
     if code is None or meta is None:
         compiled = None
     else:
-        from pathprof._blockmap import BlockMap
+        from pathprof.runtime.blockmap import BlockMap
 
         blockmap = BlockMap(meta, code)
         compiled = [blockmap.locate_piece(i.offset) for i in dis.get_instructions(code)]
@@ -213,8 +214,6 @@ def rest_after(weights: list[list[int]], block: int, piece: int) -> int:
 
 # ---------------------------------------------------------------------------
 # Rewriting (builds on the path-mode rewriter's sites and helpers)
-
-from pathprof.python import instrument as _ins  # noqa: E402  (after the planning code)
 
 
 def _name(value: str) -> ast.Name:
@@ -384,7 +383,7 @@ class EventRewriter(_ins._FunctionRewriter):
         """``yield x`` / ``y = await v`` as a statement of its own (see
         :func:`_is_statement_suspension`): the hand-over is inline statements around
         it, not a call into the runtime (see :meth:`EventModule.pause
-        <pathprof._eventrt.EventModule.pause>` for what they do)::
+        <pathprof.runtime.events.EventModule.pause>` for what they do)::
 
             @pp_y = v; <hand over r + done>; @pp_r = -done; @pp_a = None
             y = await @pp_y
@@ -577,6 +576,14 @@ def _parents(func: ast.AST) -> dict[int, tuple[ast.AST, str]]:
     return parents
 
 
+def rewrite_event_function(fp: Any, plan: EventPlan, weights: list[list[int]],
+                           adds: Any) -> None:
+    """Put the event-counting probes of ``plan`` into ``fp``'s function, in place."""
+    edits = _ins._Edits()
+    _ins.apply_rewriter(EventRewriter(fp, edits, plan, weights, adds), edits)
+    wrap_event_function(fp, plan)
+
+
 def wrap_event_function(fp: Any, plan: EventPlan) -> None:
     """Entry, exit and exception code of one function (see the module docstring).
 
@@ -634,7 +641,7 @@ def wrap_event_function(fp: Any, plan: EventPlan) -> None:
 
 def event_prologue(nfunctions: int, filename: str, key: str, meta_json: str
                    ) -> list[ast.stmt]:
-    """``import pathprof._eventrt``; register the module; bind its tables."""
+    """``import pathprof.runtime.events``; register the module; bind its tables."""
     register = ast.Call(
         func=ast.Attribute(value=_name(_ins.RUNTIME), attr="register", ctx=ast.Load()),
         args=[_name("__name__"), _ins._const(filename), _ins._const(key),
@@ -644,7 +651,7 @@ def event_prologue(nfunctions: int, filename: str, key: str, meta_json: str
     names = ast.Tuple(elts=[_ins._store(n) for n in (LOCAL, PENDING, SELF)],
                       ctx=ast.Store())
     return [
-        ast.Import(names=[ast.alias(name="pathprof._eventrt", asname=_ins.RUNTIME)]),
+        ast.Import(names=[ast.alias(name="pathprof.runtime.events", asname=_ins.RUNTIME)]),
         ast.Assign(targets=[_ins._store(_ins.MODULE)], value=register),
         ast.Assign(targets=[names],
                    value=ast.Attribute(value=_name(_ins.MODULE), attr="bindings",

@@ -18,8 +18,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from pathprof.data.profile import FunctionProfile, cfg_of
 from pathprof.graph import to_dag
-from pathprof.profile import FunctionProfile, cfg_of
 
 __all__ = ["CfgPicture", "cfg_picture"]
 

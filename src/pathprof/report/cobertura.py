@@ -7,7 +7,7 @@ file's name, its ``filename`` relative to the ``<source>``, the current
 directory, where it lies under it), a ``<method>`` per function with its own
 lines, and ``<line number hits branch condition-coverage>`` with a
 ``<conditions>`` element on lines with a decision. Rates are those of
-:mod:`pathprof.linecoverage`; complexity is not measured and written as 0.
+:mod:`pathprof.analysis.linecoverage`; complexity is not measured and written as 0.
 
 Cobertura has no element for paths, and the DTD allows no extra attribute: each
 method's path coverage is an XML comment as its first child, which every XML
@@ -25,9 +25,9 @@ import time
 import xml.etree.ElementTree as ET
 from typing import TextIO
 
-from pathprof import __version__
-from pathprof.linecoverage import Decision, LineCoverage, relative_name
-from pathprof.pathcoverage import CoverageTotals
+from pathprof.analysis.linecoverage import Decision, LineCoverage, relative_name
+from pathprof.analysis.pathcoverage import CoverageTotals
+from pathprof.version import __version__
 
 __all__ = ["write_cobertura"]
 

@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from pathprof.pathcoverage import CoverageTotals, FunctionCoverage, PathCoverage
-from pathprof.profile import FunctionProfile, Path
+from pathprof.analysis.pathcoverage import CoverageTotals, FunctionCoverage, PathCoverage
+from pathprof.data.profile import FunctionProfile, Path
 from pathprof.report.paths_json import decisions
 from pathprof.report.terminal import printable_path
 

@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from pathprof.pathdiff import FunctionDiff, PathChange, ProfileDiff
+from pathprof.analysis.pathdiff import FunctionDiff, PathChange, ProfileDiff
 from pathprof.report.coverage_text import path_brief
 from pathprof.report.terminal import printable_path
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import sys
 
+from pathprof.analysis.linecoverage import LineCoverage, line_coverage
+from pathprof.data.store import Measurement
 from pathprof.exceptions import PathprofError
-from pathprof.linecoverage import LineCoverage, line_coverage
-from pathprof.store import Measurement
 
 __all__ = ["EXPORTS", "write_export"]
 

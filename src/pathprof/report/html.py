@@ -26,16 +26,16 @@ from importlib import resources
 from string import Template
 from typing import Any
 
-from pathprof import __version__
-from pathprof.edgepredict import cfg_edge_counts, predict_from_edges, summarize
+from pathprof.analysis.edgepredict import cfg_edge_counts, predict_from_edges, summarize
+from pathprof.analysis.pathcoverage import CoverageTotals, missed_paths
+from pathprof.data.profile import FunctionProfile, Path, numbering_of
+from pathprof.data.store import Measurement
 from pathprof.graph import EdgeKind, regenerate, regenerate_prefix
-from pathprof.pathcoverage import CoverageTotals, missed_paths
-from pathprof.profile import FunctionProfile, Path, numbering_of
 from pathprof.report.cfg_picture import cfg_picture
 from pathprof.report.coverage_text import FEASIBILITY_NOTE, format_percent
 from pathprof.report.paths_json import decisions
 from pathprof.report.paths_text import format_duration
-from pathprof.store import Measurement
+from pathprof.version import __version__
 
 __all__ = ["HTML_FORMAT_VERSION", "write_html"]
 

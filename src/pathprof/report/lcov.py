@@ -2,7 +2,7 @@
 services and editors.
 
 One record per file: ``FN``/``FNDA`` for each function (its calls), ``BRDA`` for
-each arm of each decision (:mod:`pathprof.linecoverage`: "-" where the decision
+each arm of each decision (:mod:`pathprof.analysis.linecoverage`: "-" where the decision
 never ran), ``DA`` for each line with a statement, and the ``FNF``/``FNH``,
 ``BRF``/``BRH``, ``LF``/``LH`` totals. LCOV has no record for paths: each
 function's path coverage is a comment line, which LCOV's readers skip::
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TextIO
 
-from pathprof.linecoverage import FileLines, LineCoverage
+from pathprof.analysis.linecoverage import FileLines, LineCoverage
 
 __all__ = ["write_lcov"]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from pathprof import __version__
-from pathprof.edgepredict import predict_from_edges
-from pathprof.profile import FunctionProfile, Path
-from pathprof.store import Measurement
+from pathprof.analysis.edgepredict import predict_from_edges
+from pathprof.data.profile import FunctionProfile, Path
+from pathprof.data.store import Measurement
+from pathprof.version import __version__
 
 __all__ = ["JSON_VERSION", "to_json"]
 

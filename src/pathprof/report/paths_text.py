@@ -13,12 +13,12 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from pathprof.edgepredict import EdgePrediction, predict_from_edges, summarize
-from pathprof.profile import FunctionProfile, Path
+from pathprof.analysis.edgepredict import EdgePrediction, predict_from_edges, summarize
+from pathprof.data.profile import FunctionProfile, Path
+from pathprof.data.store import Measurement
 from pathprof.report.coverage_text import path_brief
 from pathprof.report.paths_json import decisions
 from pathprof.report.terminal import printable, printable_path
-from pathprof.store import Measurement
 
 __all__ = ["render_report"]
 

@@ -1,6 +1,6 @@
 """What runs inside the program when it counts events: per-thread tables, exceptions,
 suspensions, budgets. Standard library only (plus :mod:`pathprof.runtime` and the
-stdlib-only :mod:`pathprof._blockmap`, loaded on the first exception or query).
+stdlib-only :mod:`pathprof.runtime.blockmap`, loaded on the first exception or query).
 
 Layout. Every thread has one list ``t`` (``local.t``): ``t[0]`` is the events its
 finished calls ran, ``t[offset + i]`` the inclusive count of function ``i`` of the

@@ -32,12 +32,12 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from pathprof.edgepredict import cfg_edge_counts
+from pathprof.analysis.edgepredict import cfg_edge_counts
+from pathprof.analysis.pathcoverage import CoverageTotals
+from pathprof.data.profile import FunctionProfile, numbering_of
+from pathprof.data.store import Measurement
 from pathprof.exceptions import PathprofError
-from pathprof.pathcoverage import CoverageTotals
-from pathprof.profile import FunctionProfile, numbering_of
 from pathprof.python.instrument import source_hash
-from pathprof.store import Measurement
 
 __all__ = ["Arm", "Decision", "FileLines", "FunctionLines", "LineCoverage", "line_coverage"]
 

@@ -1,6 +1,6 @@
-"""Run at interpreter start-up by the ``.pth`` file of :mod:`pathprof.children`.
+"""Run at interpreter start-up by the ``.pth`` file of :mod:`pathprof.measure.children`.
 
-Where :data:`pathprof.children.VARIABLE` is set, this process is a child of a
+Where :data:`pathprof.measure.children.VARIABLE` is set, this process is a child of a
 measured run that started a new interpreter: a profiler starts here with the
 run's settings and token and saves, as the process ends, into a file of its own
 that the run's parent adds into the data file. Where the variable is not set,
@@ -40,8 +40,8 @@ def _measure(value: str) -> None:
     import json
     import sys
 
+    from pathprof.measure.profiler import Profiler
     from pathprof.messages import warn
-    from pathprof.profiler import Profiler
 
     settings = json.loads(value)
     profiler = Profiler(data_file=settings["data_file"], source=settings["source"],
@@ -66,7 +66,7 @@ def _instrument_mp_main(profiler: object) -> None:
     import builtins
     import runpy
 
-    from pathprof.python.importhook import compile_instrumented
+    from pathprof.measure.importhook import compile_instrumented
 
     original = runpy.run_path
     selection = profiler.selection  # type: ignore[attr-defined]

@@ -57,8 +57,9 @@ class InstrumentOptions:
     placement: str = "tree"
 
     def tag(self) -> str:
-        from pathprof import __version__
-        from pathprof.python.instrument import CODE_VERSION, FORMAT_VERSION
+        from pathprof.python.instrument import FORMAT_VERSION
+        from pathprof.python.rewrite import CODE_VERSION
+        from pathprof.version import __version__
 
         text = (f"{__version__}|{FORMAT_VERSION}|{CODE_VERSION}|{self.mode}|{self.metric}"
                 f"|{self.events}|{self.placement}")
@@ -70,7 +71,7 @@ def compile_instrumented(source: bytes, filename: str, options: InstrumentOption
     """Instrument and compile ``source``; raises what :func:`compile` raises for bad source.
 
     With ``in_place``, returns ``(module code, prologue code)``: what
-    :mod:`pathprof.python.inplace` needs for a module imported before measuring."""
+    :mod:`pathprof.measure.inplace` needs for a module imported before measuring."""
     from pathprof.python.instrument import instrument_source
 
     instrumented = instrument_source(source, filename, mode=options.mode,
@@ -256,7 +257,7 @@ class ImportHook(importlib.abc.MetaPathFinder):
 
     def already_imported(self) -> list[tuple[str, Any]]:
         """Selected modules imported before the hook, ``(name, module)`` sorted by
-        name: :mod:`pathprof.python.inplace` measures them."""
+        name: :mod:`pathprof.measure.inplace` measures them."""
         found = []
         for name, module in list(sys.modules.items()):
             filename = getattr(module, "__file__", None)

@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pathprof import runtime
-from pathprof.python.importhook import InstrumentOptions, instrumented_code
-from pathprof.python.instrument import MODULE
+from pathprof.measure.importhook import InstrumentOptions, instrumented_code
+from pathprof.python.rewrite import MODULE
 
 __all__ = ["InPlaceReport", "instrument_imported"]
 

@@ -1,6 +1,6 @@
 """Every Python process of the program is measured: children that are not forks.
 
-A forked child carries the parent's profiler with it (:mod:`pathprof.profiler`).
+A forked child carries the parent's profiler with it (:mod:`pathprof.measure.profiler`).
 A child that starts a new interpreter — ``multiprocessing`` with ``spawn`` (the
 default on macOS) or ``forkserver`` (the default on Linux from 3.14), or
 ``subprocess`` running Python — starts with nothing. For those, as coverage.py's
@@ -11,7 +11,7 @@ default on macOS) or ``forkserver`` (the default on Linux from 3.14), or
   ``subprocess`` children given an ``env`` of their own get it added);
 - the first time the program starts such a child, a ``.pth`` file is written into
   the interpreter's site-packages; every interpreter of that environment runs it
-  at start-up, and :mod:`pathprof._childstart` starts a profiler where the
+  at start-up, and :mod:`pathprof.measure.childstart` starts a profiler where the
   variable is set (and does nothing where it is not);
 - each child saves into a file of its own beside the data file, named with the
   run's token, which the parent adds into the data file when it saves (as for
@@ -43,7 +43,7 @@ _PTH = re.compile(r"pathprof-children-(\d+)-[0-9a-f]+\.pth")
 #: The ``.pth`` file's one line: nothing of pathprof is imported where the variable
 #: is not set (other programs of the environment that start meanwhile).
 STARTUP_LINE = (f"import os; os.environ.get({VARIABLE!r}) and "
-                "__import__('pathprof._childstart', fromlist=['start']).start()\n")
+                "__import__('pathprof.measure.childstart', fromlist=['start']).start()\n")
 
 
 def _alive(pid: int) -> bool:
@@ -113,7 +113,7 @@ class ChildMeasurement:
         import multiprocessing.util
         import subprocess
 
-        from pathprof.profiler import _patch_fork_popen
+        from pathprof.measure.profiler import _patch_fork_popen
 
         # A Pool's terminate() must reach children whose SIGTERM handler saves.
         _patch_fork_popen()

@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from pathprof.data.profile import FunctionProfile, Path, decode_paths, numbering_of
 from pathprof.graph import EdgeKind, Numbering, regenerate, regenerate_prefix
-from pathprof.profile import FunctionProfile, Path, decode_paths, numbering_of
 
 __all__ = ["EdgePrediction", "PredictionSummary", "cfg_edge_counts", "dag_edge_frequencies",
            "predict_from_edges", "summarize"]

@@ -1,6 +1,6 @@
 """What runs inside the profiled program: counter tables, cut paths, and their hand-over.
 
-Imports only the standard library and the stdlib-only :mod:`pathprof._blockmap`,
+Imports only the standard library and the stdlib-only :mod:`pathprof.runtime.blockmap`,
 up front: nothing pathprof runs inside the program imports anything while the
 program runs (an import inside the program's ``except`` clause could fail where
 the program has changed ``sys.meta_path`` or ``sys.modules``). An instrumented module calls
@@ -29,7 +29,7 @@ import sys
 import time
 from typing import Any
 
-from pathprof._blockmap import BlockMap
+from pathprof.runtime.blockmap import BlockMap
 
 __all__ = ["InstrumentedModule", "ModuleState", "modules", "own_work", "program_names",
            "register", "set_hooks", "share", "take_snapshot"]
@@ -93,7 +93,7 @@ def assign(name: str, value: Any) -> Any:
 
 class InstrumentedModule:
     """What every kind of instrumented module keeps: its metadata (parsed on first
-    use) and a :class:`~pathprof._blockmap.BlockMap` per function code object."""
+    use) and a :class:`~pathprof.runtime.blockmap.BlockMap` per function code object."""
 
     __slots__ = ()
     name: str
@@ -155,7 +155,7 @@ class ModuleState(InstrumentedModule):
         self.unattributed: list[int] = [0] * len(sizes)
         #: functions that count nothing, whatever runs: a module measured after it
         #: was imported whose function could not be given its instrumented code
-        #: (:mod:`pathprof.python.inplace`). Not reported as "never run".
+        #: (:mod:`pathprof.measure.inplace`). Not reported as "never run".
         self.unmeasured: set[int] = set()
 
     # -- called by instrumented code on exceptions --------------------------

@@ -36,9 +36,9 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from pathprof import __version__
+from pathprof.data.profile import FunctionProfile, merge
 from pathprof.exceptions import DataError, NoDataError
-from pathprof.profile import FunctionProfile, merge
+from pathprof.version import __version__
 
 __all__ = ["SCHEMA_VERSION", "Measurement", "RunInfo", "combine", "read", "source_conflicts",
            "write"]

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pathprof.data.profile import FunctionProfile, Path, decode_paths, numbering_of
+from pathprof.data.store import Measurement
 from pathprof.exceptions import PathprofError
 from pathprof.graph import paths_shortest_first
-from pathprof.profile import FunctionProfile, Path, decode_paths, numbering_of
-from pathprof.store import Measurement
 
 __all__ = ["CoverageTotals", "FileCoverage", "FunctionCoverage", "PathCoverage",
            "missed_paths", "path_coverage"]
@@ -28,7 +28,7 @@ __all__ = ["CoverageTotals", "FileCoverage", "FunctionCoverage", "PathCoverage",
 @dataclass
 class CoverageTotals:
     """Paths run and possible, summed over some functions; also lines, branch arms and
-    functions run (hit) out of those there are (:mod:`pathprof.linecoverage`)."""
+    functions run (hit) out of those there are (:mod:`pathprof.analysis.linecoverage`)."""
 
     run: int = 0
     possible: int = 0

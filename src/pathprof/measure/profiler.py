@@ -6,7 +6,7 @@
         myapp.main.run()
     data = pathprof.load()
 
-A profiler installs the import hook (:mod:`pathprof.python.importhook`): modules
+A profiler installs the import hook (:mod:`pathprof.measure.importhook`): modules
 imported while it runs, and selected, are instrumented; their counters live in
 :mod:`pathprof.runtime`. :meth:`Profiler.save` moves what was counted since the
 last save into the data file, so saving is also the on-demand flush.
@@ -35,13 +35,14 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from pathprof import runtime, store
+from pathprof import runtime
+from pathprof.data import store
+from pathprof.data.profile import FunctionProfile, edge_counts
 from pathprof.exceptions import ConfigError, DataError
-from pathprof.interpreter import require_gil
+from pathprof.measure import inplace
+from pathprof.measure.importhook import ImportHook, InstrumentOptions
+from pathprof.measure.interpreter import require_gil
 from pathprof.messages import warn
-from pathprof.profile import FunctionProfile, edge_counts
-from pathprof.python import inplace
-from pathprof.python.importhook import ImportHook, InstrumentOptions
 from pathprof.python.instrument import source_hash
 from pathprof.python.selection import Selection
 
@@ -221,7 +222,7 @@ class Profiler:
 
     def child_settings(self) -> dict[str, Any]:
         """What a child process that starts a new interpreter needs to measure as part
-        of this run (:mod:`pathprof.children`)."""
+        of this run (:mod:`pathprof.measure.children`)."""
         return {"data_file": self.data_file, "token": self._token,
                 "source": list(self.selection.source), "include": list(self.selection.include),
                 "omit": list(self.selection.omit),
@@ -369,7 +370,7 @@ def _patch_fork_popen() -> None:
     ``Popen.terminate`` that is still alive after :data:`RESEND_SIGTERM_AFTER`
     seconds is sent SIGTERM again, every as many seconds, while the parent waits
     for it. Called in the parent after each fork, and before the first child that
-    spawn or forkserver starts (:mod:`pathprof.children`); patches ``popen_fork``
+    spawn or forkserver starts (:mod:`pathprof.measure.children`); patches ``popen_fork``
     (whose ``Popen`` the other two extend) once.
     """
     popen_fork = sys.modules.get("multiprocessing.popen_fork")
@@ -380,7 +381,7 @@ def _patch_fork_popen() -> None:
 
     def forked_by_us(process: Any) -> bool:
         # the children pathprof measures: forked, or new interpreters started by
-        # spawn and forkserver (pathprof.children), with the same handler
+        # spawn and forkserver (pathprof.measure.children), with the same handler
         return type(process).__module__ in ("multiprocessing.popen_fork",
                                             "multiprocessing.popen_forkserver",
                                             "multiprocessing.popen_spawn_posix")

@@ -1,0 +1,1010 @@
+"""Turn probe plans into code: the function rewriter of path and edge mode.
+
+For every function the CFG of :mod:`pathprof.python.cfg` is numbered and planned by
+:mod:`pathprof.graph` (edges with no site are forced into the spanning tree), then
+the probes are inserted at the edges' sites:
+
+* ``@pp_r`` is the path register, a local of the frame (so recursion, threads and
+  generators need no locking), set to 0 on entry;
+* chords get ``@pp_r = c`` or ``@pp_r += c``; a backedge counts and resets,
+  ``_@pp_c3[@pp_r + c] += 1; @pp_r = c2``;
+* the body is wrapped in ``try: ... except BaseException: ... finally:`` whose
+  ``finally`` counts the path of every return (``_@pp_c3[@pp_r] += 1``) after all
+  of the function's own ``with`` exits and ``finally`` clauses have run, and whose
+  handler records the path an exception cuts short;
+* exception handlers, ``finally`` clauses and ``with`` statements get the calls into
+  :mod:`pathprof.runtime` that record cut paths and start new ones.
+
+Inserted nodes have no source location (line -1): they produce no line events for
+tracers and never appear in tracebacks, and the original nodes keep theirs, so
+tracebacks, ``co_firstlineno``, ``co_qualname`` and coverage tools see the program as
+written. Names hold ``@``, which no identifier can, so they never clash with the
+program's: locals start with ``@pp_`` (as pytest's own ``@py_*``, which
+``pytest -l`` does not show), module globals with ``_@pp_`` (which ``import *``
+leaves alone). In measured functions, ``locals()``, ``vars()`` and ``dir()`` show
+the program's names only (:func:`hide_own_names`).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from pathprof.graph import (
+    CounterKind,
+    EdgeCounterPlan,
+    Numbering,
+    Probe,
+    ProbeOp,
+    ProbePlan,
+    counter_kind,
+    number_paths,
+    place,
+    plan_edge_counters,
+    plan_probes,
+    static_weights,
+    to_dag,
+)
+from pathprof.python.cfg import (
+    ROUTE_RAISE,
+    FunctionCfg,
+    SiteKind,
+)
+
+#: Version of the code the instrumentation writes: part of the cache tag, so that a
+#: change to the probes never runs with a cached module the runtime no longer fits.
+#: 6: every edge from a loop's body to its header counts and restarts the path; a
+#: finally that hands a return, break or continue on to an enclosing finally sets
+#: that one's route flag.
+#: 7: a return counted before its value is located at the value's first code.
+#: 8: exception exits counted in a dict. 9: observers keep the frame's last
+#: instruction (:mod:`pathprof.python.lasti`). 10: locals named ``@pp_*``, and
+#: ``locals()``, ``vars()`` and ``dir()`` calls filtered.
+CODE_VERSION = 11
+
+RUNTIME = "_@pp_rt"
+MODULE = "_@pp_m"
+REGISTER = "@pp_r"
+RETURN_VALUE = "@pp_v"
+#: With ``metric="time"``: the clock, the time the current path started, a reading.
+CLOCK = "_@pp_k"
+PATH_START = "@pp_s"
+NOW = "@pp_x"
+
+
+def timer_name(index: int) -> str:
+    return f"_@pp_t{index}"
+
+
+def counter_name(index: int) -> str:
+    return f"_@pp_c{index}"
+
+
+def flag_name(index: int) -> str:
+    return f"@pp_k{index}"
+
+
+# ---------------------------------------------------------------------------
+# Planning
+
+
+@dataclass
+class FunctionPlan:
+    """One function's CFG, numbering and probe plan."""
+
+    index: int
+    cfg: FunctionCfg
+    numbering: Numbering
+    plan: ProbePlan
+    kind: CounterKind
+    #: In edge mode: which edges carry counters (counter slot i counts chord i).
+    edge_plan: EdgeCounterPlan | None = None
+    #: ``metric="time"``: also add the wall time of each path to a second table.
+    timed: bool = False
+    #: Blocks ending in a return statement whose path is counted before the return
+    #: value is computed (see :meth:`_FunctionRewriter.return_code`).
+    early_returns: set[int] = field(default_factory=set)
+
+    @property
+    def num_paths(self) -> int:
+        return self.numbering.total
+
+    @property
+    def table_size(self) -> int:
+        """Size of the counter list, or -1 for a hash table."""
+        if self.edge_plan is not None:
+            return len(self.edge_plan.chords)
+        return self.num_paths if self.kind is CounterKind.ARRAY else -1
+
+    def chord_slot(self, extended_edge: int) -> int | None:
+        assert self.edge_plan is not None
+        return self._slots.get(extended_edge)
+
+    @cached_property
+    def _slots(self) -> dict[int, int]:
+        assert self.edge_plan is not None
+        return {e: i for i, e in enumerate(self.edge_plan.chords)}
+
+
+def plan_function(cfg: FunctionCfg, index: int = 0, weights: Sequence[float] | None = None
+                  ) -> FunctionPlan:
+    """Number a function's paths and place its probes.
+
+    Edges whose site is NONE are forced into the spanning tree. ``weights`` (one per
+    dag edge) replace the static loop-depth estimate, e.g. with measured counts.
+    """
+    dag = to_dag(cfg.to_graph())
+    numbering = number_paths(dag)
+    forced = [
+        dag.normal_edges[eid]
+        for eid, edge in enumerate(cfg.edges)
+        if edge.site.kind is SiteKind.NONE and eid in dag.normal_edges
+    ]
+    placement = place(numbering, weights or static_weights(dag), forced_tree=forced)
+    plan = plan_probes(placement)
+    return FunctionPlan(index, cfg, numbering, plan, counter_kind(numbering.total))
+
+
+def plan_edge_function(cfg: FunctionCfg, index: int = 0) -> FunctionPlan:
+    """Place edge counters (Knuth; Ball-Larus [BL94]): counters on the chords of a
+    spanning tree whose uninstrumentable edges (site NONE) are forced in; every
+    block may raise, so each gets a virtual exception edge, counted by the runtime."""
+    graph = cfg.to_graph()
+    fp = plan_function(cfg, index)
+    forced = [eid for eid, edge in enumerate(cfg.edges) if edge.site.kind is SiteKind.NONE]
+    raising = [b for b in range(graph.num_blocks) if b not in (graph.entry, graph.exit)]
+    fp.edge_plan = plan_edge_counters(graph, raising=raising, forced_tree=forced)
+    return fp
+
+
+# ---------------------------------------------------------------------------
+# Small AST builders. Every node they make is artificial: no source location.
+
+#: The line inserted nodes get. -1 means "no location": CPython then gives the
+#: instructions the location of the instruction before them (so no line event and
+#: no traceback ever shows them). Tests that must tell probe instructions apart
+#: set it to :data:`PROBE_MARK_LINE` instead.
+_probe_line = -1
+#: A line no source file has; the block mapper treats it like "no location".
+PROBE_MARK_LINE = (1 << 30) - 1
+
+
+def _artificial(node: ast.AST) -> ast.AST:
+    for child in ast.walk(node):
+        if "lineno" in child._attributes:
+            child.lineno = _probe_line  # type: ignore[attr-defined]
+            child.end_lineno = _probe_line  # type: ignore[attr-defined]
+            child.col_offset = -1  # type: ignore[attr-defined]
+            child.end_col_offset = -1  # type: ignore[attr-defined]
+    return node
+
+
+def _locate_at(nodes: list[ast.stmt], anchor: ast.AST) -> list[ast.stmt]:
+    """Give inserted ``nodes`` the location of ``anchor`` (production build only).
+
+    Code without a location that starts a basic block makes the next real line
+    look new to tracers (an extra ``line`` event); code located at the line that
+    runs next anyway adds no event and never shows in a traceback, since probe
+    code does not raise.
+    """
+    if _probe_line != -1:
+        return nodes
+    for node in nodes:
+        for part in ast.walk(node):
+            if "lineno" in part._attributes and getattr(part, "lineno", -1) in (-1, None):
+                ast.copy_location(part, anchor)
+    return nodes
+
+
+def _first_evaluated(expr: ast.expr) -> ast.expr:
+    """The part of ``expr`` whose code runs first, as far as locations go: a code
+    located there runs on the line CPython reports first for ``expr`` (a list whose
+    first item is on the next line reports that line first, not its bracket's)."""
+    while True:
+        if isinstance(expr, ast.Call):
+            nxt: ast.expr | None = expr.func
+        elif isinstance(expr, ast.Attribute | ast.Subscript | ast.Starred | ast.Await
+                        | ast.NamedExpr | ast.FormattedValue):
+            nxt = expr.value
+        elif isinstance(expr, ast.BinOp | ast.Compare):
+            nxt = expr.left
+        elif isinstance(expr, ast.BoolOp | ast.JoinedStr):
+            nxt = expr.values[0] if expr.values else None
+        elif isinstance(expr, ast.List | ast.Tuple | ast.Set):
+            nxt = expr.elts[0] if expr.elts else None
+        elif isinstance(expr, ast.Dict):
+            nxt = expr.keys[0] if expr.keys and expr.keys[0] is not None else None
+        elif isinstance(expr, ast.IfExp):
+            nxt = expr.test
+        elif isinstance(expr, ast.UnaryOp):
+            nxt = expr.operand
+        else:
+            nxt = None
+        if nxt is None or getattr(nxt, "lineno", None) is None:
+            return expr
+        expr = nxt
+
+
+def _load(name: str) -> ast.Name:
+    return ast.Name(id=name, ctx=ast.Load())
+
+
+def _store(name: str) -> ast.Name:
+    return ast.Name(id=name, ctx=ast.Store())
+
+
+def _const(value: Any) -> ast.Constant:
+    return ast.Constant(value=value)
+
+
+def _assign(name: str, value: ast.expr) -> ast.stmt:
+    return _artificial(ast.Assign(targets=[_store(name)], value=value))  # type: ignore[return-value]
+
+
+def _add(name: str, value: int) -> ast.stmt:
+    return _artificial(ast.AugAssign(target=_store(name), op=ast.Add(), value=_const(value)))  # type: ignore[return-value]
+
+
+def _register_plus(value: int) -> ast.expr:
+    if value == 0:
+        return _load(REGISTER)
+    return ast.BinOp(left=_load(REGISTER), op=ast.Add(), right=_const(value))
+
+
+def _count(counter: str, index: ast.expr) -> ast.stmt:
+    target = ast.Subscript(value=_load(counter), slice=index, ctx=ast.Store())
+    return _artificial(ast.AugAssign(target=target, op=ast.Add(), value=_const(1)))  # type: ignore[return-value]
+
+
+def _call_module(method: str, *args: ast.expr) -> ast.expr:
+    func = ast.Attribute(value=_load(MODULE), attr=method, ctx=ast.Load())
+    return ast.Call(func=func, args=list(args), keywords=[])
+
+
+def _observer(effects: list[tuple[str, ast.expr]]) -> ast.ExceptHandler:
+    """An except clause that never matches, whose type expression has effects.
+
+    ``except ((@pp_r := call(...)), ())[1]: pass``: when an exception passes, the
+    type expression runs (``sys.exception()`` is the exception), assigns, and
+    evaluates to ``()``, which matches nothing. CPython then re-raises the
+    exception itself (a ``raise`` in a handler would add to the traceback), and
+    :func:`pathprof.python.lasti.keep_last_instruction` makes that re-raise put the
+    frame back at the instruction the exception came from, so tracebacks,
+    ``f_lineno`` and the ``return`` event of tracers stay exactly as without
+    pathprof.
+    """
+    parts: list[ast.expr] = [ast.NamedExpr(target=_store(name), value=value)
+                             for name, value in effects]
+    parts.append(ast.Tuple(elts=[], ctx=ast.Load()))
+    kind = ast.Subscript(value=ast.Tuple(elts=parts, ctx=ast.Load()),
+                         slice=_const(len(parts) - 1), ctx=ast.Load())
+    handler = ast.ExceptHandler(type=kind, name=None, body=[ast.Pass()])
+    _artificial(handler)
+    return handler
+
+
+# ---------------------------------------------------------------------------
+# Rewriting one function
+
+
+@dataclass
+class _Edits:
+    """Statements to insert, keyed by statement list; applied all at once."""
+
+    inserts: dict[int, tuple[list[ast.stmt], list[tuple[int, int, list[ast.stmt]]]]] = field(
+        default_factory=dict
+    )
+
+    def add(self, stmts: list[ast.stmt], index: int, nodes: list[ast.stmt], priority: int
+            ) -> None:
+        if not nodes:
+            return
+        entry = self.inserts.setdefault(id(stmts), (stmts, []))
+        entry[1].append((index, priority, nodes))
+
+    def apply(self) -> None:
+        for stmts, items in self.inserts.values():
+            by_index: dict[int, list[tuple[int, list[ast.stmt]]]] = defaultdict(list)
+            for index, priority, nodes in items:
+                by_index[index].append((priority, nodes))
+            for index in sorted(by_index, reverse=True):
+                ordered = [n for _, nodes in sorted(by_index[index], key=lambda x: x[0])
+                           for n in nodes]
+                stmts[index:index] = ordered
+
+
+# Priorities at one insertion point: restarting a path comes first, then route
+# flags, then edge probes, then the code of a return statement.
+RESTART, FLAG, PROBE, RETURN_CODE = 0, 1, 2, 3
+
+
+class _FunctionRewriter:
+    def __init__(self, fp: FunctionPlan, edits: _Edits) -> None:
+        self.fp = fp
+        self.cfg = fp.cfg
+        self.dag = fp.numbering.dag
+        self.plan = fp.plan
+        self.edits = edits
+        self.counter = counter_name(fp.index)
+        self.timed = fp.timed
+        #: Statement lists (by id) from which a return still runs code of this
+        #: function: inside a with, or a try with a finally or except* clauses.
+        self.enclosed = _enclosed_lists(fp.cfg.node)
+
+    # -- probe code ---------------------------------------------------------
+
+    def probe_code(self, probe: Probe | None, *, ends_call: bool, dummy: bool = False
+                   ) -> list[ast.stmt]:
+        if probe is None:
+            return []
+        if probe.op is ProbeOp.SET:
+            if probe.value == 0 and not dummy:
+                return []  # the register is 0 from the function's start
+            return [_assign(REGISTER, _const(probe.value))]
+        if probe.op is ProbeOp.ADD:
+            return [_add(REGISTER, probe.value)]
+        index = _register_plus(probe.value) if probe.op is ProbeOp.COUNT else _const(probe.value)
+        code = [_count(self.counter, index)]
+        if self.timed:
+            code += _time_path(timer_name(self.fp.index), probe)
+        if ends_call:
+            code.append(_assign(REGISTER, _const(None)))
+        return code
+
+    def plain_return(self, eid: int) -> bool:
+        """Whether edge ``eid`` returns from the function with no code of it running
+        afterwards (no with's ``__exit__``, no finally): then nothing needs to know
+        that the call's path has been counted, and the register is not reset."""
+        edge = self.cfg.edges[eid]
+        site = edge.site
+        return (edge.label == "return" and site.kind in (SiteKind.RETURN, SiteKind.INSERT)
+                and site.stmts is not None and id(site.stmts) not in self.enclosed)
+
+    def edge_code(self, eid: int) -> list[ast.stmt]:
+        """Code for CFG edge ``eid`` at its site."""
+        if self.fp.edge_plan is not None:
+            slot = self.fp.chord_slot(eid)
+            code = [] if slot is None else [_count(self.counter, _const(slot))]
+            edge = self.cfg.edges[eid]
+            if ((edge.dst == self.cfg.exit or edge.label == "re-raise")
+                    and not self.plain_return(eid)):
+                code.append(_assign(REGISTER, _const(None)))  # the call's flow has ended
+            return code
+        dag = self.dag
+        if eid in dag.backedges:
+            end, start = dag.backedges[eid]
+            return (self.probe_code(self.plan.probes.get(end), ends_call=False)
+                    + self.probe_code(self.plan.probes.get(start), ends_call=False, dummy=True))
+        dag_edge = dag.normal_edges.get(eid)
+        if dag_edge is None:
+            return []  # leaves an unreachable block
+        into_exit = dag.edges[dag_edge].dst == dag.exit
+        return self.probe_code(self.plan.probes.get(dag_edge),
+                               ends_call=into_exit and not self.plain_return(eid))
+
+    def restart_value(self, block: int) -> int:
+        """The register value a path starting at restart ``block`` begins with; in
+        edge mode, the counter slot of the virtual edge ENTRY -> ``block``."""
+        if self.fp.edge_plan is not None:
+            slot = self.fp.chord_slot(self.fp.edge_plan.restart_edge(block))
+            assert slot is not None
+            return slot
+        probe = self.plan.probes.get(self.dag.restart_edges[block])
+        assert probe is not None
+        assert probe.op is ProbeOp.SET
+        return probe.value
+
+    # -- the rewrite --------------------------------------------------------
+
+    def rewrite(self) -> None:
+        cfg = self.cfg
+        dispatch: dict[int, dict[int, list[ast.stmt]]] = defaultdict(dict)
+        for eid, edge in enumerate(cfg.edges):
+            site = edge.site
+            if site.kind is SiteKind.NONE:
+                continue
+            if site.kind is SiteKind.INSERT:
+                assert site.stmts is not None
+                code = self.edge_code(eid)
+                if site.index < len(site.stmts):
+                    _locate_at(code, _first_code(site.stmts[site.index:]) or site.stmts[site.index])
+                self.edits.add(site.stmts, site.index, code, PROBE)
+            elif site.kind is SiteKind.RETURN:
+                self.return_code(site, self.edge_code(eid), early=self.plain_return(eid),
+                                 block=edge.src)
+            elif site.kind is SiteKind.GUARD:
+                self.wrap_guard(site.node, self.edge_code(eid))  # type: ignore[arg-type]
+            else:  # DISPATCH
+                code = self.edge_code(eid)
+                if edge.label == "re-raise" and not code:
+                    # A re-raise must still end the path even where it adds nothing.
+                    code = [_assign(REGISTER, _const(None))]
+                dispatch[id(site.node)][site.route] = code
+        for flag in cfg.route_flags:
+            self.edits.add(flag.stmts, flag.index,
+                           [_assign(flag_name(self.flag_index(flag.finally_index)),
+                                    _const(flag.code))], FLAG)
+        self.restart_code()
+        for info in cfg.finallies:
+            self.finally_code(info, dispatch.get(id(info.node), {}))
+
+    def flag_index(self, finally_index: int) -> int:
+        # Route flags are locals: the same names in every function are fine.
+        return finally_index
+
+    def return_code(self, site: Any, code: list[ast.stmt], *, early: bool, block: int
+                    ) -> None:
+        """Count the path of a return statement.
+
+        A plain return (:meth:`plain_return`) whose value cannot suspend the frame
+        is counted before its value is computed: ``<code>; return value``. Should the
+        value raise, the runtime takes the count back and records the cut path
+        instead (the exception is located at the return statement: "return-value").
+        Otherwise the code runs after the value is computed: ``@pp_v = value;
+        <code>; return @pp_v`` (a constant needs no temporary). The value keeps
+        its locations, the return statement its own."""
+        if not code:
+            return
+        node: ast.Return = site.node
+        value = node.value
+        if (early and not self.timed and value is not None
+                and not any(isinstance(n, ast.Yield | ast.YieldFrom | ast.Await)
+                            for n in ast.walk(value))):
+            self.fp.early_returns.add(block)
+            # The code runs just before the value's first instruction: located there,
+            # it makes no line event of its own (a value starting on a later line
+            # than ``return`` would otherwise get its return line reported first).
+            self.edits.add(site.stmts, site.index, _locate_at(code, _first_evaluated(value)),
+                           RETURN_CODE)
+            return
+        elif value is not None and not isinstance(value, ast.Constant):
+            keep = ast.Assign(targets=[_store(RETURN_VALUE)], value=value)
+            _artificial(keep.targets[0])
+            keep.lineno = keep.end_lineno = _probe_line
+            keep.col_offset = keep.end_col_offset = -1
+            node.value = ast.Name(id=RETURN_VALUE, ctx=ast.Load())
+            ast.copy_location(node.value, node)
+            code = [keep, *code]
+        self.edits.add(site.stmts, site.index, _locate_at(code, node), RETURN_CODE)
+
+    def wrap_guard(self, case: ast.match_case, code: list[ast.stmt]) -> None:
+        if not code or case.guard is None:
+            return
+        effects: list[ast.expr] = []
+        for stmt in code:
+            # Guard probes are register updates: turn them into := expressions.
+            if isinstance(stmt, ast.Assign):
+                effects.append(ast.NamedExpr(target=_store(REGISTER), value=stmt.value))
+            elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+                effects.append(ast.NamedExpr(
+                    target=_store(REGISTER),
+                    value=ast.BinOp(left=_load(REGISTER), op=ast.Add(), right=stmt.value)))
+            elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Subscript):
+                # Edge mode counts a guard edge: ``c.__setitem__(k, c[k] + 1)``, as
+                # free of thread switches as ``c[k] += 1`` (the only call is the C
+                # method that stores; CPython checks for switches after it returns).
+                table, slot = stmt.target.value, stmt.target.slice
+                read = ast.Subscript(value=_load(table.id), slice=slot, ctx=ast.Load())  # type: ignore[attr-defined]
+                effects.append(ast.Call(
+                    func=ast.Attribute(value=_load(table.id), attr="__setitem__",  # type: ignore[attr-defined]
+                                       ctx=ast.Load()),
+                    args=[slot, ast.BinOp(left=read, op=ast.Add(), right=_const(1))],
+                    keywords=[]))
+            else:  # pragma: no cover - nothing else sits on a guard edge
+                raise AssertionError("unexpected probe on a guard edge")
+        for effect in effects:
+            _artificial(effect)
+        elements = ast.Tuple(elts=[*effects, case.guard], ctx=ast.Load())
+        wrapper = ast.Subscript(value=elements, slice=_const(len(effects)), ctx=ast.Load())
+        # The wrapper stands where the guard stands, so that the jump on its value
+        # is located at the guard, as it is without pathprof.
+        for node in (elements, wrapper, wrapper.slice):
+            ast.copy_location(node, case.guard)
+        case.guard = wrapper
+
+    def restart_code(self) -> None:
+        fidx = _const(self.fp.index)
+        for restart in self.cfg.restarts:
+            if restart.block not in self.dag.restart_edges:
+                continue
+            start = _const(self.restart_value(restart.block))
+            node = restart.node
+            if restart.kind in ("handler", "except*") and isinstance(node, ast.ExceptHandler):
+                call = _call_module("handler", fidx, _load(REGISTER), start)
+                code = [_assign(REGISTER, call)]
+                if self.timed:
+                    code.append(_restart_clock())
+                self.edits.add(node.body, 0, code, RESTART)
+            elif restart.kind == "with":
+                assert isinstance(node, ast.With | ast.AsyncWith)
+                self.wrap_with(node, restart.block)
+            elif restart.kind == "except*":
+                # The code after a try with except* clauses.
+                self.after_statement(node, start)
+            # "finally" restarts are made in finally_code.
+
+    def after_statement(self, node: ast.stmt, start: ast.expr) -> None:
+        """``if @pp_r is None: @pp_r = start`` right after ``node``."""
+        stmts, index = self.location_of(node)
+        body = [_assign(REGISTER, start)]
+        if self.timed:
+            body.append(_restart_clock())
+        if self.fp.edge_plan is not None:
+            # Edge mode: count the virtual restart edge; the register only says
+            # whether the call's flow is live (0) or has ended (None).
+            body = [_count(self.counter, start), _assign(REGISTER, _const(0))]
+        check = ast.If(
+            test=ast.Compare(left=_load(REGISTER), ops=[ast.Is()], comparators=[_const(None)]),
+            body=body, orelse=[])
+        self.edits.add(stmts, index + 1, [_artificial(check)], RESTART)  # type: ignore[list-item]
+
+    def location_of(self, node: ast.stmt) -> tuple[list[ast.stmt], int]:
+        return self.parents[id(node)]
+
+    def wrap_with(self, node: ast.With | ast.AsyncWith, after: int) -> None:
+        """Record the path an exception cuts inside the body before ``__exit__`` sees
+        the exception; restart after the ``with`` if ``__exit__`` swallowed it."""
+        call = _call_module("cut", _const(self.fp.index), _load(REGISTER))
+        self.structural.append(("with", node, _observer([(REGISTER, call)])))
+        self.after_statement(node, _const(self.restart_value(after)))
+
+    def finally_code(self, info: Any, branches: dict[int, list[ast.stmt]]) -> None:
+        node = info.node
+        flag = flag_name(self.flag_index(info.index))
+        # Set the flag to "fall through" before the try.
+        stmts, index = self.location_of(node)
+        self.edits.add(stmts, index, [_assign(flag, _const(0))], FLAG)
+        # Dispatch at the end of the finally on how it was entered. A return, break
+        # or continue that goes on into an enclosing finally tells that one's flag.
+        for code, outer in info.forwards.items():
+            handover = _assign(flag_name(self.flag_index(outer)), _const(code))
+            branches[code] = [handover, *branches.get(code, [])]
+        chain: list[ast.stmt] = []
+        fall = branches.pop(0, [])
+        for code in sorted(branches):
+            body = branches[code]
+            if not body:
+                if not fall:
+                    continue  # nothing to do on this route, nor on falling through
+                body = [_artificial(ast.Pass())]  # type: ignore[list-item]
+            test = ast.Compare(left=_load(flag), ops=[ast.Eq()], comparators=[_const(code)])
+            chain.append(ast.If(test=test, body=body, orelse=[]))  # type: ignore[arg-type]
+        dispatch: list[ast.stmt] = fall
+        for branch in reversed(chain):
+            assert isinstance(branch, ast.If)
+            branch.orelse = dispatch
+            dispatch = [branch]
+        for stmt in dispatch:
+            _artificial_shell(stmt)
+        self.edits.add(node.finalbody, len(node.finalbody), dispatch, PROBE)
+        self.structural.append(("dispatch", node.finalbody, dispatch))
+        effects = [*self.finally_entry(info), (flag, _const(ROUTE_RAISE))]
+        self.structural.append(("finally", node, _observer(effects)))
+
+    def finally_entry(self, info: Any) -> list[tuple[str, ast.expr]]:
+        """Effects of entering a finally by an exception: record the cut path, start
+        a new one."""
+        if info.start in self.dag.restart_edges:
+            start = _const(self.restart_value(info.start))
+        else:
+            start = _const(0 if self.fp.edge_plan is None else -1)
+        call = _call_module("handler", _const(self.fp.index), _load(REGISTER), start)
+        effects: list[tuple[str, ast.expr]] = [(REGISTER, call)]
+        if self.timed:
+            effects.append((PATH_START, ast.Call(func=_load(CLOCK), args=[], keywords=[])))
+        return effects
+
+    structural: list[tuple[str, Any, Any]]
+    parents: dict[int, tuple[list[ast.stmt], int]]
+
+
+def apply_rewriter(rewriter: _FunctionRewriter, edits: _Edits) -> None:
+    """Run ``rewriter`` over its function: the edits at sites, then the structural
+    changes (new ``try`` statements, moved bodies) in an order that keeps the
+    recorded parents valid."""
+    rewriter.structural = []
+    rewriter.parents = _parents(rewriter.fp.cfg.node)
+    rewriter.rewrite()
+    edits.apply()
+    _apply_structural(rewriter.structural, rewriter.parents)
+
+
+def rewrite_function(fp: FunctionPlan) -> None:
+    """Put path (or edge) mode's probes into ``fp``'s function, in place."""
+    edits = _Edits()
+    apply_rewriter(_FunctionRewriter(fp, edits), edits)
+    _wrap_function(fp)
+
+
+def _artificial_shell(node: ast.AST) -> None:
+    """Make an inserted compound statement artificial without touching the probe
+    statements inside it (already artificial)."""
+    _artificial(node)
+
+
+def _enclosed_lists(func: ast.AST) -> set[int]:
+    """Ids of the statement lists of ``func`` (not of functions or classes nested in
+    it) that lie inside a ``with``, or a ``try`` with a ``finally`` or ``except*``."""
+    enclosed: set[int] = set()
+
+    def visit(stmts: list[ast.stmt], inside: bool) -> None:
+        if inside:
+            enclosed.add(id(stmts))
+        for stmt in stmts:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            wraps = inside or isinstance(stmt, ast.With | ast.AsyncWith | ast.TryStar) or (
+                isinstance(stmt, ast.Try) and bool(stmt.finalbody))
+            for field_name in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, field_name, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    visit(inner, wraps)
+            for handler in getattr(stmt, "handlers", ()):
+                visit(handler.body, wraps)
+            for case in getattr(stmt, "cases", ()):
+                visit(case.body, wraps)
+
+    visit(func.body, False)  # type: ignore[attr-defined]
+    return enclosed
+
+
+def _parents(func: ast.AST) -> dict[int, tuple[list[ast.stmt], int]]:
+    """Statement id -> (the list holding it, its index), within one function."""
+    result: dict[int, tuple[list[ast.stmt], int]] = {}
+    for node in ast.walk(func):
+        for field_name in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field_name, None)
+            if isinstance(stmts, list):
+                for i, stmt in enumerate(stmts):
+                    if isinstance(stmt, ast.stmt):
+                        result[id(stmt)] = (stmts, i)
+    return result
+
+
+def _apply_structural(structural: list[tuple[str, Any, Any]],
+                      parents: dict[int, tuple[list[ast.stmt], int]]) -> None:
+    """Wrap ``with`` bodies and ``try``/``finally`` statements, and move the dispatch
+    at the end of each ``finally`` into its branches (after the inserts)."""
+    for kind, node, handler in structural:
+        if kind == "dispatch":
+            _sink_dispatch(node, handler)
+            continue
+        if kind == "with":
+            inner = ast.Try(body=node.body, handlers=[handler], orelse=[], finalbody=[])
+            node.body = [_artificial_try(inner)]
+            continue
+        # try/finally: the user's clauses move into an inner try, and the outer one
+        # gets our handler, which runs before the finally when an exception leaves.
+        body = node.body
+        if node.handlers or node.orelse or isinstance(node, ast.TryStar):
+            inner = type(node)(body=node.body, handlers=node.handlers, orelse=node.orelse,
+                               finalbody=[])
+            ast.copy_location(inner, node)
+            body = [inner]
+        outer = ast.Try(body=body, handlers=[handler], orelse=[], finalbody=node.finalbody)
+        ast.copy_location(outer, node)
+        stmts = parents[id(node)][0]
+        stmts[next(i for i, s in enumerate(stmts) if s is node)] = outer
+
+
+def _sink_dispatch(finalbody: list[ast.stmt], dispatch: list[ast.stmt]) -> None:
+    """Move ``dispatch``, the code at the end of a ``finally`` clause, into each
+    branch of the clause's last ``if`` (recursively), so that every copy follows
+    one statement of the program's.
+
+    The clause's exceptional copy ends in a ``RERAISE`` that CPython locates where
+    the code before it is (each of the program's ways out gets a copy of the exit and
+    the line of the code that leads to it); code without a location that several
+    branches lead to would leave it with no line, and the frame the exception leaves
+    with ``f_lineno`` None. A copy with one way in takes that line instead, so it
+    starts no line of its own and tracers see nothing new. A copy that several ways
+    reach, all from one line (a ``with``'s exits, a ``while``'s two tests), is located
+    at that line, with the inserted code before it, for the same effect."""
+    def branches(stmt: ast.stmt | None) -> list[list[ast.stmt]] | None:
+        """The statement lists whose ends are ``stmt``'s ways out, if it has several
+        and they are the ends of such lists (an ``if``, a ``match``, a ``try``
+        without ``finally``)."""
+        if stmt is None or _is_inserted(stmt):
+            return None
+        if isinstance(stmt, ast.If):
+            return [stmt.body, stmt.orelse]
+        if isinstance(stmt, ast.Match):
+            cases = [case.body for case in stmt.cases]
+            last = stmt.cases[-1]
+            if not (isinstance(last.pattern, ast.MatchAs) and last.pattern.pattern is None
+                    and last.guard is None):  # no case may match: a way out of its own
+                wildcard = ast.match_case(pattern=ast.MatchAs(pattern=None, name=None),
+                                          guard=None, body=[])
+                _artificial(wildcard)
+                stmt.cases.append(wildcard)
+                cases.append(wildcard.body)
+            return cases
+        if isinstance(stmt, ast.Try) and not stmt.finalbody:
+            return [stmt.orelse or stmt.body, *(h.body for h in stmt.handlers)]
+        if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+            breaks = _breaks_of(stmt)
+            if breaks is None:
+                return None
+            # The loop's else runs when it ends without a break; each break leaves
+            # from the statement list it ends.
+            return [stmt.orelse, *breaks]
+        return None
+
+    n = len(dispatch)
+    if not n or len(finalbody) <= n or any(
+            a is not b for a, b in zip(finalbody[-n:], dispatch, strict=True)):
+        return
+    del finalbody[-n:]
+
+    def sink(stmts: list[ast.stmt], entry_line: int | None) -> None:
+        """Put a copy of the dispatch at the end of ``stmts`` or of each of its
+        ways out; ``entry_line`` is the line of the code that leads into ``stmts``
+        if that list is empty (a loop's ``else``)."""
+        tail = stmts[-1] if stmts else None
+        if isinstance(tail, ast.Break):
+            stmts[-1:-1] = copy.deepcopy(dispatch)  # before the break that leaves
+            return
+        ways = branches(tail)
+        if ways is not None:
+            for way in ways:
+                sink(way, _entry_line(tail, way))
+            return
+        # Several ways may lead here (a with's normal and swallowing exits, a
+        # loop's two tests, the artificial code after them): the copy and that code
+        # are located at the one line they all come from, so the re-raise after
+        # them has it too; at that line already, tracers see no new line.
+        program = [i for i, stmt in enumerate(stmts) if not _is_inserted(stmt)]
+        line = _exit_line(stmts[program[-1]]) if program else entry_line
+        placed = copy.deepcopy(dispatch)
+        if line is not None:
+            after = stmts[program[-1] + 1:] if program else stmts
+            _locate_at([*after, *placed], _line_anchor(line))
+        stmts.extend(placed)
+
+    sink(finalbody, None)
+
+
+def _is_inserted(stmt: ast.stmt) -> bool:
+    return stmt.lineno in (-1, PROBE_MARK_LINE)
+
+
+def _line_anchor(line: int) -> ast.AST:
+    return ast.Pass(lineno=line, end_lineno=line, col_offset=0, end_col_offset=0)
+
+
+def _entry_line(stmt: ast.stmt, way: list[ast.stmt]) -> int | None:
+    """The line of the jumps into ``way``, one of ``stmt``'s ways out, if there may
+    be several and they share a line: a ``while``'s ``else`` (both copies of its
+    test), an ``if``'s empty ``else`` (a test of several conditions), the ``case _``
+    pathprof adds after a last case whose pattern and guard fail on one line."""
+    if isinstance(stmt, ast.While) and way is stmt.orelse:
+        return _loop_exit_line(stmt)
+    if isinstance(stmt, ast.If) and way is stmt.orelse and all(map(_is_inserted, way)):
+        return _one_line(stmt.test)
+    if isinstance(stmt, ast.Match) and len(stmt.cases) > 1 and way is stmt.cases[-1].body \
+            and _is_inserted(stmt.cases[-1].pattern):
+        last = stmt.cases[-2]
+        line = _one_line(last.pattern)
+        if line is not None and (last.guard is None or _one_line(last.guard) == line):
+            return line
+    return None
+
+
+def _one_line(node: ast.AST) -> int | None:
+    lineno = getattr(node, "lineno", None)
+    return lineno if lineno is not None and lineno == node.end_lineno else None
+
+
+def _loop_exit_line(stmt: ast.stmt | None) -> int | None:
+    """The line of the instructions that leave loop ``stmt`` when it ends without a
+    break (``for``: getting the next item; ``while``: its test, if on one line)."""
+    if isinstance(stmt, ast.For | ast.AsyncFor):
+        return stmt.iter.lineno
+    if isinstance(stmt, ast.While):
+        return _one_line(stmt.test)
+    return None
+
+
+def _exit_line(stmt: ast.stmt) -> int | None:
+    """The one line every instruction that falls out of ``stmt`` has, if it is
+    known statically: a ``with``'s exit, a loop's end without breaks, the end of a
+    ``finally``, a simple statement's own line; None where it varies by way out."""
+    if isinstance(stmt, ast.With | ast.AsyncWith):
+        return stmt.lineno
+    if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+        if _breaks_of(stmt) != []:
+            return None
+        if stmt.orelse:
+            return _list_exit_line(stmt.orelse)
+        return _loop_exit_line(stmt)
+    if isinstance(stmt, ast.Try | ast.TryStar) and stmt.finalbody:
+        return _list_exit_line(stmt.finalbody)
+    if isinstance(stmt, ast.Try | ast.TryStar | ast.If | ast.Match | ast.FunctionDef
+                  | ast.AsyncFunctionDef | ast.ClassDef):
+        return None
+    return stmt.lineno
+
+
+def _list_exit_line(stmts: list[ast.stmt]) -> int | None:
+    program = [stmt for stmt in stmts if not _is_inserted(stmt)]
+    return _exit_line(program[-1]) if program else None
+
+
+def _breaks_of(loop: ast.For | ast.AsyncFor | ast.While) -> list[list[ast.stmt]] | None:
+    """The statement lists that end in a ``break`` of ``loop``, or None if a break
+    of it leaves through a ``with`` or a ``finally`` (code runs between the break
+    and the loop's end) or is not the last statement of its list."""
+    found: list[list[ast.stmt]] = []
+
+    def visit(stmts: list[ast.stmt], through_cleanup: bool) -> bool:
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, ast.Break):
+                if through_cleanup or i != len(stmts) - 1:
+                    return False
+                found.append(stmts)
+            elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+                if not visit(stmt.orelse, through_cleanup):  # its body's breaks are its own
+                    return False
+            elif isinstance(stmt, ast.If):
+                if not (visit(stmt.body, through_cleanup)
+                        and visit(stmt.orelse, through_cleanup)):
+                    return False
+            elif isinstance(stmt, ast.With | ast.AsyncWith):
+                if not visit(stmt.body, True):
+                    return False
+            elif isinstance(stmt, ast.Try | ast.TryStar):
+                inner = through_cleanup or bool(stmt.finalbody)
+                lists = [stmt.body, stmt.orelse, *(h.body for h in stmt.handlers)]
+                if not all(visit(part, inner) for part in lists):
+                    return False
+                if not visit(stmt.finalbody, through_cleanup):
+                    return False
+            elif isinstance(stmt, ast.Match) and not all(
+                    visit(case.body, through_cleanup) for case in stmt.cases):
+                return False
+        return True
+
+    return found if visit(loop.body, False) else None
+
+
+def _time_path(table: str, probe: Probe) -> list[ast.stmt]:
+    """``--metric time``: add the time since the path started to the path's total,
+    and start the next path's clock (Ball-Larus path numbers index both tables)."""
+    index = _register_plus(probe.value) if probe.op is ProbeOp.COUNT else _const(probe.value)
+    target = ast.Subscript(value=_load(table), slice=index, ctx=ast.Load())
+    target.ctx = ast.Store()
+    code = [
+        _assign(NOW, ast.Call(func=_load(CLOCK), args=[], keywords=[])),
+        _artificial(ast.AugAssign(target=target, op=ast.Add(),
+                                  value=ast.BinOp(left=_load(NOW), op=ast.Sub(),
+                                                  right=_load(PATH_START)))),
+        _assign(PATH_START, _load(NOW)),
+    ]
+    return code  # type: ignore[return-value]
+
+
+def _restart_clock() -> ast.stmt:
+    return _assign(PATH_START, ast.Call(func=_load(CLOCK), args=[], keywords=[]))
+
+
+def exception_position() -> list[ast.expr]:
+    """``lasti`` of the leaving exception in this frame, the frame's code, and the
+    lasti of the exception's context (-1 if none), with C calls and attribute loads
+    only: evaluated as the exception leaves, nothing can raise anew (a call into
+    Python could, at the recursion limit). ``_@pp_rt`` must offer ``exception`` and
+    ``getframe``."""
+    def runtime_call(name: str) -> ast.expr:
+        return ast.Call(func=ast.Attribute(value=_load(RUNTIME), attr=name, ctx=ast.Load()),
+                        args=[], keywords=[])
+
+    lasti = ast.Attribute(value=ast.Attribute(value=runtime_call("exception"),
+                                              attr="__traceback__", ctx=ast.Load()),
+                          attr="tb_lasti", ctx=ast.Load())
+    code = ast.Attribute(value=runtime_call("getframe"), attr="f_code", ctx=ast.Load())
+    # Raised while matching an except clause, the exception's own instruction is the
+    # clause's: where the path was is where its context (the exception being
+    # matched, caught in this frame) was raised. getattr with defaults, not a
+    # conditional expression: CPython 3.13.0 fails to compile a := in a conditional
+    # inside an except clause ("Invalid CFG, stack underflow").
+    def getattr_or(value: ast.expr, name: str, default: Any) -> ast.expr:
+        return ast.Call(func=_load("getattr"), args=[value, _const(name), _const(default)],
+                        keywords=[])
+
+    context = ast.Attribute(value=runtime_call("exception"), attr="__context__",
+                            ctx=ast.Load())
+    context_lasti = getattr_or(getattr_or(context, "__traceback__", None), "tb_lasti", -1)
+    return [lasti, code, context_lasti]
+
+
+def _note_exit(fp: FunctionPlan, register: ast.expr) -> list[tuple[str, ast.expr]]:
+    """The observer's effects: count the exit in ``_@pp_m.exits``, a dict from
+    ``(index, @pp_r, lasti, code, context lasti)`` (see :func:`exception_position`)
+    to how often it happened, so that its size is bounded by the code, not by how
+    many exceptions leave (with ``--metric time``, also add the path's time so far
+    to ``_@pp_m.exit_times``). Only C calls: nothing can raise anew as the exception
+    leaves. The frame is ending, so its register holds the key meanwhile::
+
+        @pp_r := (index, @pp_r, ...)
+        @pp_r := _@pp_m.exits.__setitem__(@pp_r, _@pp_m.exits.get(@pp_r, 0) + 1)
+    """
+    key = ast.Tuple(elts=[_const(fp.index), register, *exception_position()], ctx=ast.Load())
+
+    def add_to(table: str, amount: ast.expr) -> ast.expr:
+        mapping = ast.Attribute(value=_load(MODULE), attr=table, ctx=ast.Load())
+        current = ast.Call(func=ast.Attribute(value=mapping, attr="get", ctx=ast.Load()),
+                           args=[_load(REGISTER), _const(0)], keywords=[])
+        return ast.Call(func=ast.Attribute(value=mapping, attr="__setitem__", ctx=ast.Load()),
+                        args=[_load(REGISTER), ast.BinOp(left=current, op=ast.Add(),
+                                                         right=amount)],
+                        keywords=[])
+
+    effects: list[tuple[str, ast.expr]] = [(REGISTER, key)]
+    if fp.timed:
+        elapsed = ast.BinOp(left=ast.Call(func=_load(CLOCK), args=[], keywords=[]),
+                            op=ast.Sub(), right=_load(PATH_START))
+        # @pp_r := (<add the time>, @pp_r)[1]: the key stays in the register
+        both = ast.Tuple(elts=[add_to("exit_times", elapsed), _load(REGISTER)], ctx=ast.Load())
+        effects.append((REGISTER, ast.Subscript(value=both, slice=_const(1), ctx=ast.Load())))
+    effects.append((REGISTER, add_to("exits", _const(1))))
+    return effects
+
+
+def _artificial_try(node: ast.Try) -> ast.Try:
+    node.lineno = node.end_lineno = _probe_line
+    node.col_offset = node.end_col_offset = -1
+    return node
+
+
+def _wrap_function(fp: FunctionPlan) -> None:
+    """Set the register on entry; record the path an exception cuts as it leaves.
+
+    The body goes in ``try: ... except <observer>: pass`` whose clause never matches:
+    returns are counted where they happen, so nothing runs after the body on the
+    way out, and an exception leaves exactly as it would without pathprof.
+    """
+    node = fp.cfg.node
+    start = fp.cfg.body_start
+    head, body = node.body[:start], node.body[start:]
+    if not body:
+        body = [_artificial(ast.Pass())]  # type: ignore[list-item]
+    # A function whose probes never use the register (each path counted by a constant
+    # index: single-path functions, most small ones) needs no register at all: its
+    # value would always be 0.
+    uses_register = any(isinstance(n, ast.Name) and n.id == REGISTER
+                        for stmt in body for n in ast.walk(stmt))
+    observer = _observer(_note_exit(fp, _load(REGISTER) if uses_register else _const(0)))
+    # The observer has no location; after compiling, pathprof.python.lasti makes it
+    # re-raise as a with statement does, so the frame an exception leaves stands at
+    # the instruction the exception came from (its f_lineno is the program's).
+    wrapper = ast.Try(body=body, handlers=[observer], orelse=[], finalbody=[])
+    _artificial_try(wrapper)
+    init = _assign(REGISTER, _const(0))
+    starts = [_restart_clock()] if fp.timed else []
+    # Code at the very start would inherit the location of the def line (from
+    # RESUME) and make tracers see that line again: place it where the first
+    # statement's code starts, whose line comes next anyway.
+    first = _first_code(body)
+    if first is not None and _probe_line == -1:
+        for part in ast.walk(init):
+            if "lineno" in part._attributes:
+                ast.copy_location(part, first)
+    for stmt in starts:
+        _locate_at([stmt], init)
+    node.body = [*head, *([init] if uses_register else []), *starts, wrapper]
+
+
+def _first_code(stmts: list[ast.stmt]) -> ast.AST | None:
+    """The node where the first statement that compiles to code begins."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.Global | ast.Nonlocal):
+            continue
+        if getattr(stmt, "lineno", -1) in (-1, PROBE_MARK_LINE):
+            continue
+        decorators = getattr(stmt, "decorator_list", None)
+        return decorators[0] if decorators else stmt
+    return None
