@@ -10,6 +10,7 @@ CFG as plain data), built here. Names the program could see are hidden here too
 from __future__ import annotations
 
 import ast
+import copy
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -83,7 +84,16 @@ class _NameViews(ast.NodeTransformer):
         return node
 
 
-def hide_own_names(tree: ast.Module, everywhere: bool = False) -> None:
+@dataclass
+class RegistersMoved:
+    """A function whose registers :func:`hide_own_names` moved out of its frame, and
+    its body with them in the frame."""
+
+    function: ast.FunctionDef | ast.AsyncFunctionDef
+    body_in_frame: list[ast.stmt]
+
+
+def hide_own_names(tree: ast.Module, everywhere: bool = False) -> list[RegistersMoved]:
     """In functions, ``locals()``, ``vars()`` and ``dir()`` without arguments become
     ``_@pp_rt.program_names(locals, locals())``: what the builtin returns without
     pathprof's ``@pp_*`` locals (a name the program bound to something else is
@@ -94,12 +104,16 @@ def hide_own_names(tree: ast.Module, everywhere: bool = False) -> None:
     In the functions whose own source can reach their frame (``sys._getframe``,
     ``inspect.currentframe``, ``eval``, ``exec``, ``breakpoint``...), the ``@pp_*``
     names move out of the frame altogether (:mod:`pathprof.python.outside`); with
-    ``everywhere`` (for tests), in every function."""
+    ``everywhere`` (for tests), in every function. Returns the functions moved,
+    each with its body as it was, for :meth:`InstrumentedModule.compile`."""
     _NameViews().visit(tree)
+    moved = []
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (
                 everywhere or reaches_own_frame(node)):
+            moved.append(RegistersMoved(node, copy.deepcopy(node.body)))
             move_registers_out(node, "@pp_", RUNTIME)
+    return moved
 
 
 # ---------------------------------------------------------------------------
@@ -117,9 +131,27 @@ class InstrumentedModule:
     #: too): run alone in an imported module's namespace, they give its functions'
     #: instrumented code the names it needs (:mod:`pathprof.measure.inplace`)
     prologue: list[ast.stmt] = field(default_factory=list)
+    #: functions whose registers live outside their frame (:func:`hide_own_names`)
+    registers_moved: list[RegistersMoved] = field(default_factory=list)
 
     def compile(self, filename: str) -> Any:
-        return keep_last_instruction(compile(self.tree, filename, "exec", dont_inherit=True))
+        """The module's code object. CPython 3.13 and 3.14 can fail to compile
+        (``ValueError: Invalid CFG, stack underflow``) a function whose registers
+        moved out of its frame, where calls with conditional expressions in their
+        arguments sit in an ``except`` clause's type with no line number (seen on
+        ``asyncio/__main__.py`` in event mode); those functions then keep their
+        registers in the frame, as every other function does, and the module
+        compiles as written."""
+        try:
+            code = compile(self.tree, filename, "exec", dont_inherit=True)
+        except ValueError:
+            if not self.registers_moved:
+                raise
+            for moved in self.registers_moved:
+                moved.function.body = moved.body_in_frame
+            self.registers_moved = []
+            code = compile(self.tree, filename, "exec", dont_inherit=True)
+        return keep_last_instruction(code)
 
     def compile_prologue(self, filename: str) -> Any:
         return compile(ast.Module(body=self.prologue, type_ignores=[]), filename, "exec",
@@ -174,10 +206,10 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
     key = module_key or f"{filename}:{source_hash(source)}"
     for fp in plans:
         rewrite_function(fp)
-    hide_own_names(tree, registers_outside)
+    moved = hide_own_names(tree, registers_outside)
     metadata = module_metadata(plans, filename, key, source)
     prologue = _add_prologue(tree, plans, filename, key, metadata)
-    return InstrumentedModule(tree, plans, metadata, prologue)
+    return InstrumentedModule(tree, plans, metadata, prologue, moved)
 
 
 def _instrument_events(source: str | bytes, filename: str, module_key: str | None,
@@ -205,7 +237,7 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
         adds = (eventcode.statement_adds(fp.cfg, weights, kind, code, meta)
                 if placement == "statements" else None)
         eventcode.rewrite_event_function(fp, plan, weights, adds)
-    hide_own_names(tree, registers_outside)
+    moved = hide_own_names(tree, registers_outside)
     metadata = module_metadata(plans, filename, key, source)
     for function, events in zip(metadata["functions"], extra, strict=True):
         function["mode"] = "events"
@@ -221,7 +253,7 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
            and body[position].module == "__future__"):  # type: ignore[attr-defined]
         position += 1
     body[position:position] = prologue
-    return InstrumentedModule(tree, plans, metadata, prologue)
+    return InstrumentedModule(tree, plans, metadata, prologue, moved)
 
 
 def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, key: str,

@@ -1,0 +1,112 @@
+"""Registers outside the frame (:mod:`pathprof.python.outside`): which functions get
+them, and the compile fallback for the CPython versions whose compiler rejects
+some of the code they make."""
+
+from __future__ import annotations
+
+import ast
+import sys
+import textwrap
+
+import pytest
+
+from pathprof.python.instrument import instrument_source
+from pathprof.python.outside import reaches_own_frame
+
+SOURCE = textwrap.dedent("""
+    import sys
+
+    def looks(n):
+        total = 0
+        for i in range(n):
+            total += i
+        return sorted(sys._getframe().f_locals), total
+
+    def plain(n):
+        return n + 1
+""")
+
+
+def _function(source: str) -> ast.FunctionDef:
+    node = ast.parse(textwrap.dedent(source)).body[0]
+    assert isinstance(node, ast.FunctionDef)
+    return node
+
+
+@pytest.mark.parametrize(("source", "reaches"), [
+    ("def f(): return sys._getframe().f_locals", True),
+    ("def f(): return inspect.currentframe()", True),
+    ("def f(): return inspect.stack()", True),
+    ("def f(x): return eval('x')", True),
+    ("def f(): exec('pass')", True),
+    ("def f(): breakpoint()", True),
+    ("def f(): pdb.set_trace()", True),
+    ("def f(): return locals()", True),
+    ("def f(frame): return frame.f_back", True),
+    ("def f(x): return x.f_lineno", False),
+    ("def f(): return stack()", False),  # not inspect's
+    ("def f():\n    def g(): return locals()\n    return g", False),  # only g's own code
+    ("def f():\n    class C:\n        x = vars()\n    return C", False),
+])
+def test_which_functions_can_reach_their_own_frame(source: str, reaches: bool) -> None:
+    assert reaches_own_frame(_function(source)) is reaches
+
+
+def _rejected(anchor: ast.stmt) -> ast.stmt:
+    """A statement the compiler refuses with ValueError (``None`` used as a name)."""
+    node = ast.copy_location(ast.Expr(value=ast.Name(id="None", ctx=ast.Load())), anchor)
+    return ast.fix_missing_locations(node)
+
+
+def _run(code: object) -> dict[str, object]:
+    namespace: dict[str, object] = {"__name__": "outside_test"}
+    exec(code, namespace)
+    return namespace
+
+
+def test_only_functions_that_reach_their_frame_move_their_registers() -> None:
+    instrumented = instrument_source(SOURCE, "<outside>", module_key="outside:1")
+    assert [moved.function.name for moved in instrumented.registers_moved] == ["looks"]
+    namespace = _run(instrumented.compile("<outside>"))
+    assert namespace["looks"](3) == (["i", "n", "total"], 3)  # type: ignore[operator]
+
+
+def test_a_module_the_compiler_rejects_with_registers_outside_keeps_them_in_the_frame(
+        ) -> None:
+    """CPython 3.13 and 3.14 reject some functions with registers outside (``Invalid
+    CFG, stack underflow``): compiling then puts them back in the frame. The
+    compiler's refusal is simulated here by a node it rejects with ValueError, put
+    into the moved function's code only."""
+    instrumented = instrument_source(SOURCE, "<outside>", module_key="outside:2")
+    moved = instrumented.registers_moved[0].function
+    moved.body.insert(0, _rejected(moved.body[0]))
+    with pytest.raises(ValueError, match="None"):
+        compile(instrumented.tree, "<outside>", "exec")
+    namespace = _run(instrumented.compile("<outside>"))
+    assert instrumented.registers_moved == []
+    names, total = namespace["looks"](4)  # type: ignore[operator]
+    assert total == 6
+    assert "@pp_r" in names  # the registers are back in the frame
+    assert namespace["plain"](1) == 2  # type: ignore[operator]
+
+
+def test_a_module_rejected_without_registers_outside_fails_as_it_would() -> None:
+    instrumented = instrument_source("def plain(n):\n    return n\n", "<outside>",
+                                     module_key="outside:3")
+    assert instrumented.registers_moved == []
+    body = instrumented.tree.body[-1].body  # type: ignore[attr-defined]
+    body.insert(0, _rejected(body[0]))
+    with pytest.raises(ValueError, match="None"):
+        instrumented.compile("<outside>")
+
+
+@pytest.mark.skipif(sys.version_info < (3, 13), reason="the compiler bug is 3.13's and 3.14's")
+def test_asyncio_main_compiles_in_event_mode() -> None:
+    """The module where the compiler's refusal was found (whole-stdlib test too)."""
+    import sysconfig
+    from pathlib import Path
+
+    path = Path(sysconfig.get_paths()["stdlib"]) / "asyncio" / "__main__.py"
+    instrumented = instrument_source(path.read_bytes(), str(path), mode="events")
+    assert instrumented.registers_moved
+    instrumented.compile(str(path))
