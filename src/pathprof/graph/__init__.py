@@ -19,6 +19,8 @@ from pathprof.graph.numbering import (
     regenerate,
     regenerate_prefix,
 )
+from pathprof.graph.p3 import Kind, Plan, assign, owner, plan_program, threshold
+from pathprof.graph.partition import Task, ball_larus_cost, find_partition, is_profitable
 from pathprof.graph.placement import (
     Counted,
     Cut,
@@ -34,6 +36,8 @@ from pathprof.graph.placement import (
     plan_probes,
     static_weights,
 )
+from pathprof.graph.pspp import PsppLabeling, decode, path_id, pspp, spp
+from pathprof.graph.reduction import ReducedDag, reduced_graph
 
 __all__ = [
     "ARRAY_THRESHOLD",
@@ -46,30 +50,47 @@ __all__ = [
     "DagEdge",
     "EdgeCounterPlan",
     "EdgeKind",
+    "Kind",
     "Numbering",
     "PathEnd",
     "PathStart",
     "Placement",
+    "Plan",
     "Probe",
     "ProbeOp",
     "ProbePlan",
+    "PsppLabeling",
+    "ReducedDag",
     "Restart",
+    "Task",
+    "assign",
+    "ball_larus_cost",
     "counter_kind",
+    "decode",
     "event_increments",
     "find_backedges",
+    "find_partition",
+    "is_profitable",
     "iter_paths",
     "loop_depths",
     "maximum_spanning_tree",
     "naive_plan",
     "number_paths",
+    "owner",
+    "path_id",
     "path_number",
     "paths_shortest_first",
     "place",
     "plan_edge_counters",
     "plan_probes",
+    "plan_program",
+    "pspp",
     "recover_edge_counts",
+    "reduced_graph",
     "regenerate",
     "regenerate_prefix",
+    "spp",
     "static_weights",
+    "threshold",
     "to_dag",
 ]
