@@ -24,12 +24,13 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def pathprof_cli(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+def pathprof_cli(cwd: Path, *args: str, check: bool = True, input: str | None = None
+                 ) -> subprocess.CompletedProcess:
     path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
     env = {**os.environ, "PATH": path, "COLUMNS": "160"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     result = subprocess.run([sys.executable, "-m", "pathprof", *args], cwd=cwd, env=env,
-                            capture_output=True, text=True, timeout=120)
+                            capture_output=True, text=True, timeout=120, input=input)
     if check:
         assert result.returncode == 0, result.stderr
     return result

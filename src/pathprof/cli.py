@@ -38,6 +38,9 @@ def _parser() -> argparse.ArgumentParser:
         "with the naive plan.",
     )
     plan.add_argument("cfg_file", metavar="CFG.json")
+    plan.add_argument("--parallel", type=_positive, default=None, metavar="K",
+                      help="show instead how P3 splits the paths among K copies: tasks, "
+                      "their probe costs, and what each copy instruments")
 
     run = commands.add_parser(
         "run",
@@ -55,6 +58,17 @@ def _parser() -> argparse.ArgumentParser:
                      help="also measure wall time spent on each path (inclusive of calls)")
     run.add_argument("-a", "--append", action="store_true",
                      help="add to the data file instead of replacing it")
+    run.add_argument("--parallel", type=_positive, default=None, metavar="K",
+                     help="run K copies of the program on the same input, each profiling "
+                     "part of its functions, and merge their profiles (P3; see "
+                     "docs/commands/run.md)")
+    run.add_argument("--executor", choices=("local", "dask"), default="local",
+                     help="with --parallel: run the copies as processes here (default) or "
+                     "as tasks on a Dask cluster (--scheduler)")
+    run.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                     help="with --executor dask: the Dask scheduler, e.g. tcp://host:8786")
+    run.add_argument("--verify", action="store_true",
+                     help="with --parallel: also run the sequential profile and compare")
     _program_arguments(run)
 
     count = commands.add_parser(
@@ -201,6 +215,14 @@ def _count(text: str) -> int:
     return value
 
 
+def _positive(text: str) -> int:
+    """A number of things there must be at least one of."""
+    value = _count(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 def _file_name(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty file name")
@@ -247,6 +269,11 @@ def _command_plan(args: argparse.Namespace) -> int:
     console = Console()
     if isinstance(data, dict) and data.get("description"):
         console.print(f"[bold]{data['description']}[/bold]")
+    if args.parallel is not None:
+        from pathprof.report.partition_plan import render_partition, summarize_partition
+
+        console.print(render_partition(summarize_partition(cfg_from_data(data), args.parallel)))
+        return OK
     console.print(render_plan(summarize_plan(cfg_from_data(data))))
     return OK
 
@@ -391,6 +418,12 @@ def _command_run(args: argparse.Namespace) -> int:
     from pathprof.measure.profiler import Profiler, save_on_sigterm
 
     path, program_args, default_dirs = _program(args)
+    if args.parallel is not None:
+        return _parallel_run(args, program_args, default_dirs)
+    if args.executor != "local" or args.scheduler or args.verify:
+        print("pathprof: --executor, --scheduler and --verify go with --parallel K",
+              file=sys.stderr)
+        return USAGE
     profiler = Profiler(data_file=args.data_file, source=args.source, include=args.include,
                         omit=args.omit, default_dirs=default_dirs, mode=args.mode,
                         metric=args.metric, append=args.append, cache=not args.no_cache,
@@ -415,6 +448,36 @@ def _command_run(args: argparse.Namespace) -> int:
         interrupted.append(True)
         return ERR
     return status
+
+
+def _parallel_run(args: argparse.Namespace, program_args: list[str],
+                  default_dirs: list[str]) -> int:
+    """``run --parallel K``: see :mod:`pathprof.parallel.run`."""
+    from pathprof.parallel.run import report, run_parallel
+    from pathprof.python.selection import Selection
+
+    selection = Selection(args.source, args.include, args.omit, default_dirs)
+    files = [path for _name, path in selection.files()]
+    run_args: list[str] = []
+    for option, values in (("--source", args.source), ("--include", args.include),
+                           ("--omit", args.omit)):
+        for value in values:
+            run_args += [option, value]
+    if args.mode:
+        run_args += ["--mode", args.mode]
+    if args.metric:
+        run_args += ["--metric", args.metric]
+    if args.module:
+        run_args.append("-m")
+    run_args += [args.program, "--", *program_args]
+    result = run_parallel(run_args, files, copies=args.parallel, data_file=args.data_file,
+                          append=args.append, executor=args.executor,
+                          scheduler=args.scheduler, verify=args.verify)
+    report(result, args.data_file)
+    if result.differences:
+        return ERR
+    status = result.returncode
+    return 128 - status if status < 0 else status
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

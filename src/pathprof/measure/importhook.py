@@ -55,6 +55,9 @@ class InstrumentOptions:
     #: mode "events": "tree" (chords of a spanning tree), or a baseline the benchmarks
     #: compare with: "blocks" (an add on every edge), "statements" (one per statement)
     placement: str = "tree"
+    #: in one copy of a parallel run: which functions it profiles (the others count
+    #: calls only); such a run does not use the cache
+    copy_plan: Any = None
 
     def tag(self) -> str:
         from pathprof.python.instrument import FORMAT_VERSION
@@ -72,11 +75,13 @@ def compile_instrumented(source: bytes, filename: str, options: InstrumentOption
 
     With ``in_place``, returns ``(module code, prologue code)``: what
     :mod:`pathprof.measure.inplace` needs for a module imported before measuring."""
-    from pathprof.python.instrument import instrument_source
+    from pathprof.python.instrument import instrument_source, source_hash
 
+    calls_only = (() if options.copy_plan is None
+                  else options.copy_plan.calls_only(source_hash(source)))
     instrumented = instrument_source(source, filename, mode=options.mode,
                                      metric=options.metric, events=options.events,
-                                     placement=options.placement)
+                                     placement=options.placement, calls_only=calls_only)
     if in_place:
         return instrumented.compile(filename), instrumented.compile_prologue(filename)
     return instrumented.compile(filename)

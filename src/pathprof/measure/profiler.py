@@ -39,7 +39,7 @@ from pathprof import runtime
 from pathprof.data import store
 from pathprof.data.profile import FunctionProfile, edge_counts
 from pathprof.exceptions import ConfigError, DataError
-from pathprof.measure import inplace
+from pathprof.measure import inplace, partial
 from pathprof.measure.importhook import ImportHook, InstrumentOptions
 from pathprof.measure.interpreter import require_gil
 from pathprof.messages import warn
@@ -80,7 +80,16 @@ class Profiler:
         if metric is not None and mode != "path":
             raise ConfigError("--metric time needs path mode")
         self.data_file = os.path.abspath(data_file)
-        self.options = InstrumentOptions(mode=mode, metric=metric, cache=cache)
+        try:
+            #: in one copy of a parallel run: which functions this copy profiles
+            self.copy = partial.from_environment()
+        except ValueError as err:
+            raise ConfigError(str(err)) from err
+        self.options = InstrumentOptions(mode=mode, metric=metric,
+                                         cache=cache and self.copy is None, copy_plan=self.copy)
+        #: calls counted of the functions another copy profiles, by
+        #: ``file|qualname|line|source hash``
+        self.calls: dict[str, int] = {}
         self.selection = Selection(source, include, omit,
                                    [os.getcwd()] if default_dirs is None else default_dirs)
         self.hook = ImportHook(self.selection, self.options)
@@ -201,6 +210,10 @@ class Profiler:
             meta = state.meta
             digest = meta["source_hash"]
             for i, fmeta in enumerate(meta["functions"]):
+                if fmeta.get("copy") == "calls":
+                    key = f"{state.filename}|{fmeta['qualname']}|{fmeta['code_line']}|{digest}"
+                    self.calls[key] = self.calls.get(key, 0) + sum(paths[i].values())
+                    continue
                 ran = paths[i] or cuts[i] or raised[i] or unattributed[i]
                 if not ran and not include_unrun:
                     continue
@@ -258,6 +271,8 @@ class Profiler:
 
     def _save(self) -> str:
         functions, sources = self.collect()
+        if self.copy is not None:  # a copy of a parallel run: the calls it counted
+            self.copy.write_calls(self.calls, child=self._in_child)
         target = self.data_file
         append = self.append or self._saved_once
         if self._in_child:
@@ -322,6 +337,7 @@ class Profiler:
         self._in_child = True
         self._saved_once = False
         self._held = {}  # the parent's, set aside before the fork: the parent saves them
+        self.calls = {}
         _patch_os_exit(self)
         atexit.register(self._save_at_exit)
         _save_on_sigterm(self)

@@ -13,6 +13,7 @@ import ast
 import copy
 import hashlib
 import json
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,7 @@ from pathprof.python.rewrite import (
     _const,
     _load,
     _store,
+    count_calls,
     counter_name,
     plan_edge_function,
     plan_function,
@@ -166,15 +168,18 @@ def source_hash(source: str | bytes) -> str:
 def instrument_source(source: str | bytes, filename: str, *, module_key: str | None = None,
                       mark_probes: bool = False, mode: str = "path",
                       metric: str | None = None, events: str = "statements",
-                      placement: str = "tree", registers_outside: bool = False
-                      ) -> InstrumentedModule:
+                      placement: str = "tree", registers_outside: bool = False,
+                      calls_only: Container[int] = ()) -> InstrumentedModule:
     """Parse, plan and rewrite a module's source.
 
     Raises whatever :func:`ast.parse` raises for source that does not parse, so a
     module that fails to parse fails the way it would without pathprof.
     ``mark_probes`` (for tests) locates inserted code at :data:`PROBE_MARK_LINE`;
     ``registers_outside`` (for tests) keeps every function's registers outside its
-    frame, as those whose source can reach their frame always do.
+    frame, as those whose source can reach their frame always do. ``calls_only``
+    holds the indexes (in :func:`~pathprof.python.cfg.iter_functions` order) of
+    functions whose calls only are counted: in one copy of a parallel run, those
+    another copy profiles (path and edge mode).
     """
     previous = rewrite._probe_line
     rewrite._probe_line = PROBE_MARK_LINE if mark_probes else -1
@@ -182,14 +187,16 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
         if mode == "events":
             return _instrument_events(source, filename, module_key, events, placement,
                                       registers_outside)
-        return _instrument(source, filename, module_key, mode, metric, registers_outside)
+        return _instrument(source, filename, module_key, mode, metric, registers_outside,
+                           calls_only)
     finally:
         rewrite._probe_line = previous
 
 
 def _instrument(source: str | bytes, filename: str, module_key: str | None,
                 mode: str = "path", metric: str | None = None,
-                registers_outside: bool = False) -> InstrumentedModule:
+                registers_outside: bool = False, calls_only: Container[int] = ()
+                ) -> InstrumentedModule:
     tree = ast.parse(source, filename)
     if mode not in ("path", "edge"):
         raise ValueError(f"unknown instrumentation mode {mode!r}")
@@ -205,7 +212,11 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
             fp.timed = True
     key = module_key or f"{filename}:{source_hash(source)}"
     for fp in plans:
-        rewrite_function(fp)
+        if fp.index in calls_only:
+            fp.timed = False
+            count_calls(fp)
+        else:
+            rewrite_function(fp)
     moved = hide_own_names(tree, registers_outside)
     metadata = module_metadata(plans, filename, key, source)
     prologue = _add_prologue(tree, plans, filename, key, metadata)
@@ -379,6 +390,7 @@ def function_metadata(fp: FunctionPlan) -> dict[str, Any]:
         "compounds": compounds,
         "unreachable": sorted(set(range(len(cfg.blocks))) - dag.reachable),
         "mode": "path" if fp.edge_plan is None else "edge",
+        **({"copy": "calls"} if fp.calls_only else {}),
         **({} if fp.edge_plan is None else {"edge_plan": {
             "raising": list(fp.edge_plan.raising),
             "endpoints": [list(e) for e in fp.edge_plan.endpoints],

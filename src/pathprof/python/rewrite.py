@@ -109,6 +109,9 @@ class FunctionPlan:
     #: Blocks ending in a return statement whose path is counted before the return
     #: value is computed (see :meth:`_FunctionRewriter.return_code`).
     early_returns: set[int] = field(default_factory=set)
+    #: In one copy of a parallel run (:mod:`pathprof.parallel`), a function another
+    #: copy profiles: only its calls are counted, in slot 0 of a one-slot table.
+    calls_only: bool = False
 
     @property
     def num_paths(self) -> int:
@@ -117,6 +120,8 @@ class FunctionPlan:
     @property
     def table_size(self) -> int:
         """Size of the counter list, or -1 for a hash table."""
+        if self.calls_only:
+            return 1
         if self.edge_plan is not None:
             return len(self.edge_plan.chords)
         return self.num_paths if self.kind is CounterKind.ARRAY else -1
@@ -612,6 +617,22 @@ def apply_rewriter(rewriter: _FunctionRewriter, edits: _Edits) -> None:
     rewriter.rewrite()
     edits.apply()
     _apply_structural(rewriter.structural, rewriter.parents)
+
+
+def count_calls(fp: FunctionPlan) -> None:
+    """Count ``fp``'s calls, nothing else: ``_@pp_c<i>[0] += 1`` before its first
+    statement (after the docstring), located at that statement's first code so
+    that tracers see no extra line. A generator counts when its body starts."""
+    fp.calls_only = True
+    node = fp.cfg.node
+    start = fp.cfg.body_start
+    count = _count(counter_name(fp.index), _const(0))
+    first = _first_code(node.body[start:])
+    if first is not None and _probe_line == -1:
+        for part in ast.walk(count):
+            if "lineno" in part._attributes:
+                ast.copy_location(part, first)
+    node.body[start:start] = [count]
 
 
 def rewrite_function(fp: FunctionPlan) -> None:

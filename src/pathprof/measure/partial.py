@@ -1,0 +1,83 @@
+"""One copy of a parallel run: the functions this process profiles, and the calls
+it counts to check that every copy ran the same program.
+
+A parallel run (:mod:`pathprof.parallel`) starts K copies of the program, each
+told by the environment variable :data:`ENVIRONMENT` (a JSON object: the plan
+file, the copy's index, where to write its call counts) which copy it is. The
+plan names, per module source (by its hash) and per function (by its index in
+:func:`~pathprof.python.cfg.iter_functions` order), the copy that profiles the
+function; the other copies count its calls only. A module the plan does not know
+(a file outside the planned selection, or changed since) is profiled by copy 0.
+
+Invariant: every function is profiled by exactly one copy, the same in every copy
+that runs the same program, so adding the copies' data files gives each
+function's profile exactly once. Standard library only: it runs in the program.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Container, Mapping
+from dataclasses import dataclass
+
+__all__ = ["ENVIRONMENT", "PLAN_FORMAT", "CopyPlan", "from_environment"]
+
+ENVIRONMENT = "PATHPROF_COPY"
+PLAN_FORMAT = 1
+
+
+class _Everything:
+    """Every function index: a module the plan does not know, in copies other than 0."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+@dataclass(frozen=True, eq=False)
+class CopyPlan:
+    """What one copy profiles (see the module docstring)."""
+
+    index: int
+    copies: int
+    #: module source hash -> the copy that profiles each function, by index
+    owners: Mapping[str, tuple[int, ...]]
+    #: where this copy writes the calls it counted (JSON), at the end of the run
+    calls_file: str
+
+    def calls_only(self, digest: str) -> Container[int]:
+        """The functions of the module with source hash ``digest`` whose calls only
+        this copy counts."""
+        owners = self.owners.get(digest)
+        if owners is None:
+            return () if self.index == 0 else _Everything()
+        return frozenset(i for i, owner in enumerate(owners) if owner != self.index)
+
+    def write_calls(self, calls: Mapping[str, int], child: bool = False) -> None:
+        """Write the calls counted, by ``file|qualname|line|source hash``: the copy's
+        own process to :attr:`calls_file`, a child process (forked, or a Python
+        subprocess) to ``<calls_file>.<pid>`` beside it; the run adds them up."""
+        target = f"{self.calls_file}.{os.getpid()}" if child else self.calls_file
+        temp = f"{target}.tmp"
+        with open(temp, "w", encoding="utf-8") as f:
+            json.dump(dict(sorted(calls.items())), f)
+        os.replace(temp, target)
+
+
+def from_environment(environ: Mapping[str, str] | None = None) -> CopyPlan | None:
+    """The plan of this copy, or None when this process is not a copy of a parallel
+    run. Raises ValueError (naming the variable) for a plan that cannot be read."""
+    text = (os.environ if environ is None else environ).get(ENVIRONMENT)
+    if not text:
+        return None
+    try:
+        settings = json.loads(text)
+        with open(settings["plan"], encoding="utf-8") as f:
+            plan = json.load(f)
+        if plan.get("format") != PLAN_FORMAT:
+            raise ValueError(f"plan format {plan.get('format')!r}, not {PLAN_FORMAT}")
+        return CopyPlan(int(settings["index"]), int(plan["copies"]),
+                        {digest: tuple(owners) for digest, owners in plan["owners"].items()},
+                        settings["calls"])
+    except (OSError, KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"{ENVIRONMENT}: cannot read this copy's plan ({err})") from err

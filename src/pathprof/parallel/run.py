@@ -1,0 +1,247 @@
+"""A parallel run: K copies of the program on the same input, their profiles added.
+
+Every copy gets the same command line, environment, working directory, standard
+input (read once here and replayed to each) and ``PYTHONHASHSEED`` (one chosen
+here when the user set none, so that sets and dicts of strings iterate alike), and
+a temporary directory of its own (``TMPDIR``). Copy 0's output is the run's; each
+copy profiles the functions :mod:`.plan` gave it and counts the calls of all the
+others. Copies that counted different calls, or ended differently, did not run
+the same program (it reads the clock, the process id, the network, files another
+copy changed...): the run says so and the merged profile is not presented as
+exact. ``verify`` also runs the ordinary sequential profile and compares.
+
+Invariant: when every copy counted the same calls, each function was profiled by
+exactly one copy on the same execution, so the merged data file is the sequential
+profile (checked by ``tests/test_parallel.py`` against sequential runs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pathprof.data import store
+from pathprof.data.profile import FunctionProfile, merge
+from pathprof.exceptions import PathprofError
+from pathprof.messages import warn
+from pathprof.parallel.executors import CopyJob, CopyOutcome, run_here, run_on_dask
+from pathprof.parallel.plan import CopiesPlan, plan_copies
+
+__all__ = ["ParallelResult", "compare_profiles", "run_parallel"]
+
+EXECUTORS = ("local", "dask")
+
+
+@dataclass
+class ParallelResult:
+    """What a parallel run found."""
+
+    plan: CopiesPlan
+    returncode: int
+    #: calls that some copies counted differently: ``file|qualname|line|hash`` ->
+    #: the count of each copy
+    disagreements: dict[str, list[int]] = field(default_factory=dict)
+    #: ``verify``: differences from the sequential profile (empty: identical)
+    differences: list[str] | None = None
+
+    @property
+    def exact(self) -> bool:
+        return not self.disagreements
+
+
+def _environment() -> dict[str, str]:
+    environment = dict(os.environ)
+    if environment.get("PYTHONHASHSEED", "random") == "random":
+        environment["PYTHONHASHSEED"] = str(random.randint(1, 2**32 - 1))
+    return environment
+
+
+def _stdin() -> tuple[bytes | None, bool]:
+    """Standard input to replay to every copy, and whether it is a terminal (then
+    copy 0 reads it and the others get none)."""
+    stream = sys.stdin
+    if stream is None:
+        return None, False
+    try:
+        if stream.isatty():
+            return None, True
+        return stream.buffer.read(), False
+    except (OSError, ValueError, AttributeError):
+        return None, False
+
+
+def _calls(outcome: CopyOutcome) -> dict[str, int]:
+    if outcome.calls is None:
+        return {}
+    try:
+        return {str(k): int(v) for k, v in json.loads(outcome.calls).items()}
+    except (ValueError, AttributeError, TypeError):
+        return {}
+
+
+def _calls_of_profile(fn: FunctionProfile) -> int:
+    """The calls a profiled function ran: its paths from ENTRY (path mode), the
+    count of its entry edge (edge mode)."""
+    if fn.meta.get("mode") == "edge":
+        entry = fn.meta["entry"]
+        return sum(count for eid, count in fn.edges.items()
+                   if fn.meta["edges"][eid][0] == entry)
+    return sum(path.count for path in fn.paths if path.start == "entry")
+
+
+def _disagreements(outcomes: list[CopyOutcome], profiles: list[list[FunctionProfile]]
+                   ) -> dict[str, list[int]]:
+    """Calls counted differently by the copies: each copy counts the calls of the
+    functions it does not profile, and its profile gives those of the ones it does."""
+    counted = [_calls(outcome) for outcome in outcomes]
+    for calls, functions in zip(counted, profiles, strict=True):
+        for fn in functions:
+            key = f"{fn.file}|{fn.qualname}|{fn.first_line}|{fn.source_hash}"
+            calls[key] = calls.get(key, 0) + _calls_of_profile(fn)
+    found = {}
+    for key in sorted({key for calls in counted for key in calls}):
+        seen = [calls.get(key, 0) for calls in counted]
+        if len(set(seen)) > 1:
+            found[key] = seen
+    return found
+
+
+def _profile_key(fn: FunctionProfile) -> tuple[str, str, int, str]:
+    return (fn.file, fn.qualname, fn.first_line, fn.source_hash)
+
+
+def compare_profiles(expected: Sequence[FunctionProfile], actual: Sequence[FunctionProfile]
+                     ) -> list[str]:
+    """How two profiles differ, function by function (empty: identical counts)."""
+    want = {_profile_key(fn): fn for fn in merge(expected)}
+    got = {_profile_key(fn): fn for fn in merge(actual)}
+    differences = []
+    for key in sorted(set(want) | set(got)):
+        a, b = want.get(key), got.get(key)
+        name = f"{os.path.relpath(key[0])}:{key[1]}"
+        if a is None or b is None:
+            ran = (a or b)
+            assert ran is not None
+            if ran.total or ran.raised:
+                differences.append(f"{name}: measured in one profile only")
+            continue
+        for what in ("counts", "cuts", "edges"):
+            if getattr(a, what) != getattr(b, what):
+                differences.append(f"{name}: {what} differ")
+        if (a.raised, a.unattributed) != (b.raised, b.unattributed):
+            differences.append(f"{name}: exceptions differ")
+    return differences
+
+
+def run_parallel(run_args: Sequence[str], files: Sequence[str], *, copies: int,
+                 data_file: str, append: bool = False, executor: str = "local",
+                 scheduler: str | None = None, verify: bool = False) -> ParallelResult:
+    """Run ``pathprof run <run_args>`` as ``copies`` copies, each profiling its part
+    of ``files`` (the run's selection), and write the merged profile to
+    ``data_file``. ``run_args`` are ``run``'s arguments without ``--data-file``."""
+    if copies < 1:
+        raise PathprofError(f"--parallel needs at least 1 copy, not {copies}")
+    if executor not in EXECUTORS:
+        raise PathprofError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
+    if executor == "dask" and not scheduler:
+        raise PathprofError("--executor dask needs --scheduler ADDRESS")
+    plan = plan_copies(files, copies)
+    stdin, terminal = _stdin()
+    environment = _environment()
+    plan_json = json.dumps(plan.to_json())
+    jobs = [CopyJob(k, tuple(run_args), environment, os.getcwd(), plan_json, stdin, terminal)
+            for k in range(copies)]
+    scratch = tempfile.mkdtemp(prefix="pathprof-parallel-")
+    try:
+        if executor == "local":
+            outcomes = run_here(jobs, scratch)
+        else:
+            assert scheduler is not None
+            outcomes = run_on_dask(jobs, scheduler)
+            _show(outcomes[0])
+        per_copy = _read_copies(outcomes, scratch)
+        result = ParallelResult(plan, outcomes[0].returncode,
+                                _disagreements(outcomes, [m.functions for m in per_copy]))
+        ended = {outcome.returncode for outcome in outcomes}
+        if len(ended) > 1:
+            result.disagreements["exit status"] = [o.returncode for o in outcomes]
+        profiles = _merge(per_copy, data_file, append)
+        if verify:
+            sequential = _sequential(run_args, environment, stdin, terminal, scratch)
+            result.differences = compare_profiles(sequential, profiles)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return result
+
+
+def _show(outcome: CopyOutcome) -> None:
+    for stream, data in ((sys.stdout, outcome.stdout), (sys.stderr, outcome.stderr)):
+        stream.flush()
+        stream.buffer.write(data)
+        stream.flush()
+
+
+def _read_copies(outcomes: list[CopyOutcome], scratch: str) -> list[store.Measurement]:
+    measurements = []
+    for outcome in outcomes:
+        if outcome.data is None:
+            raise PathprofError(f"copy {outcome.index} of the parallel run saved no data "
+                                f"(it ended with status {outcome.returncode})")
+        path = os.path.join(scratch, f"merge-{outcome.index}.pathprof")
+        with open(path, "wb") as f:
+            f.write(outcome.data)
+        measurements.append(store.read(path))
+    return measurements
+
+
+def _merge(measurements: list[store.Measurement], data_file: str, append: bool
+           ) -> list[FunctionProfile]:
+    """Add the copies' profiles into ``data_file`` as one run (copy 0's)."""
+    functions = merge(fn for m in measurements for fn in m.functions)
+    sources: dict[tuple[str, str], str] = {}
+    for m in measurements:
+        sources.update(m.sources)
+    store.write(data_file, measurements[0].runs[0], functions, sources, append=append)
+    return functions
+
+
+def _sequential(run_args: Sequence[str], environment: dict[str, str], stdin: bytes | None,
+                terminal: bool, scratch: str) -> list[FunctionProfile]:
+    """``verify``: the ordinary profile of the same run, for comparison."""
+    import subprocess
+
+    data = os.path.join(scratch, "sequential.pathprof")
+    subprocess.run([sys.executable, "-m", "pathprof", "run", "--data-file", data, *run_args],
+                   env=environment, input=stdin, stdin=None if stdin is not None
+                   else (None if terminal else subprocess.DEVNULL),
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    if not os.path.exists(data):
+        raise PathprofError("--verify: the sequential run saved no data")
+    return store.read(data).functions
+
+
+def report(result: ParallelResult, data_file: str) -> None:
+    """One line on standard error: the copies agreed (the profile is exact), or not."""
+    copies = result.plan.copies
+    if result.exact:
+        warn(f"{copies} copies ran the same calls; their profiles are merged into "
+             f"{os.path.relpath(data_file)}")
+    else:
+        shown = ", ".join(f"{key.split('|')[1] if '|' in key else key}: {counts}"
+                          for key, counts in list(result.disagreements.items())[:3])
+        warn(f"the {copies} copies did not run the same way ({shown}"
+             f"{' ...' if len(result.disagreements) > 3 else ''}): the program is not "
+             f"deterministic, and the merged profile in {os.path.relpath(data_file)} "
+             "is not exact")
+    if result.differences is not None:
+        if result.differences:
+            warn("--verify: the merged profile differs from the sequential one: "
+                 + "; ".join(result.differences[:5]))
+        else:
+            warn("--verify: the merged profile equals the sequential one")
