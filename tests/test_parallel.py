@@ -197,31 +197,50 @@ def _dags(source: str) -> list[object]:
 
 @settings(max_examples=25, deadline=None)
 @given(sources=st.lists(functions(generators=False), min_size=1, max_size=4),
-       copies=st.integers(1, 8))
-def test_the_plan_gives_every_function_one_owner(tmp_path_factory: pytest.TempPathFactory,
-                                                 sources: list[str], copies: int) -> None:
+       copies=st.integers(1, 8), partition=st.booleans())
+def test_the_plan_gives_every_path_one_owner(tmp_path_factory: pytest.TempPathFactory,
+                                             sources: list[str], copies: int,
+                                             partition: bool) -> None:
+    from pathprof.graph import iter_paths, number_paths
+    from pathprof.graph.copyplan import CopyShare
+
     directory = tmp_path_factory.mktemp("plan")
     files = []
     for i, source in enumerate(sources):
         path = directory / f"m{i}.py"
-        path.write_text(f"# module {i}\n{source}")
+        # one call site of f: a single-caller function, split where it pays
+        path.write_text(f"# module {i}\n{source}\nf(None, 0)\n")
         files.append(str(path))
-    plan = plan_copies(files, copies)
-    assert plan_copies(files, copies) == plan  # the same in every copy
-    costs = []
+    plan = plan_copies(files, copies, partition=partition)
+    assert plan_copies(files, copies, partition=partition) == plan  # every copy agrees
+    whole_costs = []
     for path in files:
         digest = next(d for d, name in plan.files.items() if name == path)
         dags = _dags(Path(path).read_text())
         owners = plan.owners[digest]
         assert len(owners) == len(dags)
-        assert all(0 <= owner < copies for owner in owners)
-        costs += [(ball_larus_cost(dag), owner) for dag, owner in zip(dags, owners, strict=True)]
-    assert sum(plan.loads) == sum(cost for cost, _ in costs)
-    for copy in range(copies):
-        assert plan.loads[copy] == sum(cost for cost, owner in costs if owner == copy)
-    # largest-cost-first onto the least-loaded copy: no copy carries more than the
-    # lightest one plus the largest task (Graham's bound for this rule)
-    assert max(plan.loads) - min(plan.loads) <= max(cost for cost, _ in costs)
+        for dag, owner in zip(dags, owners, strict=True):
+            if isinstance(owner, int):
+                assert 0 <= owner < copies
+                whole_costs.append((ball_larus_cost(dag), owner))
+                continue
+            assert partition
+            assert all(0 <= copy < copies for copy in owner["copies"])
+            numbering = number_paths(dag)
+            tasks = tuple(frozenset(t) for t in owner["tasks"])
+            for acyclic in iter_paths(numbering):  # each path in exactly one task
+                holding = [t for t in tasks if set(acyclic.edges) <= t]
+                assert len(holding) == 1
+                share = CopyShare(numbering, tasks, tuple(owner["copies"]), 0)
+                assert share.owner(acyclic.edges) == owner["copies"][tasks.index(holding[0])]
+    if not partition:
+        assert plan.split() == 0
+        assert sum(plan.loads) == sum(cost for cost, _ in whole_costs)
+        for copy in range(copies):
+            assert plan.loads[copy] == sum(cost for cost, owner in whole_costs if owner == copy)
+        # largest-cost-first onto the least-loaded copy: no copy carries more than
+        # the lightest one plus the largest task (Graham's bound for this rule)
+        assert max(plan.loads) - min(plan.loads) <= max(cost for cost, _ in whole_costs)
 
 
 def test_a_module_the_plan_does_not_know_is_profiled_by_copy_0() -> None:

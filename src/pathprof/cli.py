@@ -472,7 +472,8 @@ def _parallel_run(args: argparse.Namespace, program_args: list[str],
     run_args += [args.program, "--", *program_args]
     result = run_parallel(run_args, files, copies=args.parallel, data_file=args.data_file,
                           append=args.append, executor=args.executor,
-                          scheduler=args.scheduler, verify=args.verify)
+                          scheduler=args.scheduler, verify=args.verify,
+                          partition=args.mode in (None, "path") and not args.metric)
     report(result, args.data_file)
     if result.differences:
         return ERR

@@ -77,11 +77,16 @@ def compile_instrumented(source: bytes, filename: str, options: InstrumentOption
     :mod:`pathprof.measure.inplace` needs for a module imported before measuring."""
     from pathprof.python.instrument import instrument_source, source_hash
 
-    calls_only = (() if options.copy_plan is None
-                  else options.copy_plan.calls_only(source_hash(source)))
+    calls_only: Any = ()
+    shares = None
+    if options.copy_plan is not None:
+        digest = source_hash(source)
+        calls_only = options.copy_plan.calls_only(digest)
+        shares = options.copy_plan.shares(digest)
     instrumented = instrument_source(source, filename, mode=options.mode,
                                      metric=options.metric, events=options.events,
-                                     placement=options.placement, calls_only=calls_only)
+                                     placement=options.placement, calls_only=calls_only,
+                                     shares=shares)
     if in_place:
         return instrumented.compile(filename), instrumented.compile_prologue(filename)
     return instrumented.compile(filename)

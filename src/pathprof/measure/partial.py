@@ -20,6 +20,7 @@ import json
 import os
 from collections.abc import Container, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["ENVIRONMENT", "PLAN_FORMAT", "CopyPlan", "from_environment"]
 
@@ -40,8 +41,10 @@ class CopyPlan:
 
     index: int
     copies: int
-    #: module source hash -> the copy that profiles each function, by index
-    owners: Mapping[str, tuple[int, ...]]
+    #: module source hash -> per function (by index): the copy that profiles it, or
+    #: for a function whose paths the copies split, ``{"tasks": [[dag edge, ...],
+    #: ...], "copies": [copy of each task, ...]}``
+    owners: Mapping[str, tuple[Any, ...]]
     #: where this copy writes the calls it counted (JSON), at the end of the run
     calls_file: str
 
@@ -51,7 +54,16 @@ class CopyPlan:
         owners = self.owners.get(digest)
         if owners is None:
             return () if self.index == 0 else _Everything()
-        return frozenset(i for i, owner in enumerate(owners) if owner != self.index)
+        return frozenset(i for i, owner in enumerate(owners)
+                         if (self.index not in owner["copies"] if isinstance(owner, dict)
+                             else owner != self.index))
+
+    def shares(self, digest: str) -> dict[int, tuple[Any, Any, int]]:
+        """The functions of the module whose paths the copies split and this copy
+        holds some of: index -> (tasks, each task's copy, this copy's index)."""
+        return {i: (owner["tasks"], owner["copies"], self.index)
+                for i, owner in enumerate(self.owners.get(digest, ()))
+                if isinstance(owner, dict) and self.index in owner["copies"]}
 
     def write_calls(self, calls: Mapping[str, int], child: bool = False) -> None:
         """Write the calls counted, by ``file|qualname|line|source hash``: the copy's

@@ -37,8 +37,9 @@ from typing import Any, TypeVar
 
 from pathprof import runtime
 from pathprof.data import store
-from pathprof.data.profile import FunctionProfile, edge_counts
+from pathprof.data.profile import FunctionProfile, edge_counts, numbering_of
 from pathprof.exceptions import ConfigError, DataError
+from pathprof.graph.copyplan import CopyShare
 from pathprof.measure import inplace, partial
 from pathprof.measure.importhook import ImportHook, InstrumentOptions
 from pathprof.measure.interpreter import require_gil
@@ -221,11 +222,15 @@ class Profiler:
                                      digest, fmeta)
                 fn.counts = {str(k): v for k, v in paths[i].items()}
                 fn.cuts = {f"{b}:{v}": c for (b, v), c in cuts[i].items()}
+                if "share" in fmeta:  # this copy's share of a split function
+                    fn.counts, fn.cuts = _owned(fmeta, paths[i], cuts[i])
                 fn.times = {str(k): v for k, v in times[i].items()}
                 if fmeta.get("mode") == "edge":
                     fn.edges = edge_counts(fmeta, paths[i], cuts[i])
                     fn.counts, fn.cuts = {}, {}
                 fn.raised, fn.unattributed = raised[i], unattributed[i]
+                if "share" in fmeta and fmeta["share"]["index"] != fmeta["share"]["copies"][0]:
+                    fn.raised = fn.unattributed = 0  # per call: kept by one holder only
                 if fn.counts or fn.cuts or fn.edges or fn.raised or fn.unattributed:
                     functions.append(fn)
                 elif (not self._in_child and id(state) not in known_before
@@ -438,6 +443,28 @@ def _patch_os_exit(profiler: Profiler) -> None:
         original(status)
 
     os._exit = _exit  # type: ignore[assignment]
+
+
+def _owned(meta: dict[str, Any], paths: dict[int, int], cuts: dict[tuple[int, int], int]
+           ) -> tuple[dict[str, int], dict[str, int]]:
+    """What one copy of a parallel run recorded for a function whose paths the
+    copies split, as Ball-Larus numbers and prefix values, kept where the copy owns
+    the path (:class:`~pathprof.graph.copyplan.CopyShare`)."""
+    share = meta["share"]
+    copy = CopyShare(numbering_of(meta), tuple(frozenset(t) for t in share["tasks"]),
+                     tuple(share["copies"]), share["index"])
+    counts: dict[str, int] = {}
+    for value, count in paths.items():
+        number = copy.path(value)
+        if number is not None:
+            counts[str(number)] = counts.get(str(number), 0) + count
+    owned_cuts: dict[str, int] = {}
+    for (block, value), count in cuts.items():
+        prefix = copy.cut(block, value)
+        if prefix is not None:
+            key = f"{block}:{prefix}"
+            owned_cuts[key] = owned_cuts.get(key, 0) + count
+    return counts, owned_cuts
 
 
 def _save_on_sigterm(profiler: Profiler, save: Callable[[], Any] | None = None) -> None:

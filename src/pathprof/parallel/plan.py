@@ -1,19 +1,23 @@
-"""Which copy of a parallel run profiles which function (P3, Afraz et al. 2015, §3.2).
+"""Which copy of a parallel run profiles which paths (P3, Afraz et al. 2015, §3.2).
 
 The program is what the run's selection names (``--source``, ``--include``,
-``--omit``): every such source file is read before the copies start, each of its
-functions numbered as the instrumentation numbers it, and the tasks of
-:func:`pathprof.graph.p3.plan_program` dealt to the copies largest-cost-first (the
-cost of a task is its probe count, :func:`pathprof.graph.partition.ball_larus_cost`).
-Python has no static call graph to
-ask for ``caller_count``; this plan gives every function a task of its own,
-profiled whole by one copy with Ball-Larus (the paper's "parallel Ball-Larus"
-baseline); splitting one function's paths between copies with PSPP is not yet
-instrumented.
+``--omit``): every such source file is read before the copies start and each of
+its functions numbered as the instrumentation numbers it. Python has no exact
+static call graph; ``caller_count`` is the number of call sites, in the planned
+files, that call the function's name (``f(...)`` or ``x.f(...)``). As in the
+paper, a function with at most one such site has its paths split into tasks by
+:func:`~pathprof.graph.find_partition` (P3's profitable procedures, instrumented
+by PSPP in the copies that hold some of its tasks); every other function is one
+task, profiled whole by Ball-Larus in one copy. The count is a heuristic of cost
+only (a function called through a variable may run often): any split is exact.
+A split whose probes would need a place the code does not have (an edge with no
+site, :class:`~pathprof.python.cfg.SiteKind`) is not made. Tasks are dealt to the
+copies largest probe count first onto the least-loaded copy
+(:func:`pathprof.graph.p3.plan_program`).
 
-Invariant: every function of every planned file has exactly one owner, a copy
-index in ``0 .. copies - 1``; the plan depends only on the files' contents and
-``copies``, so every copy that reads it agrees.
+Invariant: every path of every planned function has exactly one owner copy; the
+plan depends only on the files' contents and ``copies``, so every copy that reads
+it agrees.
 """
 
 from __future__ import annotations
@@ -22,14 +26,17 @@ import ast
 import json
 import os
 import warnings
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from pathprof.graph import plan_program, to_dag
-from pathprof.graph.p3 import Kind
+from pathprof.graph import Dag, Plan, number_paths, plan_probes, plan_program, to_dag
+from pathprof.graph.copyplan import CopyShare
 from pathprof.measure.partial import PLAN_FORMAT
 from pathprof.python.cfg import build_cfg, iter_functions
 from pathprof.python.instrument import source_hash
+from pathprof.python.rewrite import share_feasible
 
 __all__ = ["CopiesPlan", "plan_copies"]
 
@@ -39,8 +46,9 @@ class CopiesPlan:
     """The owner of every planned function, and what each copy carries."""
 
     copies: int
-    #: source hash -> the copy that profiles each function, by function index
-    owners: dict[str, tuple[int, ...]]
+    #: source hash -> per function (by index): the copy that profiles it whole, or
+    #: ``{"tasks": [[dag edge, ...], ...], "copies": [...]}`` for one split among copies
+    owners: dict[str, tuple[Any, ...]]
     #: source hash -> the file it was read from (for ``pathprof plan`` and messages)
     files: dict[str, str]
     #: per copy, the probes of the functions it profiles (the paper's load)
@@ -55,30 +63,55 @@ class CopiesPlan:
         with open(path, "w", encoding="utf-8") as f:
             json.dump(self.to_json(), f)
 
-    def functions_of(self, copy: int) -> int:
-        return sum(owner == copy for owners in self.owners.values() for owner in owners)
+    def split(self) -> int:
+        """Functions whose paths the copies split."""
+        return sum(isinstance(o, dict) for owners in self.owners.values() for o in owners)
 
 
-def _functions(source: bytes, filename: str) -> list[object] | None:
-    """The DAGs of a file's functions in instrumentation order, or None when the
-    file does not parse (it is then not planned: copy 0 profiles it, if it runs)."""
+def _functions(source: bytes, filename: str) -> tuple[ast.Module, list[tuple[Any, Dag]]] | None:
+    """A file's tree and its functions' CFGs and DAGs in instrumentation order, or
+    None when the file does not parse (it is then not planned: copy 0 profiles it,
+    if it runs)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings are the program's to show
             tree = ast.parse(source, filename)
-        return [to_dag(build_cfg(node, qualname).to_graph())
-                for node, qualname in iter_functions(tree)]
+        functions = []
+        for node, qualname in iter_functions(tree):
+            cfg = build_cfg(node, qualname)
+            functions.append((cfg, to_dag(cfg.to_graph())))
+        return tree, functions
     except (SyntaxError, ValueError, RecursionError):
         return None
 
 
-def plan_copies(files: Iterable[str], copies: int) -> CopiesPlan:
-    """Plan a parallel run of ``copies`` copies over the source ``files``."""
+def call_sites(trees: Iterable[ast.Module]) -> Counter[str]:
+    """Calls by the name they call (``f(...)``, ``x.f(...)``), over all planned files:
+    the static ``caller_count`` this plan uses (see the module docstring)."""
+    sites: Counter[str] = Counter()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                if isinstance(node.func, ast.Name):
+                    sites[node.func.id] += 1
+                elif isinstance(node.func, ast.Attribute):
+                    sites[node.func.attr] += 1
+    return sites
+
+
+def plan_copies(files: Iterable[str], copies: int, *, partition: bool = True) -> CopiesPlan:
+    """Plan a parallel run of ``copies`` copies over the source ``files``. With
+    ``partition``, a function called from at most one place has its paths split
+    among the copies where that pays (P3's profitable procedures); every other
+    function is profiled whole by one copy."""
     if copies < 1:
         raise ValueError(f"copies must be at least 1, not {copies}")
-    dags: dict[tuple[str, int], object] = {}
-    counts: dict[str, int] = {}
+    dags: dict[tuple[str, int], Dag] = {}
+    cfgs: dict[tuple[str, int], Any] = {}
     names: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    trees = []
+    qualnames: dict[tuple[str, int], str] = {}
     for path in files:
         try:
             with open(path, "rb") as f:
@@ -86,20 +119,47 @@ def plan_copies(files: Iterable[str], copies: int) -> CopiesPlan:
         except OSError:
             continue
         digest = source_hash(source)
-        functions = _functions(source, path)
-        if functions is None or digest in counts:
+        parsed = None if digest in counts else _functions(source, path)
+        if parsed is None:
             continue
+        tree, functions = parsed
+        trees.append(tree)
         counts[digest] = len(functions)
         names[digest] = os.path.abspath(path)
-        for index, dag in enumerate(functions):
+        for index, (cfg, dag) in enumerate(functions):
             dags[(digest, index)] = dag
-    # Every function its own whole task (see the module docstring): a caller count
-    # above one keeps plan_program from splitting a function's paths.
-    plan = plan_program(dags, {procedure: 2 for procedure in dags}, copies)  # type: ignore[arg-type]
-    owners: dict[str, list[int]] = {digest: [0] * n for digest, n in counts.items()}
-    for copy, procedures in enumerate(plan.instrumentation):
-        for (digest, index), instrumentation in procedures.items():
-            if instrumentation.kind is Kind.ALL:
-                owners[digest][index] = copy
+            cfgs[(digest, index)] = cfg
+            qualnames[(digest, index)] = cfg.qualname
+    sites = call_sites(trees)
+    callers = {p: (sites[qualnames[p].rsplit(".", 1)[-1]] if partition else 2) for p in dags}
+    while True:
+        plan = plan_program(dags, callers, copies)
+        infeasible = [p for p in dags if len(plan.tasks_of(p)) > 1
+                      and not _feasible(plan, p, cfgs[p])]
+        if not infeasible:
+            break
+        for procedure in infeasible:  # a probe would need a place the code lacks
+            callers[procedure] = 2
+    owners: dict[str, list[Any]] = {digest: [0] * n for digest, n in counts.items()}
+    for (digest, index) in dags:
+        planned = plan.tasks_of((digest, index))
+        if len(planned) == 1:
+            owners[digest][index] = planned[0].copy
+        else:
+            owners[digest][index] = {"tasks": [sorted(t.task.edges) for t in planned],
+                                     "copies": [t.copy for t in planned]}
     return CopiesPlan(copies, {d: tuple(o) for d, o in owners.items()}, names,
                       tuple(plan.loads))
+
+
+def _feasible(plan: Plan, procedure: Hashable, cfg: Any) -> bool:
+    """Whether every copy's share of a split function can be instrumented."""
+    planned = plan.tasks_of(procedure)
+    numbering = number_paths(plan.dags[procedure])
+    tasks = tuple(t.task.edges for t in planned)
+    holders = tuple(t.copy for t in planned)
+    for copy in set(holders):
+        share = CopyShare(numbering, tasks, holders, copy)
+        if not share.whole and not share_feasible(cfg, plan_probes(share.placement())):
+            return False
+    return True

@@ -97,16 +97,25 @@ def _calls_of_profile(fn: FunctionProfile) -> int:
 
 def _disagreements(outcomes: list[CopyOutcome], profiles: list[list[FunctionProfile]]
                    ) -> dict[str, list[int]]:
-    """Calls counted differently by the copies: each copy counts the calls of the
-    functions it does not profile, and its profile gives those of the ones it does."""
+    """Calls counted differently by the copies. A copy counts the calls of the
+    functions it does not profile; the profile of the copy that profiles a function
+    whole gives its calls; a function whose paths the copies split has its calls
+    from the sum of the holders' profiles (each keeps the paths it owns), shown
+    under the holder of its first task."""
     counted = [_calls(outcome) for outcome in outcomes]
-    for calls, functions in zip(counted, profiles, strict=True):
+    shared: dict[str, list[int]] = {}
+    for copy, functions in enumerate(profiles):
         for fn in functions:
             key = f"{fn.file}|{fn.qualname}|{fn.first_line}|{fn.source_hash}"
-            calls[key] = calls.get(key, 0) + _calls_of_profile(fn)
+            if "share" in fn.meta:
+                shared.setdefault(key, []).append(copy)
+                holder = fn.meta["share"]["copies"][0]
+                counted[holder][key] = counted[holder].get(key, 0) + _calls_of_profile(fn)
+            else:
+                counted[copy][key] = counted[copy].get(key, 0) + _calls_of_profile(fn)
     found = {}
     for key in sorted({key for calls in counted for key in calls}):
-        seen = [calls.get(key, 0) for calls in counted]
+        seen = [calls[key] for calls in counted if key in calls]
         if len(set(seen)) > 1:
             found[key] = seen
     return found
@@ -141,17 +150,20 @@ def compare_profiles(expected: Sequence[FunctionProfile], actual: Sequence[Funct
 
 def run_parallel(run_args: Sequence[str], files: Sequence[str], *, copies: int,
                  data_file: str, append: bool = False, executor: str = "local",
-                 scheduler: str | None = None, verify: bool = False) -> ParallelResult:
+                 scheduler: str | None = None, verify: bool = False,
+                 partition: bool = True) -> ParallelResult:
     """Run ``pathprof run <run_args>`` as ``copies`` copies, each profiling its part
     of ``files`` (the run's selection), and write the merged profile to
-    ``data_file``. ``run_args`` are ``run``'s arguments without ``--data-file``."""
+    ``data_file``. ``run_args`` are ``run``'s arguments without ``--data-file``;
+    ``partition`` splits single-caller functions' paths among the copies (path
+    mode without a metric)."""
     if copies < 1:
         raise PathprofError(f"--parallel needs at least 1 copy, not {copies}")
     if executor not in EXECUTORS:
         raise PathprofError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
     if executor == "dask" and not scheduler:
         raise PathprofError("--executor dask needs --scheduler ADDRESS")
-    plan = plan_copies(files, copies)
+    plan = plan_copies(files, copies, partition=partition)
     stdin, terminal = _stdin()
     environment = _environment()
     plan_json = json.dumps(plan.to_json())

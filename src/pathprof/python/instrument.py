@@ -13,10 +13,12 @@ import ast
 import copy
 import hashlib
 import json
-from collections.abc import Container
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pathprof.graph import number_paths, to_dag
+from pathprof.graph.copyplan import CopyShare
 from pathprof.python import eventcode, rewrite
 from pathprof.python.cfg import (
     Role,
@@ -40,6 +42,7 @@ from pathprof.python.rewrite import (
     counter_name,
     plan_edge_function,
     plan_function,
+    plan_share_function,
     rewrite_function,
     timer_name,
 )
@@ -169,7 +172,8 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
                       mark_probes: bool = False, mode: str = "path",
                       metric: str | None = None, events: str = "statements",
                       placement: str = "tree", registers_outside: bool = False,
-                      calls_only: Container[int] = ()) -> InstrumentedModule:
+                      calls_only: Container[int] = (),
+                      shares: Mapping[int, Share] | None = None) -> InstrumentedModule:
     """Parse, plan and rewrite a module's source.
 
     Raises whatever :func:`ast.parse` raises for source that does not parse, so a
@@ -179,7 +183,9 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
     frame, as those whose source can reach their frame always do. ``calls_only``
     holds the indexes (in :func:`~pathprof.python.cfg.iter_functions` order) of
     functions whose calls only are counted: in one copy of a parallel run, those
-    another copy profiles (path and edge mode).
+    another copy profiles (path and edge mode); ``shares`` maps the index of a
+    function whose paths the copies split to ``(tasks, copies, this copy)``
+    (:class:`~pathprof.graph.copyplan.CopyShare`; path mode).
     """
     previous = rewrite._probe_line
     rewrite._probe_line = PROBE_MARK_LINE if mark_probes else -1
@@ -188,21 +194,23 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
             return _instrument_events(source, filename, module_key, events, placement,
                                       registers_outside)
         return _instrument(source, filename, module_key, mode, metric, registers_outside,
-                           calls_only)
+                           calls_only, shares or {})
     finally:
         rewrite._probe_line = previous
 
 
 def _instrument(source: str | bytes, filename: str, module_key: str | None,
                 mode: str = "path", metric: str | None = None,
-                registers_outside: bool = False, calls_only: Container[int] = ()
-                ) -> InstrumentedModule:
+                registers_outside: bool = False, calls_only: Container[int] = (),
+                shares: Mapping[int, Share] | None = None) -> InstrumentedModule:
     tree = ast.parse(source, filename)
     if mode not in ("path", "edge"):
         raise ValueError(f"unknown instrumentation mode {mode!r}")
     functions = [build_cfg(node, qualname) for node, qualname in iter_functions(tree)]
     planner = plan_edge_function if mode == "edge" else plan_function
-    plans = [planner(cfg, i) for i, cfg in enumerate(functions)]
+    shares = shares or {}
+    plans = [_share_plan(cfg, i, shares[i]) if i in shares and mode == "path" and not metric
+             else planner(cfg, i) for i, cfg in enumerate(functions)]
     if metric not in (None, "time"):
         raise ValueError(f"unknown metric {metric!r}")
     if metric == "time":
@@ -221,6 +229,17 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
     metadata = module_metadata(plans, filename, key, source)
     prologue = _add_prologue(tree, plans, filename, key, metadata)
     return InstrumentedModule(tree, plans, metadata, prologue, moved)
+
+
+#: A function's share in one copy: (its tasks' edge sets, each task's copy, this copy).
+Share = tuple[Sequence[Sequence[int]], Sequence[int], int]
+
+
+def _share_plan(cfg: Any, index: int, share: Share) -> FunctionPlan:
+    tasks, copies, this = share
+    numbering = number_paths(to_dag(cfg.to_graph()))
+    return plan_share_function(cfg, index, CopyShare(
+        numbering, tuple(frozenset(t) for t in tasks), tuple(copies), this))
 
 
 def _instrument_events(source: str | bytes, filename: str, module_key: str | None,
@@ -391,6 +410,9 @@ def function_metadata(fp: FunctionPlan) -> dict[str, Any]:
         "unreachable": sorted(set(range(len(cfg.blocks))) - dag.reachable),
         "mode": "path" if fp.edge_plan is None else "edge",
         **({"copy": "calls"} if fp.calls_only else {}),
+        **({} if fp.share is None else {"share": {
+            "tasks": [sorted(t) for t in fp.share.tasks], "copies": list(fp.share.copies),
+            "index": fp.share.index}}),
         **({} if fp.edge_plan is None else {"edge_plan": {
             "raising": list(fp.edge_plan.raising),
             "endpoints": [list(e) for e in fp.edge_plan.endpoints],

@@ -50,6 +50,7 @@ from pathprof.graph import (
     static_weights,
     to_dag,
 )
+from pathprof.graph.copyplan import CopyShare
 from pathprof.python.cfg import (
     ROUTE_RAISE,
     FunctionCfg,
@@ -112,6 +113,9 @@ class FunctionPlan:
     #: In one copy of a parallel run (:mod:`pathprof.parallel`), a function another
     #: copy profiles: only its calls are counted, in slot 0 of a one-slot table.
     calls_only: bool = False
+    #: In one copy of a parallel run, a function whose paths the copies share: this
+    #: copy's share (:class:`~pathprof.graph.copyplan.CopyShare`).
+    share: Any = None
 
     @property
     def num_paths(self) -> int:
@@ -153,6 +157,29 @@ def plan_function(cfg: FunctionCfg, index: int = 0, weights: Sequence[float] | N
     placement = place(numbering, weights or static_weights(dag), forced_tree=forced)
     plan = plan_probes(placement)
     return FunctionPlan(index, cfg, numbering, plan, counter_kind(numbering.total))
+
+
+def share_feasible(cfg: FunctionCfg, plan: ProbePlan) -> bool:
+    """Whether every probe of ``plan`` has a place in the code (no probe on an edge
+    whose site is NONE)."""
+    dag = plan.dag
+    nowhere = {dag.normal_edges[eid] for eid, edge in enumerate(cfg.edges)
+               if edge.site.kind is SiteKind.NONE and eid in dag.normal_edges}
+    return not (nowhere & set(plan.probes))
+
+
+def plan_share_function(cfg: FunctionCfg, index: int, share: CopyShare) -> FunctionPlan:
+    """A copy's share of a function split among the copies of a parallel run
+    (:mod:`pathprof.graph.copyplan`): Ball-Larus when the copy holds every edge,
+    PSPP's probes otherwise; what it records is translated and filtered by the
+    copy's ownership when the run saves."""
+    if share.whole:
+        fp = plan_function(cfg, index)
+    else:
+        plan = plan_probes(share.placement())
+        fp = FunctionPlan(index, cfg, share.numbering, plan, CounterKind.HASH)
+    fp.share = share
+    return fp
 
 
 def plan_edge_function(cfg: FunctionCfg, index: int = 0) -> FunctionPlan:
