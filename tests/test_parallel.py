@@ -136,6 +136,40 @@ def test_the_copies_add_up_on_random_programs(tmp_path_factory: pytest.TempPathF
     assert compare_profiles(expected, merged) == []
 
 
+def test_a_plan_from_an_earlier_profile_splits_the_hot_function_and_stays_exact(
+        tmp_path: Path) -> None:
+    """``--plan-from``: the function that ran most probes is split among the copies
+    although it has two call sites, and the merge still equals the sequential run."""
+    from pathprof.parallel.plan import plan_copies
+
+    (tmp_path / "prog.py").write_text(textwrap.dedent("""
+        def grade(score):
+            if score >= 90:
+                return "A"
+            if score >= 60:
+                return "B"
+            if score >= 30:
+                return "C"
+            return "D"
+
+        def once(xs):
+            return len(xs)
+
+        scores = [(i * 37) % 101 for i in range(3000)]
+        print("".join(grade(s) for s in scores)[:20], grade(100), once(scores))
+    """))
+    pathprof_cli(tmp_path, "run", "--data-file", "earlier", "prog.py")
+    profile = _profiles(tmp_path / "earlier")
+    plan = plan_copies([str(tmp_path / "prog.py")], 3, profile=profile)
+    (owners,) = plan.owners.values()
+    assert isinstance(owners[0], dict)  # grade: split, though called from two places
+    assert plan_copies([str(tmp_path / "prog.py")], 3).split() == 0  # statically: whole
+    result = pathprof_cli(tmp_path, "run", "--parallel", "3", "--plan-from", "earlier",
+                          "--verify", "prog.py")
+    assert "--verify: the merged profile equals the sequential one" in result.stderr
+    assert compare_profiles(profile, _profiles(tmp_path / ".pathprof")) == []
+
+
 def test_copies_that_run_differently_are_said_not_exact(tmp_path: Path) -> None:
     """Each copy has a temporary directory of its own: a program that depends on its
     name runs differently in each, and the run says the merge is not exact."""

@@ -69,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="with --executor dask: the Dask scheduler, e.g. tcp://host:8786")
     run.add_argument("--verify", action="store_true",
                      help="with --parallel: also run the sequential profile and compare")
+    run.add_argument("--plan-from", default=None, metavar="DATA_FILE",
+                     help="with --parallel: plan from an earlier run's profile (task costs "
+                     "are the probes their paths ran; the heaviest functions are split)")
     _program_arguments(run)
 
     count = commands.add_parser(
@@ -420,9 +423,9 @@ def _command_run(args: argparse.Namespace) -> int:
     path, program_args, default_dirs = _program(args)
     if args.parallel is not None:
         return _parallel_run(args, program_args, default_dirs)
-    if args.executor != "local" or args.scheduler or args.verify:
-        print("pathprof: --executor, --scheduler and --verify go with --parallel K",
-              file=sys.stderr)
+    if args.executor != "local" or args.scheduler or args.verify or args.plan_from:
+        print("pathprof: --executor, --scheduler, --verify and --plan-from go with "
+              "--parallel K", file=sys.stderr)
         return USAGE
     profiler = Profiler(data_file=args.data_file, source=args.source, include=args.include,
                         omit=args.omit, default_dirs=default_dirs, mode=args.mode,
@@ -470,10 +473,16 @@ def _parallel_run(args: argparse.Namespace, program_args: list[str],
     if args.module:
         run_args.append("-m")
     run_args += [args.program, "--", *program_args]
+    profile = None
+    if args.plan_from:
+        from pathprof.data.store import read
+
+        profile = read(args.plan_from).functions
     result = run_parallel(run_args, files, copies=args.parallel, data_file=args.data_file,
                           append=args.append, executor=args.executor,
                           scheduler=args.scheduler, verify=args.verify,
-                          partition=args.mode in (None, "path") and not args.metric)
+                          partition=args.mode in (None, "path") and not args.metric,
+                          profile=profile)
     report(result, args.data_file)
     if result.differences:
         return ERR

@@ -12,7 +12,7 @@ the merge keeps only the owner's count (see :mod:`pathprof.graph.partition`).
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -138,6 +138,7 @@ def plan_program(
     copies: int,
     *,
     delta: int | None = None,
+    cost: Callable[[Hashable, Task], int] | None = None,
 ) -> Plan:
     """Plan P3 for a program (§3.2, Algorithm 2, lines 1-22).
 
@@ -160,6 +161,10 @@ def plan_program(
         ``K``, at least 1.
     delta : int, optional
         Overrides the threshold of every procedure.
+    cost : callable, optional
+        ``cost(procedure, task)`` replaces the static probe count as the task's cost
+        in the dealing and the loads: for instance the probes the task's paths ran
+        in a measured profile (beyond the paper, which deals static counts).
 
     Returns
     -------
@@ -184,13 +189,14 @@ def plan_program(
             continue
         limit = threshold(dag, copies) if delta is None else delta
         created.extend((procedure, task) for task in find_partition(dag, limit))
-    copy_of = assign([task.cost for _, task in created], copies)
+    costs = [task.cost if cost is None else cost(p, task) for p, task in created]
+    copy_of = assign(costs, copies)
     planned = tuple(
         PlannedTask(procedure=p, task=t, copy=c) for (p, t), c in zip(created, copy_of, strict=True)
     )
     loads = [0] * copies
-    for item in planned:
-        loads[item.copy] += item.task.cost
+    for item, value in zip(planned, costs, strict=True):
+        loads[item.copy] += value
     instrumentation = tuple(
         {p: _instrumentation(dag, planned, p, copy) for p, dag in dags.items()}
         for copy in range(copies)

@@ -31,12 +31,25 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pathprof.graph import Dag, Plan, number_paths, plan_probes, plan_program, to_dag
+from pathprof.data.profile import FunctionProfile
+from pathprof.graph import (
+    Dag,
+    EdgeKind,
+    Plan,
+    ProbeOp,
+    Task,
+    number_paths,
+    plan_probes,
+    plan_program,
+    regenerate,
+    to_dag,
+)
 from pathprof.graph.copyplan import CopyShare
+from pathprof.graph.partition import whole_task
 from pathprof.measure.partial import PLAN_FORMAT
 from pathprof.python.cfg import build_cfg, iter_functions
 from pathprof.python.instrument import source_hash
-from pathprof.python.rewrite import share_feasible
+from pathprof.python.rewrite import plan_function, share_feasible
 
 __all__ = ["CopiesPlan", "plan_copies"]
 
@@ -99,11 +112,18 @@ def call_sites(trees: Iterable[ast.Module]) -> Counter[str]:
     return sites
 
 
-def plan_copies(files: Iterable[str], copies: int, *, partition: bool = True) -> CopiesPlan:
+def plan_copies(files: Iterable[str], copies: int, *, partition: bool = True,
+                profile: Iterable[FunctionProfile] | None = None) -> CopiesPlan:
     """Plan a parallel run of ``copies`` copies over the source ``files``. With
     ``partition``, a function called from at most one place has its paths split
     among the copies where that pays (P3's profitable procedures); every other
-    function is profiled whole by one copy."""
+    function is profiled whole by one copy.
+
+    With ``profile`` (the functions of an earlier run's data file on the same
+    input), the plan goes beyond the paper: a task costs the probes its paths ran
+    in that run, not its static probe count, and the functions split are the ones
+    whose measured probes exceed a copy's fair share (``1/copies`` of the total),
+    whatever their call sites."""
     if copies < 1:
         raise ValueError(f"copies must be at least 1, not {copies}")
     dags: dict[tuple[str, int], Dag] = {}
@@ -132,8 +152,16 @@ def plan_copies(files: Iterable[str], copies: int, *, partition: bool = True) ->
             qualnames[(digest, index)] = cfg.qualname
     sites = call_sites(trees)
     callers = {p: (sites[qualnames[p].rsplit(".", 1)[-1]] if partition else 2) for p in dags}
+    cost = None
+    if profile is not None:
+        runs = _measured_paths(profile, names, dags, cfgs)
+        cost = _measured_cost(runs, cfgs)
+        total = sum(cost(p, whole_task(dags[p])) for p in dags)
+        for p in dags:  # split what would outweigh a copy's share, keep the rest whole
+            hot = cost(p, whole_task(dags[p])) * copies > total
+            callers[p] = 1 if (partition and hot) else 2
     while True:
-        plan = plan_program(dags, callers, copies)
+        plan = plan_program(dags, callers, copies, cost=cost)
         infeasible = [p for p in dags if len(plan.tasks_of(p)) > 1
                       and not _feasible(plan, p, cfgs[p])]
         if not infeasible:
@@ -150,6 +178,58 @@ def plan_copies(files: Iterable[str], copies: int, *, partition: bool = True) ->
                                      "copies": [t.copy for t in planned]}
     return CopiesPlan(copies, {d: tuple(o) for d, o in owners.items()}, names,
                       tuple(plan.loads))
+
+
+def _ops(plan: Any, edges: Iterable[int]) -> int:
+    """Probe operations along ``edges`` (a SET 0 on a normal edge emits nothing)."""
+    ops = 0
+    for eid in edges:
+        probe = plan.probes.get(eid)
+        if probe is None:
+            continue
+        if (probe.op is ProbeOp.SET and probe.value == 0
+                and plan.dag.edges[eid].kind is EdgeKind.NORMAL):
+            continue
+        ops += 1
+    return ops
+
+
+def _measured_paths(profile: Iterable[FunctionProfile], names: dict[str, str],
+                    dags: dict[tuple[str, int], Dag], cfgs: dict[tuple[str, int], Any]
+                    ) -> dict[tuple[str, int], list[tuple[frozenset[int], int]]]:
+    """Per planned function: the edge sets of the paths an earlier run ran, with
+    their counts (functions matched by source hash, name and line)."""
+    by_name: dict[tuple[str, str, int], tuple[str, int]] = {}
+    for (digest, index), cfg in cfgs.items():
+        by_name[(digest, cfg.qualname, cfg.node.lineno)] = (digest, index)
+        decorated = getattr(cfg.node, "decorator_list", None)
+        if decorated:
+            by_name[(digest, cfg.qualname, decorated[0].lineno)] = (digest, index)
+    runs: dict[tuple[str, int], list[tuple[frozenset[int], int]]] = {}
+    for fn in profile:
+        procedure = by_name.get((fn.source_hash, fn.qualname, fn.first_line))
+        if procedure is None or procedure[0] not in names:
+            continue
+        numbering = number_paths(dags[procedure])
+        runs[procedure] = [(frozenset(regenerate(numbering, int(key)).edges), count)
+                           for key, count in fn.counts.items()]
+    return runs
+
+
+def _measured_cost(runs: dict[tuple[str, int], list[tuple[frozenset[int], int]]],
+                   cfgs: dict[tuple[str, int], Any]) -> Any:
+    """``cost(procedure, task)``: Ball-Larus probes the task's paths ran."""
+    plans: dict[tuple[str, int], Any] = {}
+
+    def cost(procedure: Hashable, task: Task) -> int:
+        key = procedure  # (digest, index)
+        if key not in plans:
+            plans[key] = plan_function(cfgs[key], key[1]).plan  # type: ignore[index]
+        plan = plans[key]
+        return sum(count * _ops(plan, edges) for edges, count in runs.get(key, ())  # type: ignore[arg-type]
+                   if edges <= task.edges)
+
+    return cost
 
 
 def _feasible(plan: Plan, procedure: Hashable, cfg: Any) -> bool:

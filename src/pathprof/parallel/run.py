@@ -151,19 +151,21 @@ def compare_profiles(expected: Sequence[FunctionProfile], actual: Sequence[Funct
 def run_parallel(run_args: Sequence[str], files: Sequence[str], *, copies: int,
                  data_file: str, append: bool = False, executor: str = "local",
                  scheduler: str | None = None, verify: bool = False,
-                 partition: bool = True) -> ParallelResult:
+                 partition: bool = True,
+                 profile: Sequence[FunctionProfile] | None = None) -> ParallelResult:
     """Run ``pathprof run <run_args>`` as ``copies`` copies, each profiling its part
     of ``files`` (the run's selection), and write the merged profile to
     ``data_file``. ``run_args`` are ``run``'s arguments without ``--data-file``;
     ``partition`` splits single-caller functions' paths among the copies (path
-    mode without a metric)."""
+    mode without a metric); ``profile``, an earlier run's, plans from measured
+    costs (:func:`~pathprof.parallel.plan.plan_copies`)."""
     if copies < 1:
         raise PathprofError(f"--parallel needs at least 1 copy, not {copies}")
     if executor not in EXECUTORS:
         raise PathprofError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
     if executor == "dask" and not scheduler:
         raise PathprofError("--executor dask needs --scheduler ADDRESS")
-    plan = plan_copies(files, copies, partition=partition)
+    plan = plan_copies(files, copies, partition=partition, profile=profile)
     stdin, terminal = _stdin()
     environment = _environment()
     plan_json = json.dumps(plan.to_json())
