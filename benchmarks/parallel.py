@@ -52,8 +52,15 @@ def _run(command: list[str]) -> float:
     return time.perf_counter() - start
 
 
+SCALE = 1  #: --scale: loops of each workload multiplied, for the wall-clock runs
+
+
+def _loops(name: str) -> str:
+    return str(WORKLOADS[name].loops * SCALE)
+
+
 def _commands(name: str, tmp: Path, copies: int | None) -> list[str]:
-    driver = [str(HERE / "workloads.py"), name, str(WORKLOADS[name].loops)]
+    driver = [str(HERE / "workloads.py"), name, _loops(name)]
     sources = [arg for f in measured_files(name) for arg in ("--source", f)]
     data = ["--data-file", str(tmp / f"p{copies}.pathprof")]
     parallel = [] if copies is None else ["--parallel", str(copies)]
@@ -132,8 +139,7 @@ def measure(name: str, copies: list[int], wall: list[int]) -> dict[str, Any]:
                 result[f"{label}_{k}"] = {"costs": costs,
                                           "reduction": 1 - max(costs) / sequential}
             result[f"split_{k}"] = plan_copies(files, k).split()
-        driver = [sys.executable, str(HERE / "workloads.py"), name,
-                  str(WORKLOADS[name].loops)]
+        driver = [sys.executable, str(HERE / "workloads.py"), name, _loops(name)]
         for k in wall:
             plain = min(_run(driver) for _ in range(3))
             seq = min(_run(_commands(name, tmp, None)) for _ in range(3))
@@ -148,7 +154,11 @@ def main() -> None:
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--copies", default="2,4,8")
     parser.add_argument("--wall", default="")
+    parser.add_argument("--scale", type=int, default=1,
+                        help="multiply each workload's loops (longer runs for --wall)")
     args = parser.parse_args()
+    global SCALE
+    SCALE = args.scale
     copies = [int(k) for k in args.copies.split(",")]
     wall = [int(k) for k in args.wall.split(",") if k]
     for name in args.workloads.split(","):
