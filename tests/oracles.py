@@ -90,6 +90,10 @@ class FunctionInfo:
         jumps_only = {i for i, block in enumerate(meta["blocks"])
                       if block["pieces"] and all(p[4] == "stmt" and p[5] in ("break", "continue")
                                                  for p in block["pieces"])}
+        self.jumps_only = frozenset(jumps_only)
+        self.breaks_only = frozenset(
+            i for i in jumps_only
+            if all(p[5] == "break" for p in meta["blocks"][i]["pieces"]))
         self.skippable = frozenset((visible - not_nop) | jumps_only)
 
     def block_of(self, offset: int) -> int | None:
@@ -109,6 +113,27 @@ class FunctionInfo:
         located = bm.locate(offset)
         return None if located is None else located[0]
 
+    def jump_block(self, offset: int) -> int | None:
+        """The block that is nothing but a ``break`` whose jump this instruction is,
+        if it is one: where a copy keeps the jump, it ran. (A jump CPython threads
+        or duplicates may carry the line elsewhere: the caller takes it only where
+        the CFG allows. A ``continue``'s jump can run after the cleanup of a
+        ``with`` it leaves, out of order: not taken.)"""
+        while self.blockmap.opname(offset) == "EXTENDED_ARG":
+            offset += 2
+        if not self.blockmap.opname(offset).startswith("JUMP"):
+            return None
+        span = self.blockmap.position(offset)
+        if span is None:
+            return None
+        located = self.blockmap.locate(offset)
+        if located is None or located[0] not in self.breaks_only:
+            return None
+        # The break's own jump, on its line (not a with's exit code, which the block
+        # map gives to the break that leads to it).
+        pieces = self.meta["blocks"][located[0]]["pieces"]
+        return located[0] if any(span[0] == piece[0] for piece in pieces) else None
+
     def with_exit_of(self, offset: int) -> int | None:
         """The exit block (a restart) of the with whose ``__exit__`` code this is."""
         span = self.blockmap.position(offset)
@@ -123,6 +148,14 @@ class FunctionInfo:
         only (with ``cycle``, at least one such block in between)."""
         if dst in self.succ.get(src, ()) and not cycle:
             return [(src, dst)]
+        # A block that is only a break or continue leaves no trace where CPython
+        # drops its jump; a route through one is taken only if no other route is
+        # there (a break's jump, where it is kept, is visited as the block's own).
+        return (self._hidden_route(src, dst, avoid=self.jumps_only)
+                or self._hidden_route(src, dst, avoid=frozenset()))
+
+    def _hidden_route(self, src: int, dst: int, avoid: frozenset[int]
+                      ) -> list[tuple[int, int]] | None:
         queue: deque[tuple[int, list[tuple[int, int]]]] = deque([(src, [])])
         seen = {src}
         while queue:
@@ -131,7 +164,8 @@ class FunctionInfo:
                 edge_path = [*path, (block, nxt)]
                 if nxt == dst:
                     return edge_path
-                if (nxt not in self.visible or nxt in self.skippable) and nxt not in seen:
+                if ((nxt not in self.visible or nxt in self.skippable) and nxt not in seen
+                        and nxt not in avoid):
                     seen.add(nxt)
                     queue.append((nxt, edge_path))
         return None
@@ -213,6 +247,13 @@ class BlockTraceOracle:
                 # The end of a finally (or except*) entered by an exception re-raises
                 # it: no `exception` event, but the exception leaves the block here,
                 # for an enclosing handler or finally (a transfer) or the caller.
+                # CPython locates it where the code before it is: at a break that
+                # left a loop of the finally, the break ran.
+                located = info.blockmap.locate(frame.f_lasti)
+                if (located is not None and located[0] in info.breaks_only
+                        and state.blocks[-1] != located[0]
+                        and info.hidden_path(state.blocks[-1], located[0]) is not None):
+                    self._visit(info, state, located[0], frame.f_lasti)
                 self._end(info, state, "propagate")
                 state.after_exception = True
                 return
@@ -221,6 +262,12 @@ class BlockTraceOracle:
                 if exit_block is not None:
                     state.with_exit = exit_block
             block = info.block_of(frame.f_lasti)
+            if block is None:
+                jumped = info.jump_block(frame.f_lasti)
+                if (jumped is not None and state.open and state.blocks
+                        and state.blocks[-1] != jumped
+                        and info.hidden_path(state.blocks[-1], jumped) is not None):
+                    block = jumped
             if block is not None:
                 self._visit(info, state, block, frame.f_lasti)
         elif event == "exception":
