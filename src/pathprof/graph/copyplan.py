@@ -34,7 +34,7 @@ from functools import cached_property
 
 from pathprof.graph.numbering import Numbering
 from pathprof.graph.placement import Placement
-from pathprof.graph.pspp import PsppLabeling, decode, pspp
+from pathprof.graph.pspp import PsppLabeling, decode, propagate, pspp
 from pathprof.types import BlockId, DagEdgeId
 
 __all__ = ["CopyShare", "decode_prefix", "pending_values", "poisoned_edges"]
@@ -44,21 +44,9 @@ def pending_values(labeling: PsppLabeling) -> tuple[int, ...]:
     """Per block, the value propagation moved off its single in-edge (0 if none):
     along an all-interesting prefix to ``v``, final labels sum to the step-1 sum
     minus ``pending[v]``."""
-    dag = labeling.dag
-    labels = list(labeling.initial)
-    pending = [0] * dag.num_blocks
-    for block in dag.topo_order:  # the loop of pspp._propagate, recording each move
-        if block == dag.exit:
-            continue
-        into = dag.in_edges[block]
-        if len(into) != 1 or labels[into[0]] <= 0:
-            continue
-        value = labels[into[0]]
-        pending[block] = value
-        for eid in dag.out_edges[block]:
-            labels[eid] += value
-        labels[into[0]] = 0
-    return tuple(pending)
+    moved = [0] * labeling.dag.num_blocks
+    propagate(labeling.dag, labeling.initial, moved)
+    return tuple(moved)
 
 
 def poisoned_edges(labeling: PsppLabeling) -> frozenset[DagEdgeId]:

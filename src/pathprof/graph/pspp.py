@@ -26,7 +26,7 @@ uninteresting path an interesting path's id (§2.2, Example 2).
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -230,7 +230,7 @@ def _label(
         if not 0 <= eid < len(dag.edges):
             raise ValueError(f"interesting edge {eid} is not a dag edge (0..{len(dag.edges) - 1})")
     initial, num_paths, min_id = _initial_step(dag, interesting, order)
-    propagated = _propagate(dag, initial)
+    propagated = propagate(dag, initial)
     # Absorption (Algorithm 1, line 22).
     labels = [value if eid in interesting else 0 for eid, value in enumerate(propagated)]
     return PsppLabeling(
@@ -290,8 +290,10 @@ def _descending_min(value: int | None) -> tuple[int, int]:
     return (0, 0) if value is None else (1, -value)
 
 
-def _propagate(dag: Dag, initial: list[int]) -> list[int]:
-    """Algorithm 1, lines 14-21: push single in-edge values onto the out-edges.
+def propagate(dag: Dag, initial: Sequence[int],
+               moved: list[int] | None = None) -> list[int]:
+    """Algorithm 1, lines 14-21: push single in-edge values onto the out-edges;
+    ``moved``, if given, gets per block the value pushed off its in-edge.
 
     Invariant: the label sum along every ENTRY -> EXIT path is unchanged.
     """
@@ -303,6 +305,8 @@ def _propagate(dag: Dag, initial: list[int]) -> list[int]:
         if len(into) != 1 or labels[into[0]] <= 0:
             continue
         value = labels[into[0]]
+        if moved is not None:
+            moved[block] = value
         for eid in dag.out_edges[block]:
             labels[eid] += value
         labels[into[0]] = 0

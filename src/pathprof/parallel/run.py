@@ -103,12 +103,10 @@ def _disagreements(outcomes: list[CopyOutcome], profiles: list[list[FunctionProf
     from the sum of the holders' profiles (each keeps the paths it owns), shown
     under the holder of its first task."""
     counted = [_calls(outcome) for outcome in outcomes]
-    shared: dict[str, list[int]] = {}
     for copy, functions in enumerate(profiles):
         for fn in functions:
             key = f"{fn.file}|{fn.qualname}|{fn.first_line}|{fn.source_hash}"
             if "share" in fn.meta:
-                shared.setdefault(key, []).append(copy)
                 holder = fn.meta["share"]["copies"][0]
                 counted[holder][key] = counted[holder].get(key, 0) + _calls_of_profile(fn)
             else:
