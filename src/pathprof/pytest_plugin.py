@@ -8,7 +8,9 @@ import hook hands on any module another finder loads in its own way.
 
 With pytest-xdist every worker saves its own data file (named with a token the
 controller puts in the environment before workers start); the controller adds
-them into the data file at the end of the session, before reporting.
+them into the data file at the end of the session, before reporting. With
+``--pathprof-parallel K`` this process runs K copies of the session instead
+(:mod:`pathprof.pytest_parallel`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,16 @@ def _report_kind(text: str) -> str:
     return text
 
 
+def _copies(text: str) -> int:
+    try:
+        copies = int(text)
+    except ValueError:
+        copies = 0
+    if copies < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: the number of copies, at least 1")
+    return copies
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("pathprof", "path coverage (pathprof)")
     group.addoption("--pathprof", action="append", nargs="?", const=True, default=None,
@@ -64,6 +76,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="record which tests ran each path (test: one context per test)")
     group.addoption("--pathprof-data-file", default=None, dest="pathprof_data_file",
                     metavar="FILE", help="the data file (default: .pathprof)")
+    group.addoption("--pathprof-parallel", type=_copies, default=None,
+                    dest="pathprof_parallel", metavar="K",
+                    help="with --pathprof: run K copies of the session, each measuring part "
+                    "of the code, and report the path coverage of their merged profile")
+    group.addoption("--pathprof-executor", choices=("local", "dask"), default=None,
+                    dest="pathprof_executor",
+                    help="with --pathprof-parallel: run the copies as processes here "
+                    "(default) or as tasks on a Dask cluster")
+    group.addoption("--pathprof-scheduler", default=None, dest="pathprof_scheduler",
+                    metavar="ADDRESS",
+                    help="with --pathprof-executor dask: the Dask scheduler's address")
     group.addoption("--pathprof-events", action="append", nargs="?", const=True, default=None,
                     dest="pathprof_events", metavar="SOURCE",
                     help="count the events (statements) SOURCE runs, for the pathprof_events "
@@ -84,11 +107,27 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
                                     "used together (one kind of instrumentation per run)")
         _start_event_counting(options)
         return
+    parallel = [name for name in ("parallel", "executor", "scheduler")
+                if getattr(options, f"pathprof_{name}", None)]
     if not getattr(options, "pathprof_source", None):
+        if parallel:
+            raise pytest.UsageError(f"pathprof: --pathprof-{parallel[0]} needs --pathprof")
         return
     from pathprof.exceptions import PathprofError
+    from pathprof.measure.partial import ENVIRONMENT
 
+    if parallel and not options.pathprof_parallel:
+        raise pytest.UsageError(f"pathprof: --pathprof-{parallel[0]} goes with "
+                                "--pathprof-parallel K")
+    if options.pathprof_executor == "dask" and not options.pathprof_scheduler:
+        raise pytest.UsageError("pathprof: --pathprof-executor dask needs "
+                                "--pathprof-scheduler ADDRESS")
     try:
+        if options.pathprof_parallel and not os.environ.get(ENVIRONMENT):
+            from pathprof.pytest_parallel import start_parallel_session
+
+            start_parallel_session(early_config, options)  # this process runs no tests
+            return
         plugin = PathprofPlugin(options)
         plugin.start()
     except (PathprofError, argparse.ArgumentTypeError) as err:
@@ -155,75 +194,26 @@ def pathprof_events(request: pytest.FixtureRequest) -> EventsFixture:
     return EventsFixture()
 
 
-class PathprofPlugin:
-    """Measures the session and reports path coverage at its end."""
+class CoverageReports:
+    """Path coverage of a data file, the report files asked for, and the check
+    against ``--pathprof-fail-under``: what the end of a measured session shows."""
 
-    def __init__(self, options: argparse.Namespace) -> None:
-        from pathprof.config import read_config
-
-        config = read_config()
-        sources = [s for s in options.pathprof_source if s is not True] or config.source
-        self.data_file = os.path.abspath(options.pathprof_data_file or config.data_file
-                                         or ".pathprof")
-        self.reports: list[str] = options.pathprof_report or config.report or ["term"]
-        for report in self.reports:
-            _report_kind(report)
-        self.fail_under = (options.pathprof_fail_under if options.pathprof_fail_under
-                           is not None else config.fail_under)
-        self.context = options.pathprof_context or config.context
-        self.worker = os.environ.get("PYTEST_XDIST_WORKER")
-        if self.worker is None:
-            self.token = uuid.uuid4().hex[:12]
-            os.environ[TOKEN_VARIABLE] = self.token
-        else:
-            self.token = os.environ.get(TOKEN_VARIABLE, "unknown")
-        from pathprof.measure.profiler import Profiler
-
-        self.profiler = Profiler(data_file=self._own_data_file(), source=sources,
-                                 include=config.include, omit=config.omit,
-                                 default_dirs=[os.getcwd()], mode="path",
-                                 metric=config.metric, argv=sys.argv)
+    def __init__(self, data_file: str, reports: list[str], fail_under: float | None) -> None:
+        self.data_file = data_file
+        self.reports = reports
+        self.fail_under = fail_under
         self.coverage: Any = None
         self.failed_under: str | None = None
         self.problems: list[str] = []
         self.written: list[str] = []
 
-    def _own_data_file(self) -> str:
-        if self.worker is None:
-            return self.data_file
-        return f"{self.data_file}.xdist.{self.token}.{self.worker}"
-
-    def start(self) -> None:
-        self.profiler.start()
-
-    # -- during the session ----------------------------------------------------
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None
-                                ) -> Any:
-        if self.context == "test":
-            self.profiler.switch_context(item.nodeid)
-        yield
-        if self.context == "test":
-            self.profiler.switch_context(None)
-
-    # -- at the end ------------------------------------------------------------
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+    def produce(self) -> None:
+        """Read the data file, write the report files, check the threshold."""
         from pathprof.analysis.pathcoverage import path_coverage
-        from pathprof.data.store import combine, read
+        from pathprof.data.store import read
         from pathprof.exceptions import PathprofError
 
-        self.profiler.stop()
-        self.profiler.save()
-        if self.worker is not None:
-            return
-        workers = sorted(glob.glob(glob.escape(f"{self.data_file}.xdist.{self.token}.")
-                                   + "*"))
         try:
-            if workers:
-                combine(self.data_file, workers)
             self.coverage = path_coverage(read(self.data_file))
             for report in self.reports:
                 if report.startswith("json"):
@@ -241,8 +231,6 @@ class PathprofPlugin:
                 and self.coverage.totals.percent < self.fail_under):
             self.failed_under = (f"total path coverage {self.coverage.totals.percent:.2f}% "
                                  f"is below --pathprof-fail-under {self.fail_under:g}%")
-            if session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _write_json(self, path: str) -> None:
         import json
@@ -269,33 +257,129 @@ class PathprofPlugin:
         index = write_html(read(self.data_file), directory)
         self.written.append(index)
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.worker is not None:
-            return
-        terminalreporter.write_sep("-", "pathprof: path coverage")
+    def show(self, write_line: Any, write: Any, width: int, markup: bool) -> None:
+        """The terminal part: problems, the table (``term``/``term-missing``), the
+        files written, a failed threshold."""
         for problem in self.problems:
-            terminalreporter.write_line(f"pathprof: {problem}", red=True)
+            write_line(f"pathprof: {problem}", red=True)
         if self.coverage is not None:
             terms = [r for r in self.reports if r.startswith("term")]
             if terms:
-                terminalreporter.write(self._render_term("term-missing" in terms,
-                                                         terminalreporter))
+                write(self._render_term("term-missing" in terms, width, markup))
             for path in self.written:
-                terminalreporter.write_line(f"pathprof: wrote {path}")
+                write_line(f"pathprof: wrote {path}")
         if self.failed_under:
-            terminalreporter.write_line(f"FAIL: {self.failed_under}", red=True, bold=True)
+            write_line(f"FAIL: {self.failed_under}", red=True, bold=True)
 
-    def _render_term(self, show_missing: bool, terminalreporter: Any) -> str:
+    def _render_term(self, show_missing: bool, width: int, markup: bool) -> str:
         from rich.console import Console
 
         from pathprof.report.coverage_text import render_coverage
 
         buffer = io.StringIO()
-        width = 100
-        with contextlib.suppress(AttributeError):
-            width = terminalreporter._tw.fullwidth
-        markup = bool(getattr(terminalreporter, "hasmarkup", False))
         console = Console(file=buffer, width=width, force_terminal=markup,
                           color_system="standard" if markup else None)
         render_coverage(self.coverage, console, show_missing=show_missing)
         return buffer.getvalue()
+
+
+def _settings(options: argparse.Namespace) -> tuple[Any, list[str], str, list[str],
+                                                    float | None]:
+    """The configuration, sources, data file, reports and threshold of a session."""
+    from pathprof.config import read_config
+
+    config = read_config()
+    sources = [s for s in options.pathprof_source if s is not True] or config.source
+    data_file = os.path.abspath(options.pathprof_data_file or config.data_file or ".pathprof")
+    reports: list[str] = options.pathprof_report or config.report or ["term"]
+    for report in reports:
+        _report_kind(report)
+    fail_under = (options.pathprof_fail_under if options.pathprof_fail_under is not None
+                  else config.fail_under)
+    return config, sources, data_file, reports, fail_under
+
+
+class PathprofPlugin:
+    """Measures the session and reports path coverage at its end. In a copy of a
+    parallel session (``--pathprof-parallel``) it measures the copy's part and saves
+    it where the controlling process reads it, and reports nothing."""
+
+    def __init__(self, options: argparse.Namespace) -> None:
+        from pathprof.measure.partial import from_environment
+
+        config, sources, self.data_file, reports, fail_under = _settings(options)
+        try:
+            copy = from_environment()
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from err
+        self.in_copy = copy is not None
+        if copy is not None and copy.data_file:
+            self.data_file = copy.data_file
+        self.results = CoverageReports(self.data_file, reports, fail_under)
+        self.context = options.pathprof_context or config.context
+        self.worker = os.environ.get("PYTEST_XDIST_WORKER")
+        if self.worker is None:
+            self.token = uuid.uuid4().hex[:12]
+            os.environ[TOKEN_VARIABLE] = self.token
+        else:
+            self.token = os.environ.get(TOKEN_VARIABLE, "unknown")
+        from pathprof.measure.profiler import Profiler
+
+        self.profiler = Profiler(data_file=self._own_data_file(), source=sources,
+                                 include=config.include, omit=config.omit,
+                                 default_dirs=[os.getcwd()], mode="path",
+                                 metric=config.metric, argv=sys.argv)
+
+    def _own_data_file(self) -> str:
+        if self.worker is None:
+            return self.data_file
+        return f"{self.data_file}.xdist.{self.token}.{self.worker}"
+
+    def start(self) -> None:
+        self.profiler.start()
+
+    # -- during the session ----------------------------------------------------
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None
+                                ) -> Any:
+        if self.context == "test":
+            self.profiler.switch_context(item.nodeid)
+        yield
+        if self.context == "test":
+            self.profiler.switch_context(None)
+
+    # -- at the end ------------------------------------------------------------
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        from pathprof.data.store import combine
+        from pathprof.exceptions import PathprofError
+
+        self.profiler.stop()
+        self.profiler.save()
+        if self.worker is not None:
+            return
+        workers = sorted(glob.glob(glob.escape(f"{self.data_file}.xdist.{self.token}.")
+                                   + "*"))
+        if workers:
+            try:
+                combine(self.data_file, workers)
+            except PathprofError as err:
+                self.results.problems.append(str(err))
+                return
+        if self.in_copy:
+            return
+        self.results.produce()
+        if self.results.failed_under and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.worker is not None or self.in_copy:
+            return
+        terminalreporter.write_sep("-", "pathprof: path coverage")
+        width = 100
+        with contextlib.suppress(AttributeError):
+            width = terminalreporter._tw.fullwidth
+        markup = bool(getattr(terminalreporter, "hasmarkup", False))
+        self.results.show(terminalreporter.write_line, terminalreporter.write, width, markup)

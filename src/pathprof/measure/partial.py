@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from collections.abc import Container, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +48,9 @@ class CopyPlan:
     owners: Mapping[str, tuple[Any, ...]]
     #: where this copy writes the calls it counted (JSON), at the end of the run
     calls_file: str
+    #: the data file a copy run by the pytest plugin writes (``pathprof run``
+    #: copies are told theirs on the command line)
+    data_file: str | None = None
 
     def calls_only(self, digest: str) -> Container[int]:
         """The functions of the module with source hash ``digest`` whose calls only
@@ -65,15 +69,28 @@ class CopyPlan:
                 for i, owner in enumerate(self.owners.get(digest, ()))
                 if isinstance(owner, dict) and self.index in owner["copies"]}
 
-    def write_calls(self, calls: Mapping[str, int], child: bool = False) -> None:
-        """Write the calls counted, by ``file|qualname|line|source hash``: the copy's
-        own process to :attr:`calls_file`, a child process (forked, or a Python
-        subprocess) to ``<calls_file>.<pid>`` beside it; the run adds them up."""
-        target = f"{self.calls_file}.{os.getpid()}" if child else self.calls_file
+    def write_calls(self, calls: Mapping[str, int]) -> None:
+        """Write the calls this process counted, by ``file|qualname|line|source
+        hash``, to ``<calls_file>.<pid>-<token>``: a file of its own, whatever
+        started the process (the copy itself, a fork, a Python subprocess, a pytest-xdist
+        worker), so that no process overwrites another's; the run adds them up."""
+        target = f"{self.calls_file}.{_process_suffix()}"
         temp = f"{target}.tmp"
         with open(temp, "w", encoding="utf-8") as f:
             json.dump(dict(sorted(calls.items())), f)
         os.replace(temp, target)
+
+
+_suffix: tuple[int, str] | None = None
+
+
+def _process_suffix() -> str:
+    """``<pid>-<token>``, the token drawn once per process (again after a fork), so
+    that a process id the system reuses still names a new file."""
+    global _suffix
+    if _suffix is None or _suffix[0] != os.getpid():
+        _suffix = (os.getpid(), uuid.uuid4().hex[:8])
+    return f"{_suffix[0]}-{_suffix[1]}"
 
 
 def from_environment(environ: Mapping[str, str] | None = None) -> CopyPlan | None:
@@ -90,6 +107,6 @@ def from_environment(environ: Mapping[str, str] | None = None) -> CopyPlan | Non
             raise ValueError(f"plan format {plan.get('format')!r}, not {PLAN_FORMAT}")
         return CopyPlan(int(settings["index"]), int(plan["copies"]),
                         {digest: tuple(owners) for digest, owners in plan["owners"].items()},
-                        settings["calls"])
+                        settings["calls"], settings.get("data"))
     except (OSError, KeyError, TypeError, ValueError) as err:
         raise ValueError(f"{ENVIRONMENT}: cannot read this copy's plan ({err})") from err

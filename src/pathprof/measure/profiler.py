@@ -277,7 +277,7 @@ class Profiler:
     def _save(self) -> str:
         functions, sources = self.collect()
         if self.copy is not None:  # a copy of a parallel run: the calls it counted
-            self.copy.write_calls(self.calls, child=self._in_child)
+            self.copy.write_calls(self.calls)
         target = self.data_file
         append = self.append or self._saved_once
         if self._in_child:

@@ -27,17 +27,21 @@ __all__ = ["CopyJob", "CopyOutcome", "run_here", "run_on_dask"]
 
 @dataclass(frozen=True)
 class CopyJob:
-    """One copy: ``pathprof run`` arguments after ``--data-file FILE`` (added here),
-    the environment (without :data:`ENVIRONMENT`, added here), and what it needs."""
+    """One copy: what it runs, the environment (without :data:`ENVIRONMENT`, added
+    here), and what it needs. ``kind`` ``"run"``: ``args`` are ``pathprof run``'s
+    arguments after ``--data-file FILE`` (added here); ``"pytest"``: ``args`` are the
+    interpreter's arguments (``-m pytest ...``), the plugin in the copy measures, and
+    its data file is named in :data:`ENVIRONMENT`."""
 
     index: int
-    run_args: tuple[str, ...]
+    args: tuple[str, ...]
     environment: dict[str, str]
     cwd: str
     plan_json: str
     stdin: bytes | None
     #: stdin is the terminal: copy 0 reads it, the others read nothing
     stdin_is_terminal: bool = False
+    kind: str = "run"
 
 
 @dataclass(frozen=True)
@@ -60,10 +64,15 @@ def _prepare(job: CopyJob, scratch: str) -> tuple[list[str], dict[str, str], str
     temp = os.path.join(scratch, "tmp")
     os.makedirs(temp, exist_ok=True)
     environment = dict(job.environment)
-    environment[ENVIRONMENT] = json.dumps({"plan": plan, "index": job.index, "calls": calls})
+    settings = {"plan": plan, "index": job.index, "calls": calls}
+    if job.kind == "pytest":
+        settings["data"] = data
+        command = [sys.executable, *job.args]
+    else:
+        command = [sys.executable, "-m", "pathprof", "run", "--data-file", data, *job.args]
+    environment[ENVIRONMENT] = json.dumps(settings)
     for name in ("TMPDIR", "TEMP", "TMP"):
         environment[name] = temp
-    command = [sys.executable, "-m", "pathprof", "run", "--data-file", data, *job.run_args]
     return command, environment, data, calls
 
 
@@ -76,8 +85,9 @@ def _read(path: str, text: bool = False) -> bytes | str | None:
 
 
 def _read_calls(path: str) -> str | None:
-    """The calls a copy and its child processes counted, added up (JSON)."""
-    files = [path, *sorted(glob.glob(glob.escape(path) + ".*"))]
+    """The calls a copy and its child processes counted, added up (JSON): each
+    process wrote ``<path>.<pid>-<token>``."""
+    files = sorted(glob.glob(glob.escape(path) + ".*"))
     total: dict[str, int] = {}
     found = False
     for name in files:

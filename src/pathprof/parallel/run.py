@@ -23,7 +23,7 @@ import random
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pathprof.data import store
@@ -33,7 +33,7 @@ from pathprof.messages import warn
 from pathprof.parallel.executors import CopyJob, CopyOutcome, run_here, run_on_dask
 from pathprof.parallel.plan import CopiesPlan, plan_copies
 
-__all__ = ["ParallelResult", "compare_profiles", "run_parallel"]
+__all__ = ["ParallelResult", "compare_profiles", "report", "run_parallel", "summary"]
 
 EXECUTORS = ("local", "dask")
 
@@ -146,28 +146,36 @@ def compare_profiles(expected: Sequence[FunctionProfile], actual: Sequence[Funct
     return differences
 
 
-def run_parallel(run_args: Sequence[str], files: Sequence[str], *, copies: int,
-                 data_file: str, append: bool = False, executor: str = "local",
-                 scheduler: str | None = None, verify: bool = False,
-                 partition: bool = True,
-                 profile: Sequence[FunctionProfile] | None = None) -> ParallelResult:
+def run_parallel(run_args: Sequence[str] | Callable[[int], Sequence[str]],
+                 files: Sequence[str], *, copies: int, data_file: str, append: bool = False,
+                 executor: str = "local", scheduler: str | None = None, verify: bool = False,
+                 partition: bool = True, profile: Sequence[FunctionProfile] | None = None,
+                 kind: str = "run") -> ParallelResult:
     """Run ``pathprof run <run_args>`` as ``copies`` copies, each profiling its part
     of ``files`` (the run's selection), and write the merged profile to
-    ``data_file``. ``run_args`` are ``run``'s arguments without ``--data-file``;
-    ``partition`` splits single-caller functions' paths among the copies (path
-    mode without a metric); ``profile``, an earlier run's, plans from measured
-    costs (:func:`~pathprof.parallel.plan.plan_copies`)."""
+    ``data_file``. ``run_args`` are ``run``'s arguments without ``--data-file``, or
+    a function giving each copy's; with ``kind="pytest"`` they are the interpreter's
+    arguments that run pytest (the plugin measures in each copy: see
+    :class:`~pathprof.parallel.executors.CopyJob`). ``partition`` splits
+    single-caller functions' paths among the copies (path mode without a metric);
+    ``profile``, an earlier run's, plans from measured costs
+    (:func:`~pathprof.parallel.plan.plan_copies`)."""
     if copies < 1:
         raise PathprofError(f"--parallel needs at least 1 copy, not {copies}")
     if executor not in EXECUTORS:
         raise PathprofError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
     if executor == "dask" and not scheduler:
         raise PathprofError("--executor dask needs --scheduler ADDRESS")
+    if verify and kind != "run":
+        raise PathprofError("verify compares with a sequential `pathprof run` only")
     plan = plan_copies(files, copies, partition=partition, profile=profile)
     stdin, terminal = _stdin()
     environment = _environment()
     plan_json = json.dumps(plan.to_json())
-    jobs = [CopyJob(k, tuple(run_args), environment, os.getcwd(), plan_json, stdin, terminal)
+    def args_of(k: int) -> tuple[str, ...]:
+        return tuple(run_args(k) if callable(run_args) else run_args)
+
+    jobs = [CopyJob(k, args_of(k), environment, os.getcwd(), plan_json, stdin, terminal, kind)
             for k in range(copies)]
     scratch = tempfile.mkdtemp(prefix="pathprof-parallel-")
     try:
@@ -185,7 +193,7 @@ def run_parallel(run_args: Sequence[str], files: Sequence[str], *, copies: int,
             result.disagreements["exit status"] = [o.returncode for o in outcomes]
         profiles = _merge(per_copy, data_file, append)
         if verify:
-            sequential = _sequential(run_args, environment, stdin, terminal, scratch)
+            sequential = _sequential(args_of(0), environment, stdin, terminal, scratch)
             result.differences = compare_profiles(sequential, profiles)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -238,22 +246,30 @@ def _sequential(run_args: Sequence[str], environment: dict[str, str], stdin: byt
     return store.read(data).functions
 
 
-def report(result: ParallelResult, data_file: str) -> None:
-    """One line on standard error: the copies agreed (the profile is exact), or not."""
+def summary(result: ParallelResult, data_file: str) -> list[str]:
+    """What a parallel run found, in lines: the copies agreed (the profile is
+    exact), or not; with ``verify``, how the merge compares."""
     copies = result.plan.copies
     if result.exact:
-        warn(f"{copies} copies ran the same calls; their profiles are merged into "
-             f"{os.path.relpath(data_file)}")
+        lines = [f"{copies} copies ran the same calls; their profiles are merged into "
+                 f"{os.path.relpath(data_file)}"]
     else:
         shown = ", ".join(f"{key.split('|')[1] if '|' in key else key}: {counts}"
                           for key, counts in list(result.disagreements.items())[:3])
-        warn(f"the {copies} copies did not run the same way ({shown}"
-             f"{' ...' if len(result.disagreements) > 3 else ''}): the program is not "
-             f"deterministic, and the merged profile in {os.path.relpath(data_file)} "
-             "is not exact")
+        lines = [f"the {copies} copies did not run the same way ({shown}"
+                 f"{' ...' if len(result.disagreements) > 3 else ''}): the program is not "
+                 f"deterministic, and the merged profile in {os.path.relpath(data_file)} "
+                 "is not exact"]
     if result.differences is not None:
         if result.differences:
-            warn("--verify: the merged profile differs from the sequential one: "
-                 + "; ".join(result.differences[:5]))
+            lines.append("--verify: the merged profile differs from the sequential one: "
+                         + "; ".join(result.differences[:5]))
         else:
-            warn("--verify: the merged profile equals the sequential one")
+            lines.append("--verify: the merged profile equals the sequential one")
+    return lines
+
+
+def report(result: ParallelResult, data_file: str) -> None:
+    """:func:`summary` on standard error."""
+    for line in summary(result, data_file):
+        warn(line)
