@@ -199,3 +199,47 @@ def test_help_and_collect_only_run_as_usual(project: Path) -> None:
     shown = session(project, "--pathprof", "--pathprof-parallel=2", "--help")
     assert shown.returncode == 0
     assert "--pathprof-parallel=K" in shown.stdout
+
+
+STDLIB_SUITES = ("textwrap", "shlex", "colorsys", "fractions", "difflib")
+
+
+@pytest.mark.stdlib_oracle
+@pytest.mark.parametrize("copies", [2, 4])
+def test_cpythons_own_test_suites_under_pytest(tmp_path: Path, copies: int) -> None:
+    """Code nobody here wrote, tests nobody here wrote: CPython's test suites of five
+    modules, run by pytest measuring those modules, give the same profile from K
+    copies as from one session (a fixed hash seed for both: a session with another
+    seed is another run)."""
+    import test as cpython_tests
+
+    suites = Path(cpython_tests.__file__).parent
+    for name in STDLIB_SUITES:
+        if not (suites / f"test_{name}.py").is_file():
+            pytest.skip(f"CPython's test_{name}.py is not installed")
+        shutil.copy(suites / f"test_{name}.py", tmp_path)
+    sources = [f"--pathprof={name}" for name in STDLIB_SUITES]
+    env = {**os.environ, "PYTHONHASHSEED": "7"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                               *sources, *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=600,
+                              env={k: v for k, v in env.items()
+                                   if not k.startswith(("PYTEST_", "PATHPROF_"))})
+
+    def outcome(result: subprocess.CompletedProcess[str]) -> tuple[int, str]:
+        """The exit status and the counts of pytest's last line (a test that needs a
+        data file CPython installs beside it fails in both)."""
+        last = next(line for line in reversed(result.stdout.splitlines())
+                    if " passed" in line)
+        return result.returncode, last.split(" in ")[0]
+
+    alone = run("--pathprof-data-file=alone")
+    assert alone.returncode in (0, 1), alone.stdout[-3000:] + alone.stderr[-3000:]
+    done = run(f"--pathprof-parallel={copies}")
+    assert outcome(done) == outcome(alone), done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"pathprof: {copies} copies ran the same calls" in done.stdout
+    expected = profile(tmp_path / "alone")
+    assert sum(fn.total for fn in expected) > 100_000
+    assert compare_profiles(expected, profile(tmp_path / ".pathprof")) == []
