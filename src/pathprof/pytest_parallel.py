@@ -46,10 +46,10 @@ class ParallelSession:
     the path coverage of their merged profile."""
 
     def __init__(self, options: argparse.Namespace) -> None:
-        from pathprof.pytest_plugin import CoverageReports, _settings
         from pathprof.python.selection import Selection
+        from pathprof.report.session import CoverageReports, session_settings
 
-        config, sources, data_file, reports, fail_under = _settings(options)
+        config, sources, data_file, reports, fail_under = session_settings(options)
         self.copies: int = options.pathprof_parallel
         self.executor: str = options.pathprof_executor or "local"
         self.scheduler: str | None = options.pathprof_scheduler

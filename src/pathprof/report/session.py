@@ -1,0 +1,133 @@
+"""What the end of a measured test session shows (``pytest --pathprof``): path
+coverage of the data file, the report files asked for, the check against
+``--pathprof-fail-under``. Shared by the plugin's session and by a parallel one
+(:mod:`pathprof.pytest_parallel`)."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+from typing import Any
+
+__all__ = ["REPORT_KINDS", "CoverageReports", "report_kind", "session_settings"]
+
+REPORT_KINDS = ("term", "term-missing", "html", "json", "lcov", "xml")
+
+
+def report_kind(text: str) -> str:
+    kind = text.split(":", 1)[0]
+    if kind not in REPORT_KINDS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: choose from {', '.join(REPORT_KINDS)} (html:DIR, json:FILE, "
+            "lcov:FILE and xml:FILE name where to write)")
+    if kind.startswith("term") and ":" in text:
+        raise argparse.ArgumentTypeError(f"{text!r}: only html, json, lcov and xml take a "
+                                         "destination")
+    return text
+
+
+
+class CoverageReports:
+    """Path coverage of a data file, the report files asked for, and the check
+    against ``--pathprof-fail-under``: what the end of a measured session shows."""
+
+    def __init__(self, data_file: str, reports: list[str], fail_under: float | None) -> None:
+        self.data_file = data_file
+        self.reports = reports
+        self.fail_under = fail_under
+        self.coverage: Any = None
+        self.failed_under: str | None = None
+        self.problems: list[str] = []
+        self.written: list[str] = []
+
+    def produce(self) -> None:
+        """Read the data file, write the report files, check the threshold."""
+        from pathprof.analysis.pathcoverage import path_coverage
+        from pathprof.data.store import read
+        from pathprof.exceptions import PathprofError
+
+        try:
+            self.coverage = path_coverage(read(self.data_file))
+            for report in self.reports:
+                if report.startswith("json"):
+                    self._write_json(report.partition(":")[2] or "pathprof.json")
+                elif report.startswith("html"):
+                    self._write_html(report.partition(":")[2] or "htmlpathprof")
+                elif report.startswith(("lcov", "xml")):
+                    self._write_export(report)
+        except PathprofError as err:
+            self.problems.append(str(err))
+            return
+        except OSError as err:
+            self.problems.append(f"cannot write a report: {err}")
+        if (self.coverage is not None and self.fail_under is not None
+                and self.coverage.totals.percent < self.fail_under):
+            self.failed_under = (f"total path coverage {self.coverage.totals.percent:.2f}% "
+                                 f"is below --pathprof-fail-under {self.fail_under:g}%")
+
+    def _write_json(self, path: str) -> None:
+        import json
+
+        from pathprof.report.coverage_json import coverage_json
+
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(coverage_json(self.coverage), f, indent=2)
+        self.written.append(path)
+
+    def _write_export(self, report: str) -> None:
+        from pathprof.data.store import read
+        from pathprof.report.exports import EXPORTS, write_export
+
+        kind, _colon, path = report.partition(":")
+        path = path or EXPORTS[kind]
+        write_export(kind, read(self.data_file), path)
+        self.written.append(path)
+
+    def _write_html(self, directory: str) -> None:
+        from pathprof.data.store import read
+        from pathprof.report.html import write_html
+
+        index = write_html(read(self.data_file), directory)
+        self.written.append(index)
+
+    def show(self, write_line: Any, write: Any, width: int, markup: bool) -> None:
+        """The terminal part: problems, the table (``term``/``term-missing``), the
+        files written, a failed threshold."""
+        for problem in self.problems:
+            write_line(f"pathprof: {problem}", red=True)
+        if self.coverage is not None:
+            terms = [r for r in self.reports if r.startswith("term")]
+            if terms:
+                write(self._render_term("term-missing" in terms, width, markup))
+            for path in self.written:
+                write_line(f"pathprof: wrote {path}")
+        if self.failed_under:
+            write_line(f"FAIL: {self.failed_under}", red=True, bold=True)
+
+    def _render_term(self, show_missing: bool, width: int, markup: bool) -> str:
+        from rich.console import Console
+
+        from pathprof.report.coverage_text import render_coverage
+
+        buffer = io.StringIO()
+        console = Console(file=buffer, width=width, force_terminal=markup,
+                          color_system="standard" if markup else None)
+        render_coverage(self.coverage, console, show_missing=show_missing)
+        return buffer.getvalue()
+
+
+def session_settings(options: argparse.Namespace) -> tuple[Any, list[str], str, list[str],
+                                                    float | None]:
+    """The configuration, sources, data file, reports and threshold of a session."""
+    from pathprof.config import read_config
+
+    config = read_config()
+    sources = [s for s in options.pathprof_source if s is not True] or config.source
+    data_file = os.path.abspath(options.pathprof_data_file or config.data_file or ".pathprof")
+    reports: list[str] = options.pathprof_report or config.report or ["term"]
+    for report in reports:
+        report_kind(report)
+    fail_under = (options.pathprof_fail_under if options.pathprof_fail_under is not None
+                  else config.fail_under)
+    return config, sources, data_file, reports, fail_under
