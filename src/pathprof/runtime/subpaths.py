@@ -1,0 +1,335 @@
+"""Online subpath sampling over a stream of executed blocks (Oren 2002, OSP).
+
+A *subpath* is any ``L`` consecutive blocks of one stream, starting anywhere. The
+sampler draws which stream positions start a sample and how long each sample is,
+records the sampled subpaths in a concise sample (subpath -> times sampled) held to
+a memory budget, and can say at any moment what it holds. Estimates from it are in
+:mod:`pathprof.analysis.subpaths`.
+
+- **Skipping** (§2.1, §2.3.1): every position of the stream starts a sample with
+  probability ``1/period``, independently; the gap to the next start is drawn from
+  the geometric distribution, so that between starts the stream is only counted
+  down, in bulk when the caller knows how many blocks went by (:meth:`skip`). Unlike
+  Figure 2.1, positions inside a sample being taken can start samples too, so that
+  the starts stay independent (:meth:`block` carries several windows at once).
+- **Lengths** (§2.3.2 to §2.3.3): each start draws its length from a
+  :class:`LengthDistribution` (by default ``2^n`` with probability ``2^-n``).
+- **Concise sample and resampling** (§2.3.4, after Gibbons and Matias): when a new
+  subpath would make the sample hold more distinct subpaths than the budget, the
+  period grows by a factor and every sampled occurrence is kept with probability
+  ``old period / new period`` (a binomial draw per subpath), as many times as it
+  takes. A window that started under an older period is kept with the same
+  probability when it completes, and the gap to the next start is drawn again
+  (the geometric distribution has no memory).
+- **Encodings** (§2.3.5): ``exact`` (the block sequence) or ``rotation`` (the
+  smallest rotation of the sequence: the same loop entered at another block is the
+  same subpath).
+- **A-priori block costs** (§5.1.2): with ``costs``, a sampled subpath is kept with
+  probability mean cost of its blocks / the largest block cost, so that expensive
+  subpaths get more samples; the estimates divide by that probability.
+
+Invariant: at every moment, each occurrence of a subpath ``s`` of length ``L``
+completed so far in the stream is counted in ``counts[encode(s)]`` independently with
+probability ``P(L) * keep(s) / period``, and ``len(counts) <= budget``.
+
+Standard library only: it runs inside the measured program.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import threading
+import weakref
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["ENCODINGS", "ExactSubpathCounter", "LengthDistribution", "SubpathSampler",
+           "encode"]
+
+ENCODINGS = ("exact", "rotation")
+
+
+@dataclass(frozen=True)
+class LengthDistribution:
+    """The lengths a sample can have and the probability of each (summing to 1)."""
+
+    probabilities: Mapping[int, float]
+
+    def __post_init__(self) -> None:
+        if not self.probabilities or any(length < 1 for length in self.probabilities):
+            raise ValueError("subpath lengths must be at least 1")
+        if any(p <= 0 for p in self.probabilities.values()):
+            raise ValueError("every length needs a positive probability")
+        if abs(sum(self.probabilities.values()) - 1.0) > 1e-9:
+            raise ValueError("the length probabilities must add up to 1")
+
+    @classmethod
+    def geometric(cls, longest_exponent: int = 5) -> LengthDistribution:
+        """``2^n`` blocks with probability ``2^-n`` for n = 1..N, the leftover
+        ``2^-N`` given to the longest (Oren §2.3.3 with n <= 5: lengths 2..32)."""
+        if longest_exponent < 1:
+            raise ValueError("the longest length is 2^N with N >= 1")
+        chances = {2 ** n: 2.0 ** -n for n in range(1, longest_exponent + 1)}
+        chances[2 ** longest_exponent] += 2.0 ** -longest_exponent
+        return cls(chances)
+
+    @classmethod
+    def uniform(cls, lengths: Sequence[int]) -> LengthDistribution:
+        """Each of ``lengths`` equally likely."""
+        unique = sorted(set(lengths))
+        return cls({length: 1.0 / len(unique) for length in unique})
+
+    @classmethod
+    def fixed(cls, length: int) -> LengthDistribution:
+        return cls({length: 1.0})
+
+    @property
+    def longest(self) -> int:
+        return max(self.probabilities)
+
+    def choose(self, rng: random.Random) -> int:
+        draw = rng.random()
+        total = 0.0
+        for length, chance in sorted(self.probabilities.items()):
+            total += chance
+            if draw < total:
+                return length
+        return self.longest
+
+
+def encode(blocks: Sequence[Hashable], encoding: str) -> tuple:
+    """The key a subpath is counted under: its blocks, or (``rotation``) the
+    smallest of its rotations, compared by ``repr`` so that any block ids order."""
+    sequence = tuple(blocks)
+    if encoding == "exact" or len(sequence) < 2:
+        return sequence
+    if encoding != "rotation":
+        raise ValueError(f"unknown encoding {encoding!r}; choose from {', '.join(ENCODINGS)}")
+    rotations = (sequence[i:] + sequence[:i] for i in range(len(sequence)))
+    return min(rotations, key=lambda r: tuple(map(repr, r)))
+
+
+def geometric_gap(rng: random.Random, chance: float) -> int:
+    """Positions up to and including the next success of independent trials of
+    probability ``chance`` (at least 1)."""
+    if chance >= 1.0:
+        return 1
+    u = 1.0 - rng.random()  # in (0, 1]
+    return 1 + int(math.log(u) / math.log1p(-chance))
+
+
+def binomial(rng: random.Random, n: int, chance: float) -> int:
+    """Successes among ``n`` independent trials of probability ``chance``: by gaps
+    between the rarer outcome, so the cost is about ``n * min(chance, 1 - chance)``."""
+    if chance >= 1.0 or n == 0:
+        return n if chance >= 1.0 else 0
+    if chance <= 0.0:
+        return 0
+    rare = min(chance, 1.0 - chance)
+    hits, position = 0, 0
+    while True:
+        position += geometric_gap(rng, rare)
+        if position > n:
+            break
+        hits += 1
+    return hits if rare == chance else n - hits
+
+
+@dataclass
+class _Window:
+    length: int
+    period: float  #: the period when it started
+    blocks: list = field(default_factory=list)
+
+
+class SubpathSampler:
+    """OSP's sampler for one or more streams sharing one concise sample (see the
+    module docstring). Each stream (a thread, a generator, a coroutine) has a
+    :class:`StreamState` of its own, from :meth:`stream`; the default stream serves
+    single-stream use (:meth:`block`, :meth:`skip`)."""
+
+    def __init__(self, *, period: float = 100.0, budget: int = 1000,
+                 lengths: LengthDistribution | None = None, encoding: str = "exact",
+                 costs: Mapping[Hashable, float] | None = None, growth: float = 1.25,
+                 seed: int | None = None) -> None:
+        if period < 1:
+            raise ValueError("the sampling period is at least 1 (every position)")
+        if budget < 1:
+            raise ValueError("the memory budget is at least one subpath")
+        if growth <= 1:
+            raise ValueError("the period must grow when the sample is full")
+        if encoding not in ENCODINGS:
+            raise ValueError(f"unknown encoding {encoding!r}; choose from {', '.join(ENCODINGS)}")
+        self.period = float(period)
+        self.budget = budget
+        self.lengths = lengths or LengthDistribution.geometric()
+        self.encoding = encoding
+        self.costs = dict(costs) if costs is not None else None
+        self.highest_cost = max(self.costs.values()) if self.costs else 1.0
+        self.growth = growth
+        self.rng = random.Random(seed)
+        #: encoded subpath -> times sampled (kept)
+        self.counts: dict[tuple, int] = {}
+        #: encoded subpath -> its length and the probability it is kept once sampled
+        self.kept_chance: dict[tuple, float] = {}
+        self.resamplings = 0
+        #: stream positions seen, in all streams
+        self.positions = 0
+        self._lock = threading.Lock()
+        self._streams: weakref.WeakSet[StreamState] = weakref.WeakSet()
+        self._default = self.stream()
+
+    # -- streams ---------------------------------------------------------------
+
+    def stream(self) -> StreamState:
+        """The state of a new stream: its own gap to the next start and windows."""
+        state = StreamState(self, geometric_gap(self.rng, 1.0 / self.period))
+        self._streams.add(state)
+        return state
+
+    def block(self, block: Hashable) -> None:
+        self._default.block(block)
+
+    def skip(self, count: int) -> None:
+        self._default.skip(count)
+
+    # -- the concise sample ----------------------------------------------------
+
+    def _complete(self, window: _Window) -> None:
+        with self._lock:
+            blocks = window.blocks
+            chance = self._keep_chance(blocks)
+            keep = chance * window.period / self.period  # started under an older period
+            if keep < 1.0 and self.rng.random() >= keep:
+                return
+            key = encode(blocks, self.encoding)
+            self.counts[key] = self.counts.get(key, 0) + 1
+            self.kept_chance.setdefault(key, chance)
+            while len(self.counts) > self.budget:
+                self._resample()
+
+    def _keep_chance(self, blocks: Sequence[Hashable]) -> float:
+        if self.costs is None:
+            return 1.0
+        mean = sum(self.costs.get(b, 0.0) for b in blocks) / len(blocks)
+        return mean / self.highest_cost if self.highest_cost > 0 else 1.0
+
+    def _resample(self) -> None:
+        """Gibbons and Matias: a longer period, every kept occurrence thinned to it."""
+        new_period = self.period * self.growth
+        chance = self.period / new_period
+        self.period = new_period
+        self.resamplings += 1
+        thinned = {key: binomial(self.rng, count, chance) for key, count in self.counts.items()}
+        self.counts = {key: count for key, count in thinned.items() if count}
+        self.kept_chance = {key: self.kept_chance[key] for key in self.counts}
+        self._period_changed()
+
+    def _period_changed(self) -> None:
+        for state in list(self._streams):
+            state.gap = geometric_gap(self.rng, 1.0 / self.period)
+
+    def snapshot(self) -> SampleSnapshot:
+        """What the sample holds now (a copy: the sampler goes on)."""
+        return SampleSnapshot(self.period, dict(self.counts), dict(self.kept_chance),
+                              dict(self.lengths.probabilities), self.encoding,
+                              self.positions, self.resamplings, self.budget)
+
+
+class StreamState:
+    """One stream's gap to its next sample start and the windows it is filling."""
+
+    def __init__(self, sampler: SubpathSampler, gap: int) -> None:
+        self.sampler = sampler
+        #: positions until the next start: the start is the position where it hits 0
+        self.gap = gap
+        self.windows: list[_Window] = []
+
+    def close(self) -> None:
+        """The stream ended: windows not filled are dropped (no complete subpath)."""
+        self.windows = []
+        self.sampler._streams.discard(self)
+
+    @property
+    def observing(self) -> bool:
+        """Whether the next block must be shown to :meth:`block` (a window is open,
+        or the next position starts one)."""
+        return bool(self.windows) or self.gap <= 1
+
+    def blocks_until_observed(self) -> int:
+        """How many blocks :meth:`skip` may pass now without missing a start."""
+        return 0 if self.windows else self.gap - 1
+
+    def skip(self, count: int) -> None:
+        """``count`` blocks went by unobserved; they must start no sample and fill no
+        window (``count <= blocks_until_observed()``)."""
+        if count > self.blocks_until_observed():
+            raise ValueError("skipped past a sample start or through an open window")
+        self.gap -= count
+        self.sampler.positions += count
+
+    def block(self, block: Hashable) -> None:
+        """The next block of the stream."""
+        sampler = self.sampler
+        sampler.positions += 1
+        self.gap -= 1
+        if self.gap == 0:
+            self.windows.append(_Window(sampler.lengths.choose(sampler.rng), sampler.period))
+            self.gap = geometric_gap(sampler.rng, 1.0 / sampler.period)
+        if not self.windows:
+            return
+        done = []
+        for window in self.windows:
+            window.blocks.append(block)
+            if len(window.blocks) == window.length:
+                done.append(window)
+        for window in done:
+            self.windows.remove(window)
+            sampler._complete(window)
+
+
+@dataclass(frozen=True)
+class SampleSnapshot:
+    """The concise sample at one moment, with what the estimates need."""
+
+    period: float
+    counts: dict[tuple, int]
+    kept_chance: dict[tuple, float]
+    length_chances: dict[int, float]
+    encoding: str
+    positions: int
+    resamplings: int
+    budget: int
+
+
+class ExactSubpathCounter:
+    """Every subpath of the lengths a distribution allows, counted at every position
+    of the stream (``--exact``; slow: for evaluation and tests). Counts a subpath
+    once it is complete, as the sampler does."""
+
+    def __init__(self, lengths: Sequence[int], encoding: str = "exact") -> None:
+        self.lengths = sorted(set(lengths))
+        self.encoding = encoding
+        self.counts: dict[tuple, int] = {}
+        self._recent: list = []
+        self.positions = 0
+
+    def stream(self) -> ExactSubpathCounter:
+        """A counter for another stream, adding into the same counts."""
+        other = ExactSubpathCounter(self.lengths, self.encoding)
+        other.counts = self.counts
+        return other
+
+    def block(self, block: Hashable) -> None:
+        self.positions += 1
+        recent = self._recent
+        recent.append(block)
+        longest = self.lengths[-1]
+        if len(recent) > longest:
+            del recent[0]
+        for length in self.lengths:
+            if length > len(recent):
+                break
+            key = encode(recent[-length:], self.encoding)
+            self.counts[key] = self.counts.get(key, 0) + 1

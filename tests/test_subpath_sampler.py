@@ -1,0 +1,259 @@
+"""OSP's sampler and its estimates on synthetic streams whose subpath counts are known
+(Oren 2002 §2): the estimates fall within their Chernoff bounds at least as often as
+the confidence says, over many seeds; the sample never holds more than its budget;
+skipping in bulk never misses a sample."""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pathprof.analysis.subpaths import estimate_subpaths, rank_agreement, relative_error
+from pathprof.runtime.subpaths import (
+    ExactSubpathCounter,
+    LengthDistribution,
+    SubpathSampler,
+    binomial,
+    encode,
+    geometric_gap,
+)
+
+
+def loop_stream(n: int, seed: int = 1) -> list[int]:
+    """A program-like stream: a loop whose body takes one of three branches
+    (70/20/10 %), with an inner loop of 1-3 trips on the rare branch, and a call
+    now and then (blocks 20-22)."""
+    rng = random.Random(seed)
+    stream: list[int] = []
+    while len(stream) < n:
+        stream += [0, 1]
+        draw = rng.random()
+        if draw < 0.7:
+            stream += [2, 3]
+        elif draw < 0.9:
+            stream += [4, 20, 21, 22, 5]
+        else:
+            for _ in range(rng.randint(1, 3)):
+                stream += [6, 7]
+            stream.append(8)
+        stream.append(9)
+    return stream[:n]
+
+
+def feed(sampler: SubpathSampler, stream: list[int]) -> None:
+    """The stream, skipped in bulk wherever the sampler allows."""
+    state = sampler._default
+    i = 0
+    while i < len(stream):
+        jump = min(state.blocks_until_observed(), len(stream) - i)
+        if jump:
+            state.skip(jump)
+            i += jump
+            continue
+        state.block(stream[i])
+        i += 1
+
+
+def exact_counts(stream: list[int], lengths: list[int], encoding: str = "exact"
+                 ) -> dict[tuple, int]:
+    counter = ExactSubpathCounter(lengths, encoding)
+    for block in stream:
+        counter.block(block)
+    return counter.counts
+
+
+def test_the_exact_counter_counts_every_window() -> None:
+    stream = loop_stream(500, seed=3)
+    brute = Counter(tuple(stream[i:i + n]) for n in (2, 4, 8)
+                    for i in range(len(stream) - n + 1))
+    assert exact_counts(stream, [2, 4, 8]) == dict(brute)
+
+
+def test_estimates_fall_within_their_bounds_as_often_as_the_confidence_says() -> None:
+    """Over 120 seeds, every estimate of each run (and the five hottest apart) against
+    the exact counts: the share within its 95 % bounds is at least 95 %, two-sided
+    and one-sided; and the estimates are unbiased."""
+    stream = loop_stream(40_000)
+    lengths = LengthDistribution.geometric(3)  # 2, 4, 8
+    exact = exact_counts(stream, list(lengths.probabilities))
+    within: Counter = Counter()
+    checked: Counter = Counter()
+    by_subpath: dict[tuple, list[float]] = {}
+    resampled = 0
+    for seed in range(120):
+        sampler = SubpathSampler(period=40, budget=40, lengths=lengths, seed=seed)
+        feed(sampler, stream)
+        assert len(sampler.counts) <= 40
+        resampled += sampler.resamplings > 0
+        snapshot = sampler.snapshot()
+        for one_sided in (False, True):
+            found = estimate_subpaths(snapshot, one_sided=one_sided)
+            for rank, estimate in enumerate(found):
+                for kind in ("all", "top 5") if rank < 5 else ("all",):
+                    within[kind, one_sided] += estimate.holds(exact[estimate.blocks])
+                    checked[kind, one_sided] += 1
+        for estimate in estimate_subpaths(snapshot):
+            by_subpath.setdefault(estimate.blocks, []).append(estimate.estimate)
+    assert resampled == 120  # the budget forced resampling in every run
+    for key, count in checked.items():
+        assert within[key] / count >= 0.95, (key, within[key], count)
+    # Unbiased: over the runs, the hottest subpath's mean estimate is its count.
+    hottest = max(exact, key=lambda key: exact[key] * lengths.probabilities[len(key)])
+    estimates = by_subpath[hottest] + [0.0] * (120 - len(by_subpath[hottest]))
+    mean, spread = statistics.fmean(estimates), statistics.stdev(estimates)
+    assert abs(mean - exact[hottest]) <= 4 * spread / 120 ** 0.5
+
+
+def test_the_theses_relative_error_holds_for_well_sampled_subpaths() -> None:
+    """Eq. 2.14 with the sampled count for its expectation: for subpaths sampled 30
+    times or more, within ε of the exact count at least 95 % of the time."""
+    stream = loop_stream(40_000)
+    exact = exact_counts(stream, [2, 4])
+    within = checked = 0
+    for seed in range(60):
+        sampler = SubpathSampler(period=10, budget=60, seed=seed,
+                                 lengths=LengthDistribution.uniform([2, 4]))
+        feed(sampler, stream)
+        for estimate in estimate_subpaths(sampler.snapshot()):
+            if estimate.sampled >= 30:
+                truth = exact[estimate.blocks]
+                within += abs(estimate.estimate - truth) <= estimate.error * truth
+                checked += 1
+    assert checked > 300
+    assert within / checked >= 0.95
+
+
+def test_the_top_five_is_the_exact_top_five_on_a_skewed_stream() -> None:
+    stream = loop_stream(60_000, seed=5)
+    lengths = LengthDistribution.fixed(4)
+    exact = exact_counts(stream, [4])
+    agreed = 0
+    for seed in range(20):
+        sampler = SubpathSampler(period=20, budget=100, lengths=lengths, seed=seed)
+        feed(sampler, stream)
+        estimated = [e.blocks for e in estimate_subpaths(sampler.snapshot())]
+        ranks = rank_agreement(estimated, exact, k=5)
+        agreed += sorted(r for r in ranks if r is not None) == [1, 2, 3, 4, 5]
+    assert agreed >= 18
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=400), st.integers(1, 30),
+       st.integers(1, 12), st.integers(0, 2**32 - 1),
+       st.sampled_from(["exact", "rotation"]))
+def test_memory_stays_within_the_budget_and_bulk_skipping_misses_nothing(
+        stream: list[int], period: int, budget: int, seed: int, encoding: str) -> None:
+    lengths = LengthDistribution.geometric(3)
+    one_by_one = SubpathSampler(period=period, budget=budget, lengths=lengths, seed=seed,
+                                encoding=encoding)
+    for block in stream:
+        one_by_one.block(block)
+        assert len(one_by_one.counts) <= budget
+    in_bulk = SubpathSampler(period=period, budget=budget, lengths=lengths, seed=seed,
+                             encoding=encoding)
+    feed(in_bulk, stream)
+    assert in_bulk.counts == one_by_one.counts
+    assert in_bulk.period == one_by_one.period
+    assert in_bulk.positions == one_by_one.positions == len(stream)
+    # Everything kept is a subpath of the stream, of a length the distribution allows.
+    windows = {encode(stream[i:i + n], encoding) for n in lengths.probabilities
+               for i in range(len(stream) - n + 1)}
+    assert set(one_by_one.counts) <= windows
+
+
+def test_with_period_1_and_room_for_everything_the_sample_is_exact() -> None:
+    stream = loop_stream(3_000, seed=2)
+    sampler = SubpathSampler(period=1, budget=10_000, lengths=LengthDistribution.fixed(4),
+                             seed=0)
+    feed(sampler, stream)
+    assert sampler.counts == exact_counts(stream, [4])
+    found = estimate_subpaths(sampler.snapshot(), top=1)[0]
+    assert found.estimate == max(sampler.counts.values())
+
+
+@given(st.lists(st.integers(0, 9), min_size=1, max_size=12), st.integers(0, 20))
+def test_rotations_share_one_key_and_other_sequences_do_not(blocks: list[int],
+                                                            turn: int) -> None:
+    turn %= len(blocks)
+    rotated = blocks[turn:] + blocks[:turn]
+    assert encode(rotated, "rotation") == encode(blocks, "rotation")
+    assert sorted(encode(blocks, "rotation")) == sorted(blocks)
+    other = [*blocks[:-1], blocks[-1] + 10]
+    assert encode(other, "rotation") != encode(blocks, "rotation")
+
+
+def test_the_rotation_encoding_groups_a_loop_entered_anywhere() -> None:
+    stream = [1, 2, 3] * 200  # a three-block loop
+    exact = exact_counts(stream, [3], "exact")
+    rotation = exact_counts(stream, [3], "rotation")
+    assert len(exact) == 3
+    assert rotation == {(1, 2, 3): len(stream) - 2}
+
+
+def test_block_costs_sample_expensive_subpaths_more_and_estimates_stay_counts() -> None:
+    """§5.1.2: cheap subpaths are kept with probability mean cost / highest cost;
+    their estimates divide by it, so both stay near their counts."""
+    stream = [0, 1] * 20_000 + [2, 3] * 20_000  # (0,1) and (2,3): 20,000 times each
+    costs = {0: 1.0, 1: 1.0, 2: 10.0, 3: 10.0}
+    counts = Counter()
+    for seed in range(10):
+        sampler = SubpathSampler(period=10, budget=100, lengths=LengthDistribution.fixed(2),
+                                 costs=costs, seed=seed)
+        feed(sampler, stream)
+        found = {e.blocks: e for e in estimate_subpaths(sampler.snapshot(), rank="cost")}
+        counts[(0, 1)] += sampler.counts.get((0, 1), 0)
+        counts[(2, 3)] += sampler.counts[(2, 3)]
+        assert found[(2, 3)].holds(20_000)
+        assert next(iter(found)) in {(2, 3), (3, 2)}  # ranked by cost
+    assert counts[(2, 3)] > 5 * counts[(0, 1)]
+
+
+def test_lengths_are_drawn_with_their_probabilities() -> None:
+    lengths = LengthDistribution.geometric(4)
+    assert lengths.probabilities == {2: 0.5, 4: 0.25, 8: 0.125, 16: 0.125}
+    rng = random.Random(4)
+    drawn = Counter(lengths.choose(rng) for _ in range(40_000))
+    for length, chance in lengths.probabilities.items():
+        assert abs(drawn[length] / 40_000 - chance) < 0.01
+    assert LengthDistribution.uniform([3, 5, 3]).probabilities == {3: 0.5, 5: 0.5}
+    with pytest.raises(ValueError, match="add up to 1"):
+        LengthDistribution({2: 0.3})
+
+
+@pytest.mark.parametrize("chance", [0.001, 0.05, 0.5, 0.97])
+def test_gaps_and_binomials_have_their_means(chance: float) -> None:
+    rng = random.Random(11)
+    gaps = [geometric_gap(rng, chance) for _ in range(20_000)]
+    assert min(gaps) >= 1
+    mean, expected = statistics.fmean(gaps), 1 / chance
+    assert abs(mean - expected) <= 5 * ((1 - chance) ** 0.5 / chance) / 20_000 ** 0.5
+    draws = [binomial(rng, 300, chance) for _ in range(4_000)]
+    assert min(draws) >= 0
+    assert max(draws) <= 300
+    spread = (300 * chance * (1 - chance)) ** 0.5
+    assert abs(statistics.fmean(draws) - 300 * chance) <= 5 * spread / 4_000 ** 0.5 + 1e-9
+
+
+def test_the_chernoff_error_is_the_theses_figure() -> None:
+    """Table 4.9, FFT: sampled 27,006 times, 2.58 % at 95 % (1.49 % one-sided)."""
+    assert round(relative_error(27_006, 0.95) * 100, 2) == 2.58
+    assert round(relative_error(27_006, 0.95, one_sided=True) * 100, 2) == 1.49
+    # javac, sampled 13 times: 117.67 % in the thesis, which took ln 20 as 3
+    assert abs(relative_error(13, 0.95) * 100 - 117.67) < 0.1
+
+
+def test_bad_settings_are_refused() -> None:
+    with pytest.raises(ValueError, match="period"):
+        SubpathSampler(period=0)
+    with pytest.raises(ValueError, match="budget"):
+        SubpathSampler(budget=0)
+    with pytest.raises(ValueError, match="unknown encoding"):
+        SubpathSampler(encoding="xor")
+    sampler = SubpathSampler(period=10, seed=1)
+    with pytest.raises(ValueError, match="skipped past"):
+        sampler.skip(sampler._default.blocks_until_observed() + 1)
