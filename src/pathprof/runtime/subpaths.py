@@ -6,10 +6,11 @@ records the sampled subpaths in a concise sample (subpath -> times sampled) held
 a memory budget, and can say at any moment what it holds. Estimates from it are in
 :mod:`pathprof.analysis.subpaths`.
 
-- **Skipping** (§2.1, §2.3.1): every position of the stream starts a sample with
-  probability ``1/period``, independently; the gap to the next start is drawn from
-  the geometric distribution, so that between starts the stream is only counted
-  down, in bulk when the caller knows how many blocks went by (:meth:`skip`). Unlike
+- **Skipping** (§2.1, §2.3.1): every position of every stream starts a sample with
+  probability ``1/period``, independently; the gap to the next start (one for all
+  streams) is drawn from the geometric distribution, so that between starts the
+  stream is only counted down, in bulk when the caller knows how many blocks went by
+  (:meth:`StreamState.skip`). Unlike
   Figure 2.1, positions inside a sample being taken can start samples too, so that
   the starts stay independent (:meth:`block` carries several windows at once).
 - **Lengths** (§2.3.2 to §2.3.3): each start draws its length from a
@@ -40,7 +41,6 @@ from __future__ import annotations
 import math
 import random
 import threading
-import weakref
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -146,8 +146,8 @@ class _Window:
 class SubpathSampler:
     """OSP's sampler for one or more streams sharing one concise sample (see the
     module docstring). Each stream (a thread, a generator, a coroutine) has a
-    :class:`StreamState` of its own, from :meth:`stream`; the default stream serves
-    single-stream use (:meth:`block`, :meth:`skip`)."""
+    :class:`StreamState` of its own, from :meth:`stream`, for the windows it fills;
+    the default stream serves single-stream use (:meth:`block`, :meth:`skip`)."""
 
     def __init__(self, *, period: float = 100.0, budget: int = 1000,
                  lengths: LengthDistribution | None = None, encoding: str = "exact",
@@ -176,17 +176,19 @@ class SubpathSampler:
         self.resamplings = 0
         #: stream positions seen, in all streams
         self.positions = 0
+        #: positions until the next sample start, in all streams: the start is the
+        #: position where it reaches 0
+        self.gap = geometric_gap(self.rng, 1.0 / self.period)
         self._lock = threading.Lock()
-        self._streams: weakref.WeakSet[StreamState] = weakref.WeakSet()
         self._default = self.stream()
 
     # -- streams ---------------------------------------------------------------
 
     def stream(self) -> StreamState:
-        """The state of a new stream: its own gap to the next start and windows."""
-        state = StreamState(self, geometric_gap(self.rng, 1.0 / self.period))
-        self._streams.add(state)
-        return state
+        """A new stream: the windows it is filling (the gap to the next start is the
+        sampler's, shared by all streams, so every position of every stream starts
+        a sample with the same probability)."""
+        return StreamState(self)
 
     def block(self, block: Hashable) -> None:
         self._default.block(block)
@@ -227,8 +229,7 @@ class SubpathSampler:
         self._period_changed()
 
     def _period_changed(self) -> None:
-        for state in list(self._streams):
-            state.gap = geometric_gap(self.rng, 1.0 / self.period)
+        self.gap = geometric_gap(self.rng, 1.0 / self.period)
 
     def snapshot(self) -> SampleSnapshot:
         """What the sample holds now (a copy: the sampler goes on)."""
@@ -238,45 +239,36 @@ class SubpathSampler:
 
 
 class StreamState:
-    """One stream's gap to its next sample start and the windows it is filling."""
+    """The windows one stream is filling."""
 
-    def __init__(self, sampler: SubpathSampler, gap: int) -> None:
+    def __init__(self, sampler: SubpathSampler) -> None:
         self.sampler = sampler
-        #: positions until the next start: the start is the position where it hits 0
-        self.gap = gap
         self.windows: list[_Window] = []
 
     def close(self) -> None:
         """The stream ended: windows not filled are dropped (no complete subpath)."""
         self.windows = []
-        self.sampler._streams.discard(self)
-
-    @property
-    def observing(self) -> bool:
-        """Whether the next block must be shown to :meth:`block` (a window is open,
-        or the next position starts one)."""
-        return bool(self.windows) or self.gap <= 1
 
     def blocks_until_observed(self) -> int:
         """How many blocks :meth:`skip` may pass now without missing a start."""
-        return 0 if self.windows else self.gap - 1
+        return 0 if self.windows else self.sampler.gap - 1
 
     def skip(self, count: int) -> None:
         """``count`` blocks went by unobserved; they must start no sample and fill no
         window (``count <= blocks_until_observed()``)."""
         if count > self.blocks_until_observed():
             raise ValueError("skipped past a sample start or through an open window")
-        self.gap -= count
+        self.sampler.gap -= count
         self.sampler.positions += count
 
     def block(self, block: Hashable) -> None:
         """The next block of the stream."""
         sampler = self.sampler
         sampler.positions += 1
-        self.gap -= 1
-        if self.gap == 0:
+        sampler.gap -= 1
+        if sampler.gap <= 0:
             self.windows.append(_Window(sampler.lengths.choose(sampler.rng), sampler.period))
-            self.gap = geometric_gap(sampler.rng, 1.0 / sampler.period)
+            sampler.gap = geometric_gap(sampler.rng, 1.0 / sampler.period)
         if not self.windows:
             return
         done = []
