@@ -58,6 +58,8 @@ class InstrumentOptions:
     #: in one copy of a parallel run: which functions it profiles (the others count
     #: calls only); such a run does not use the cache
     copy_plan: Any = None
+    #: path mode with OSP's countdown and block observation (``pathprof hot``)
+    subpaths: bool = False
 
     def tag(self) -> str:
         from pathprof.python.instrument import FORMAT_VERSION
@@ -65,7 +67,7 @@ class InstrumentOptions:
         from pathprof.version import __version__
 
         text = (f"{__version__}|{FORMAT_VERSION}|{CODE_VERSION}|{self.mode}|{self.metric}"
-                f"|{self.events}|{self.placement}")
+                f"|{self.events}|{self.placement}" + ("|subpaths" if self.subpaths else ""))
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -86,7 +88,7 @@ def compile_instrumented(source: bytes, filename: str, options: InstrumentOption
     instrumented = instrument_source(source, filename, mode=options.mode,
                                      metric=options.metric, events=options.events,
                                      placement=options.placement, calls_only=calls_only,
-                                     shares=shares)
+                                     shares=shares, subpaths=options.subpaths)
     if in_place:
         return instrumented.compile(filename), instrumented.compile_prologue(filename)
     return instrumented.compile(filename)

@@ -19,6 +19,7 @@ from typing import Any
 
 from pathprof.graph import number_paths, to_dag
 from pathprof.graph.copyplan import CopyShare
+from pathprof.graph.numbering import regenerate
 from pathprof.python import eventcode, rewrite
 from pathprof.python.cfg import (
     Role,
@@ -30,7 +31,9 @@ from pathprof.python.lasti import keep_last_instruction
 from pathprof.python.outside import move_registers_out, reaches_own_frame
 from pathprof.python.rewrite import (
     CLOCK,
+    COUNTDOWN,
     MODULE,
+    OBSERVING,
     PROBE_MARK_LINE,
     RUNTIME,
     FunctionPlan,
@@ -40,6 +43,7 @@ from pathprof.python.rewrite import (
     _store,
     count_calls,
     counter_name,
+    lengths_name,
     plan_edge_function,
     plan_function,
     plan_share_function,
@@ -173,7 +177,8 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
                       metric: str | None = None, events: str = "statements",
                       placement: str = "tree", registers_outside: bool = False,
                       calls_only: Container[int] = (),
-                      shares: Mapping[int, Share] | None = None) -> InstrumentedModule:
+                      shares: Mapping[int, Share] | None = None,
+                      subpaths: bool = False) -> InstrumentedModule:
     """Parse, plan and rewrite a module's source.
 
     Raises whatever :func:`ast.parse` raises for source that does not parse, so a
@@ -185,7 +190,9 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
     functions whose calls only are counted: in one copy of a parallel run, those
     another copy profiles (path and edge mode); ``shares`` maps the index of a
     function whose paths the copies split to ``(tasks, copies, this copy)``
-    (:class:`~pathprof.graph.copyplan.CopyShare`; path mode).
+    (:class:`~pathprof.graph.copyplan.CopyShare`; path mode). ``subpaths`` adds
+    OSP's bulk skipping and block observation to path mode
+    (:mod:`pathprof.measure.subpaths`).
     """
     previous = rewrite._probe_line
     rewrite._probe_line = PROBE_MARK_LINE if mark_probes else -1
@@ -194,7 +201,7 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
             return _instrument_events(source, filename, module_key, events, placement,
                                       registers_outside)
         return _instrument(source, filename, module_key, mode, metric, registers_outside,
-                           calls_only, shares or {})
+                           calls_only, shares or {}, subpaths)
     finally:
         rewrite._probe_line = previous
 
@@ -202,10 +209,13 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
 def _instrument(source: str | bytes, filename: str, module_key: str | None,
                 mode: str = "path", metric: str | None = None,
                 registers_outside: bool = False, calls_only: Container[int] = (),
-                shares: Mapping[int, Share] | None = None) -> InstrumentedModule:
+                shares: Mapping[int, Share] | None = None,
+                subpaths: bool = False) -> InstrumentedModule:
     tree = ast.parse(source, filename)
     if mode not in ("path", "edge"):
         raise ValueError(f"unknown instrumentation mode {mode!r}")
+    if subpaths and (mode != "path" or shares or calls_only):
+        raise ValueError("subpath sampling needs path mode, in a run of one copy")
     functions = [build_cfg(node, qualname) for node, qualname in iter_functions(tree)]
     planner = plan_edge_function if mode == "edge" else plan_function
     shares = shares or {}
@@ -220,6 +230,7 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
             fp.timed = True
     key = module_key or f"{filename}:{source_hash(source)}"
     for fp in plans:
+        fp.subpaths = subpaths
         if fp.index in calls_only:
             fp.timed = False
             count_calls(fp)
@@ -227,7 +238,7 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
             rewrite_function(fp)
     moved = hide_own_names(tree, registers_outside)
     metadata = module_metadata(plans, filename, key, source)
-    prologue = _add_prologue(tree, plans, filename, key, metadata)
+    prologue = _add_prologue(tree, plans, filename, key, metadata, subpaths)
     return InstrumentedModule(tree, plans, metadata, prologue, moved)
 
 
@@ -287,7 +298,7 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
 
 
 def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, key: str,
-                  metadata: dict[str, Any]) -> list[ast.stmt]:
+                  metadata: dict[str, Any], subpaths: bool = False) -> list[ast.stmt]:
     position = 0
     body = tree.body
     if _is_docstring(body[0] if body else None):
@@ -313,6 +324,8 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
         prologue.append(ast.Assign(
             targets=[targets],
             value=ast.Attribute(value=_load(MODULE), attr="counters", ctx=ast.Load())))
+    if subpaths:
+        prologue += _subpath_prologue(plans, register)
     if any(fp.timed for fp in plans):
         register.keywords.append(ast.keyword(arg="timed", value=_const(True)))
         targets = ast.Tuple(elts=[_store(timer_name(fp.index)) for fp in plans],
@@ -327,6 +340,38 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
         _artificial(stmt)
     body[position:position] = prologue
     return prologue
+
+
+def path_lengths(fp: FunctionPlan) -> tuple[int, ...] | None:
+    """Blocks on each of a function's paths, by path number (entry and exit not
+    counted); None where the paths are too many to list (the runtime then works a
+    length out the first time a path runs)."""
+    if fp.table_size < 0:
+        return None
+    numbering = fp.numbering
+    ends = (fp.cfg.entry, fp.cfg.exit)
+    return tuple(
+        sum(1 for b in regenerate(numbering, number).blocks if b not in ends)
+        for number in range(numbering.total))
+
+
+def _subpath_prologue(plans: list[FunctionPlan], register: ast.Call) -> list[ast.stmt]:
+    """``_@pp_Q``, ``_@pp_O`` and each function's ``_@pp_l<i>`` (path lengths): see
+    :func:`pathprof.python.rewrite._count_down`."""
+    register.keywords.append(ast.keyword(arg="subpaths", value=ast.Tuple(
+        elts=[_const(path_lengths(fp)) for fp in plans], ctx=ast.Load())))
+    code: list[ast.stmt] = [
+        ast.Assign(targets=[_store(COUNTDOWN)], value=ast.Attribute(
+            value=_load(RUNTIME), attr="countdown", ctx=ast.Load())),
+        ast.Assign(targets=[_store(OBSERVING)], value=ast.Attribute(
+            value=_load(RUNTIME), attr="blocks_observed", ctx=ast.Load())),
+    ]
+    if plans:
+        targets = ast.Tuple(elts=[_store(lengths_name(fp.index)) for fp in plans],
+                            ctx=ast.Store())
+        code.append(ast.Assign(targets=[targets], value=ast.Attribute(
+            value=_load(MODULE), attr="lengths", ctx=ast.Load())))
+    return code
 
 
 def _is_docstring(node: ast.stmt | None) -> bool:

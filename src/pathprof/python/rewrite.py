@@ -76,10 +76,19 @@ RETURN_VALUE = "@pp_v"
 CLOCK = "_@pp_k"
 PATH_START = "@pp_s"
 NOW = "@pp_x"
+#: Subpath sampling (OSP, :mod:`pathprof.measure.subpaths`): the countdown list
+#: shared by every module, and the flag that is true while blocks are observed.
+COUNTDOWN = "_@pp_Q"
+OBSERVING = "_@pp_O"
 
 
 def timer_name(index: int) -> str:
     return f"_@pp_t{index}"
+
+
+def lengths_name(index: int) -> str:
+    """The module global holding function ``index``'s path lengths, in blocks."""
+    return f"_@pp_l{index}"
 
 
 def counter_name(index: int) -> str:
@@ -116,6 +125,9 @@ class FunctionPlan:
     #: In one copy of a parallel run, a function whose paths the copies share: this
     #: copy's share (:class:`~pathprof.graph.copyplan.CopyShare`).
     share: Any = None
+    #: Subpath sampling: every path end counts its blocks down in bulk, and the
+    #: runtime hears of path ends and calls while blocks are observed.
+    subpaths: bool = False
 
     @property
     def num_paths(self) -> int:
@@ -384,6 +396,8 @@ class _FunctionRewriter:
         code = [_count(self.counter, index)]
         if self.timed:
             code += _time_path(timer_name(self.fp.index), probe)
+        if self.fp.subpaths:
+            code += _count_down(self.fp.index, probe)
         if ends_call:
             code.append(_assign(REGISTER, _const(None)))
         return code
@@ -416,8 +430,9 @@ class _FunctionRewriter:
         if dag_edge is None:
             return []  # leaves an unreachable block
         into_exit = dag.edges[dag_edge].dst == dag.exit
-        return self.probe_code(self.plan.probes.get(dag_edge),
+        code = self.probe_code(self.plan.probes.get(dag_edge),
                                ends_call=into_exit and not self.plain_return(eid))
+        return code
 
     def restart_value(self, block: int) -> int:
         """The register value a path starting at restart ``block`` begins with; in
@@ -936,6 +951,25 @@ def _time_path(table: str, probe: Probe) -> list[ast.stmt]:
     return code  # type: ignore[return-value]
 
 
+def _path_index(probe: Probe) -> ast.expr:
+    return _register_plus(probe.value) if probe.op is ProbeOp.COUNT else _const(probe.value)
+
+
+def _count_down(index: int, probe: Probe) -> list[ast.stmt]:
+    """OSP's bulk skipping where a path ends (:mod:`pathprof.measure.subpaths`):
+    ``_@pp_Q[0] -= _@pp_l<i>[path]``, and ``if _@pp_Q[0] <= 0: _@pp_m.osp_path(i,
+    path)`` -- the runtime is called when a sample is near, and for every path while
+    blocks are observed."""
+    countdown = ast.Subscript(value=_load(COUNTDOWN), slice=_const(0), ctx=ast.Store())
+    step = ast.AugAssign(target=countdown, op=ast.Sub(), value=ast.Subscript(
+        value=_load(lengths_name(index)), slice=_path_index(probe), ctx=ast.Load()))
+    near = ast.Compare(left=ast.Subscript(value=_load(COUNTDOWN), slice=_const(0),
+                                          ctx=ast.Load()),
+                       ops=[ast.LtE()], comparators=[_const(0)])
+    call = ast.Expr(value=_call_module("osp_path", _const(index), _path_index(probe)))
+    return [_artificial(step), _artificial(ast.If(test=near, body=[call], orelse=[]))]  # type: ignore[list-item]
+
+
 def _restart_clock() -> ast.stmt:
     return _assign(PATH_START, ast.Call(func=_load(CLOCK), args=[], keywords=[]))
 
@@ -1041,6 +1075,9 @@ def _wrap_function(fp: FunctionPlan) -> None:
         for part in ast.walk(init):
             if "lineno" in part._attributes:
                 ast.copy_location(part, first)
+    if fp.subpaths:  # OSP: while blocks are observed, the runtime hears of the call
+        call = ast.Expr(value=_call_module("osp_enter", _const(fp.index)))
+        starts.append(_artificial(ast.If(test=_load(OBSERVING), body=[call], orelse=[])))  # type: ignore[arg-type]
     for stmt in starts:
         _locate_at([stmt], init)
     node.body = [*head, *([init] if uses_register else []), *starts, wrapper]

@@ -31,8 +31,9 @@ from typing import Any
 
 from pathprof.runtime.blockmap import BlockMap
 
-__all__ = ["InstrumentedModule", "ModuleState", "modules", "own_work", "program_names",
-           "register", "set_hooks", "share", "take_snapshot"]
+__all__ = ["InstrumentedModule", "ModuleState", "countdown", "modules", "observe_blocks",
+           "own_work", "program_names", "register", "set_hooks", "share", "subpath_modules",
+           "take_snapshot"]
 
 _modules: list[ModuleState] = []
 #: The clock of ``--metric time``: wall time in nanoseconds.
@@ -129,11 +130,21 @@ class ModuleState(InstrumentedModule):
     """The counters of one instrumented module, and what decodes its exceptions."""
 
     __slots__ = ("_maps", "_meta", "counters", "cuts", "exit_times", "exits", "filename", "key",
-                 "meta_json", "name", "raised", "timed", "times", "unattributed", "unmeasured")
+                 "lengths", "meta_json", "name", "namespace", "raised", "timed", "times",
+                 "unattributed", "unmeasured")
 
     def __init__(self, name: str, filename: str, key: str, sizes: tuple[int, ...],
-                 meta_json: str, timed: bool = False) -> None:
+                 meta_json: str, timed: bool = False,
+                 lengths: tuple[Any, ...] | None = None,
+                 namespace: dict[str, Any] | None = None) -> None:
         super().__init__(name, filename, key, meta_json)
+        #: subpath sampling: per function, the blocks on each path (a tuple, or a
+        #: table that asks :data:`subpaths` the first time a path runs)
+        self.lengths: tuple[Any, ...] = tuple(
+            known if known is not None else _Lengths(self, i)
+            for i, known in enumerate(lengths or ()))
+        #: subpath sampling: the module's globals, where ``_@pp_O`` is switched
+        self.namespace = namespace
         self.counters: tuple[Any, ...] = tuple(_new_table(n) for n in sizes)
         #: per function, with ``--metric time``: nanoseconds spent on each path
         self.timed = timed
@@ -157,6 +168,23 @@ class ModuleState(InstrumentedModule):
         #: was imported whose function could not be given its instrumented code
         #: (:mod:`pathprof.measure.inplace`). Not reported as "never run".
         self.unmeasured: set[int] = set()
+
+    # -- called by instrumented code for subpath sampling ----------------------
+
+    def osp_path(self, index: int, number: int) -> None:
+        """A path ended and the countdown is at or below 0: a sample is near, or
+        blocks are being observed."""
+        sampler = subpaths
+        if sampler is None:
+            countdown[0] = FAR
+            return
+        sampler.path_end(self, index, number, getframe(1))
+
+    def osp_enter(self, index: int) -> None:
+        """A call begins while blocks are observed."""
+        sampler = subpaths
+        if sampler is not None:
+            sampler.enter(self, index, getframe(1))
 
     # -- called by instrumented code on exceptions --------------------------
 
@@ -206,6 +234,9 @@ class ModuleState(InstrumentedModule):
 
     def _record(self, index: int, register: int, frame: Any) -> None:
         located = self.locate(index, frame, sys.exception())
+        sampler = subpaths
+        if sampler is not None and self.namespace is not None:
+            sampler.cut(self, index, frame, located, register)
         started = frame.f_locals.get("@pp_s") if self.timed else None
         elapsed = clock() - started if started is not None else None
         self._record_at(index, register, located, 1, elapsed)
@@ -294,11 +325,61 @@ def _new_table(size: int) -> Any:
 
 
 def register(name: str, filename: str, key: str, sizes: tuple[int, ...], meta_json: str,
-             timed: bool = False) -> ModuleState:
+             timed: bool = False, subpaths: tuple[Any, ...] | None = None) -> ModuleState:
     """Called once by an instrumented module when it is executed."""
-    state = ModuleState(name, filename, key, sizes, meta_json, timed)
+    namespace = getframe(1).f_globals if subpaths is not None else None
+    state = ModuleState(name, filename, key, sizes, meta_json, timed, subpaths, namespace)
     _modules.append(state)
+    if subpaths is not None:
+        _subpath_modules.append(state)
     return state
+
+
+# -- subpath sampling (OSP): see pathprof.measure.subpaths ----------------------------
+
+#: Far from any sample: the countdown of instrumented code never reaches 0.
+FAR = 1 << 62
+#: What every module instrumented for subpaths counts down as its paths end
+#: (``_@pp_Q[0] -= length``); the sampler sets it, and calls come when it reaches 0.
+countdown = [FAR]
+_subpath_modules: list[ModuleState] = []
+#: The sampler (:class:`pathprof.measure.subpaths.SubpathProfiler`) while one runs.
+subpaths: Any = None
+
+
+class _Lengths(dict):  # type: ignore[type-arg]
+    """Path lengths of a function with too many paths to list: worked out by the
+    sampler the first time each path runs."""
+
+    __slots__ = ("index", "state")
+
+    def __init__(self, state: ModuleState, index: int) -> None:
+        super().__init__()
+        self.state = state
+        self.index = index
+
+    def __missing__(self, number: int) -> int:
+        sampler = subpaths
+        length = sampler.path_length(self.state, self.index, number) if sampler else 0
+        self[number] = length
+        return length
+
+
+#: Whether blocks are observed now: a module instrumented for subpaths starts so.
+blocks_observed = False
+
+
+def observe_blocks(flag: bool) -> None:
+    """Switch the block observation of every module instrumented for subpaths."""
+    global blocks_observed
+    blocks_observed = flag
+    for state in _subpath_modules:
+        if state.namespace is not None:
+            state.namespace["_@pp_O"] = flag
+
+
+def subpath_modules() -> list[ModuleState]:
+    return list(_subpath_modules)
 
 
 def modules() -> list[ModuleState]:

@@ -1,0 +1,522 @@
+"""The stream of executed blocks, for online subpath sampling (Oren 2002, OSP).
+
+Code instrumented with ``subpaths`` (:func:`pathprof.python.rewrite._count_down`)
+is Ball-Larus path profiling plus, where each path ends, a countdown in bulk:
+``_@pp_Q[0] -= <blocks on the path>``. While no sample is near, that is all it
+costs. When the countdown reaches 0 -- the sampler's gap to its next start is
+within :data:`HORIZON` blocks -- the runtime calls :meth:`SubpathProfiler.path_end`
+and the profiler starts *observing*: every path end, every call of an instrumented
+function and every exception caught then reaches it, and it rebuilds the stream of
+blocks in the order they ran, a callee's blocks where the call happened:
+
+- a path's blocks come from its number (Ball-Larus regeneration);
+- at a call, the caller's blocks so far come from its register and the block the
+  call is in (the prefix a cut path decodes to), so they go out before the callee's;
+- an exception caught in a frame ends its path where it arose (the prefix again).
+
+Each frame remembers how many blocks of its current path went out. When no sample
+window is open and the next start is beyond the horizon again, observation stops
+and the countdown takes over. With ``exact`` it never stops: every block goes to
+an :class:`~pathprof.runtime.subpaths.ExactSubpathCounter` too (slow; for
+evaluation and tests).
+
+Streams are kept apart: a generator's or coroutine's frame has a stream of its own,
+and every other frame is in the stream of the nearest such frame below it on the
+stack, or else of its thread. Known limits: a path cut by an exception that leaves
+its function is not in the stream (that exit is counted without calling Python); a
+frame already running in another thread when observation starts joins the stream
+at its next path end or call.
+
+Invariant: while observing, the blocks each thread's stream receives are the blocks
+its instrumented frames ran, in order (checked against an instruction-trace oracle
+by ``tests/test_subpaths.py``).
+"""
+
+from __future__ import annotations
+
+import _thread
+from dataclasses import dataclass, field
+from typing import Any
+
+from pathprof import runtime
+from pathprof.data.profile import _end_kind, numbering_of
+from pathprof.graph.numbering import Numbering, regenerate, regenerate_prefix
+from pathprof.runtime.subpaths import ExactSubpathCounter, SubpathSampler
+
+__all__ = ["HORIZON", "BlockInfo", "SubpathProfiler"]
+
+#: Blocks before a sample start at which observation begins: longer than most
+#: acyclic paths, so that a start is seldom passed in bulk.
+HORIZON = 256
+
+
+@dataclass(frozen=True)
+class BlockInfo:
+    """What a block id in the stream stands for."""
+
+    file: str
+    qualname: str
+    function_line: int
+    block: int
+    lines: tuple[int, int] | None  #: first and last source line, None for none
+
+
+@dataclass
+class _Track:
+    """A frame being observed: its function, its stream, how many blocks of its
+    current path are already in the stream, and the blocks of a with statement's
+    ``__exit__`` it called that wait for their place (:meth:`SubpathProfiler._hold_exit`)."""
+
+    state: Any
+    index: int
+    stream: Any
+    emitted: int = 0
+    #: per with statement whose exit is held, innermost first: (held block ids, the
+    #: with's line span, its with-after block)
+    held: list[Any] = field(default_factory=list)
+
+
+#: Code flags of the frames that have a stream of their own.
+_OWN_STREAM = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
+
+
+#: A with statement's exit (see :meth:`SubpathProfiler._hold_exit`).
+_EXIT = "__exit__"
+
+
+def stream_key(frame: Any) -> Any:
+    """The stream ``frame``'s blocks go to: the nearest generator or coroutine frame
+    from it down the stack, else its thread."""
+    while frame is not None:
+        if frame.f_code.co_flags & _OWN_STREAM:
+            return ("frame", id(frame))
+        frame = frame.f_back
+    return ("thread", _thread.get_ident())
+
+
+class SubpathProfiler:
+    """Feeds the sampler (and with ``exact``, the exact counter) the stream of the
+    modules instrumented for subpaths (see the module docstring)."""
+
+    def __init__(self, sampler: SubpathSampler, *, exact: bool = False,
+                 record: bool = False) -> None:
+        self.sampler = sampler
+        #: with ``record`` (tests): every block id each stream received, by stream
+        self.record: dict[Any, list[int]] | None = {} if record else None
+        self.exact = ExactSubpathCounter(sorted(sampler.lengths.probabilities),
+                                         sampler.encoding) if exact else None
+        self.observing = False
+        #: events pathprof could not decode (a path left out of the stream)
+        self.failures = 0
+        self.blocks: list[BlockInfo] = []
+        self._block_ids: dict[tuple[int, int, int], int] = {}
+        self._numberings: dict[tuple[int, int], Numbering] = {}
+        self._paths: dict[tuple[int, int, int], tuple[tuple[int, ...], bool]] = {}
+        self._functions: dict[Any, tuple[Any, int] | None] = {}
+        self._frames: dict[int, _Track] = {}
+        #: held ``__exit__`` streams -> the track of the frame that called it, and
+        #: the hold (one of its ``held``)
+        self._held: dict[Any, tuple[_Track, Any]] = {}
+        self._streams: dict[Any, tuple[Any, Any]] = {}
+        self._lock = _thread.RLock()
+        self._busy = 0  #: the thread inside, so that pathprof's own code is not observed
+
+    # -- start and stop ----------------------------------------------------------
+
+    def start(self) -> None:
+        runtime.subpaths = self
+        if self.exact is not None:
+            self._observe()
+        else:
+            self._count_down()
+
+    def stop(self) -> None:
+        for track, _hold in list(self._held.values()):
+            self._release(track)
+        if runtime.subpaths is self:
+            runtime.subpaths = None
+        runtime.observe_blocks(False)
+        runtime.countdown[0] = runtime.FAR
+        self.observing = False
+        self._frames.clear()
+
+    def _count_down(self) -> None:
+        """Back to bulk skipping: the countdown ends ``HORIZON`` blocks before the
+        next start."""
+        self.observing = False
+        runtime.observe_blocks(False)
+        for track, _hold in list(self._held.values()):
+            self._release(track)
+        self._frames.clear()
+        for stream, _exact in self._streams.values():
+            stream.close()
+        self._streams.clear()
+        runtime.countdown[0] = self.sampler.gap - HORIZON
+
+    def _observe(self) -> None:
+        self.observing = True
+        runtime.countdown[0] = -runtime.FAR
+        runtime.observe_blocks(True)
+
+    # -- called by the runtime ---------------------------------------------------
+
+    def path_end(self, state: Any, index: int, number: int, frame: Any) -> None:
+        with runtime.own_work, self._lock:
+            if self._busy:
+                return
+            self._busy = 1
+            try:
+                self._path_end(state, index, number, frame)
+            except Exception:  # never let the sampler change the program
+                self._failed(frame)
+            finally:
+                self._busy = 0
+
+    def _path_end(self, state: Any, index: int, number: int, frame: Any) -> None:
+        if not self.observing:
+            self._start_observing(frame)
+            self._frames[id(frame)] = _Track(state, index, stream_key(frame))
+            return
+        track = self._track(frame, state, index)
+        blocks, ended = self._path(state, index, number)
+        self._emit(track, blocks[track.emitted:])
+        track.emitted = 0
+        if ended:  # the call is over
+            del self._frames[id(frame)]
+            if track.stream == ("frame", id(frame)):
+                self._close(track.stream)
+        if self.exact is None and not any(s.windows for s, _ in self._streams.values()) \
+                and self.sampler.gap > HORIZON:
+            self._count_down()
+
+    def enter(self, state: Any, index: int, frame: Any) -> None:
+        with runtime.own_work, self._lock:
+            if not self.observing or self._busy:
+                return
+            self._busy = 1
+            try:
+                self._enter(state, index, frame)
+            except Exception:  # never let the sampler change the program
+                self._failed(frame)
+            finally:
+                self._busy = 0
+
+    def _enter(self, state: Any, index: int, frame: Any) -> None:
+        caller = frame.f_back
+        while caller is not None and self._function(caller) is None:
+            caller = caller.f_back  # a comprehension, a wrapper pathprof does not measure
+        stream = stream_key(frame)
+        caller_track = self._frames.get(id(caller)) if caller is not None else None
+        if caller_track is not None and caller_track.stream[0] == "hold" and (
+                stream[0] == "thread" or stream == caller_track.stream):
+            stream = caller_track.stream  # called by a held __exit__: held too
+        elif caller is not None and frame.f_code.co_name == _EXIT and frame.f_back is caller:
+            held = self._hold_exit(caller, frame)
+            if held is not None:
+                stream = held
+        elif caller is not None:
+            self._flush_caller(caller)
+        self._frames[id(frame)] = _Track(state, index, stream)
+
+    def _hold_exit(self, caller: Any, frame: Any) -> Any:
+        """A with statement's ``__exit__`` called by ``caller``: its blocks (and its
+        callees') are held and go out at the caller's next blocks, before the first
+        that is not in the with's body -- the block after the with, the one after
+        the loop a break leaves, a handler, the next iteration -- or, if the caller
+        has no more blocks (it returned, or an exception left it), before the blocks
+        of the frame below. The call's instruction cannot tell which way out of the
+        with it is (CPython writes a copy of the exit code for each), nor, so, how
+        far the caller's path has run."""
+        found = self._function(caller)
+        track = self._frames.get(id(caller))
+        if found is None or track is None or found != (track.state, track.index):
+            return None
+        state, index = found
+        blockmap = state._blockmap(index, caller.f_code)
+        span = blockmap.position(caller.f_lasti)
+        compound = blockmap._with_code(caller.f_lasti, span) if span is not None else None
+        if compound is None:
+            return None
+        key = ("hold", id(frame))
+        hold = ([], (compound["span"][0], compound["span"][2]), compound["with-exit"])
+        track.held.append(hold)  # after the exits of withs inside it, held already
+        self._held[key] = (track, hold)
+        return key
+
+    def cut(self, state: Any, index: int, frame: Any, located: tuple[int, str] | None,
+            register: int) -> None:
+        """An exception caught in ``frame`` ended its path where ``located`` says."""
+        with runtime.own_work, self._lock:
+            if located is None or self._busy:
+                return
+            self._busy = 1
+            try:
+                self._cut(state, index, frame, located, register)
+            except Exception:  # never let the sampler change the program
+                self._failed(frame)
+            finally:
+                self._busy = 0
+
+    def _cut(self, state: Any, index: int, frame: Any, located: tuple[int, str],
+             register: int) -> None:
+        block, how = located
+        function = state.meta["functions"][index]
+        if how in ("return-exit", "continue-exit") or (
+                how == "return-value" and block in function["early_returns"]):
+            # The path ended (and went out) before the exception: a return counted
+            # before its value, or a with's __exit__ after a return or continue.
+            blocks: tuple[int, ...] = ()
+        elif how == "raise":
+            blocks = self._path(state, index, register)[0]
+        else:
+            blocks = self._prefix(state, index, block, register)
+        if not self.observing:
+            runtime.countdown[0] -= len(blocks)
+            return
+        track = self._track(frame, state, index)
+        self._emit(track, blocks[track.emitted:])
+        track.emitted = 0
+
+    def path_length(self, state: Any, index: int, number: int) -> int:
+        with runtime.own_work:
+            try:
+                return len(self._path(state, index, number)[0])
+            except Exception:  # never let the sampler change the program
+                self.failures += 1
+                return 0
+
+    def _failed(self, frame: Any) -> None:
+        """Something pathprof could not decode: the frame's path leaves the stream
+        (counted in :attr:`failures`, which tests expect to stay 0)."""
+        self.failures += 1
+        self._frames.pop(id(frame), None)
+
+    # -- the stream --------------------------------------------------------------
+
+    def _start_observing(self, frame: Any) -> None:
+        """The countdown reached 0 at a path end in ``frame``: the next start is
+        ``countdown + HORIZON`` blocks away. The frames below it on this thread's
+        stack have run their paths up to the call they are in: that much of each is
+        before the start, not in the stream."""
+        sampler = self.sampler
+        remaining = runtime.countdown[0] + HORIZON
+        passed = sampler.gap - remaining
+        sampler.positions += max(passed, 0)
+        sampler.gap = max(remaining, 1)
+        self._observe()
+        caller = frame.f_back
+        while caller is not None:
+            found = self._function(caller)
+            if found is not None:
+                state, index = found
+                prefix = self._frame_prefix(caller, state, index)
+                self._frames[id(caller)] = _Track(state, index, stream_key(caller),
+                                                  len(prefix) if prefix is not None else 0)
+            caller = caller.f_back
+
+    def _flush_caller(self, caller: Any) -> None:
+        """A call from ``caller``: its blocks up to the one making the call go out
+        before the callee's."""
+        found = self._function(caller)
+        if found is None:
+            return
+        state, index = found
+        prefix = self._frame_prefix(caller, state, index)
+        if prefix is None:
+            return
+        track = self._frames.get(id(caller))
+        if track is None or track.state is not state or track.index != index:
+            # Not seen since observation began (another thread's frame): it joins here.
+            self._frames[id(caller)] = _Track(state, index, stream_key(caller), len(prefix))
+            return
+        self._emit(track, prefix[track.emitted:])
+        track.emitted = max(track.emitted, len(prefix))
+
+    def _track(self, frame: Any, state: Any, index: int) -> _Track:
+        track = self._frames.get(id(frame))
+        if track is None or track.state is not state or track.index != index:
+            track = self._frames[id(frame)] = _Track(state, index, stream_key(frame))
+        return track
+
+    def _emit(self, track: _Track, blocks: tuple[int, ...]) -> None:
+        if not blocks and not track.held:
+            return
+        track.emitted += len(blocks)
+        key = id(track.state)
+        idents = [self._block_id(track.state, track.index, block, key) for block in blocks]
+        if track.stream[0] == "hold":
+            found = self._held.get(track.stream)
+            if found is not None:
+                found[1][0].extend(idents)
+            return
+        self._below(track)
+        function = track.state.meta["functions"][track.index]
+        start = 0
+        while track.held:
+            _idents, (first, last), after = track.held[0]
+            cut = next((i for i in range(start, len(blocks))
+                        if blocks[i] == after or not _inside(function, blocks[i], first, last)),
+                       None)
+            if cut is None:
+                break
+            self._send(track.stream, idents[start:cut])
+            self._release_first(track)
+            start = cut
+        self._send(track.stream, idents[start:])
+
+    def _below(self, track: _Track) -> None:
+        """Blocks of ``track``'s frame go out: held exits of frames above it on the
+        stack (which returned, or an exception left) go out first."""
+        for holder, _hold in list(self._held.values()):
+            if holder is not track and holder.stream == track.stream:
+                self._release(holder)
+
+    def _release_first(self, track: _Track) -> None:
+        hold = track.held.pop(0)
+        for key in [k for k, (_t, h) in self._held.items() if h is hold]:
+            del self._held[key]
+        self._send(track.stream, hold[0])
+
+    def _release(self, track: _Track) -> None:
+        while track.held:
+            self._release_first(track)
+
+    def _send(self, key: Any, idents: list[int]) -> None:
+        if not idents:
+            return
+        stream, exact = self._stream(key)
+        for ident in idents:
+            stream.block(ident)
+            if exact is not None:
+                exact.block(ident)
+        if self.record is not None:
+            self.record[key].extend(idents)
+
+    def _stream(self, key: Any) -> tuple[Any, Any]:
+        found = self._streams.get(key)
+        if found is None:
+            exact = self.exact.stream() if self.exact is not None else None
+            found = self._streams[key] = (self.sampler.stream(), exact)
+            if self.record is not None:
+                self.record.setdefault(key, [])
+        return found
+
+    def _close(self, key: Any) -> None:
+        found = self._streams.pop(key, None)
+        if found is not None:
+            found[0].close()
+
+    # -- functions, paths and blocks ---------------------------------------------
+
+    def _function(self, frame: Any) -> tuple[Any, int] | None:
+        """The module state and function index of an instrumented frame, or None."""
+        code = frame.f_code
+        if code in self._functions:
+            return self._functions[code]
+        found = None
+        state = frame.f_globals.get("_@pp_m")
+        if isinstance(state, runtime.ModuleState) and state.namespace is not None:
+            qualname = getattr(code, "co_qualname", code.co_name)
+            for index, function in enumerate(state.meta["functions"]):
+                if (function["qualname"] == qualname
+                        and function["code_line"] == code.co_firstlineno):
+                    found = (state, index)
+                    break
+        self._functions[code] = found
+        return found
+
+    def _numbering(self, state: Any, index: int) -> Numbering:
+        key = (id(state), index)
+        numbering = self._numberings.get(key)
+        if numbering is None:
+            numbering = self._numberings[key] = numbering_of(state.meta["functions"][index])
+        return numbering
+
+    def _path(self, state: Any, index: int, number: int) -> tuple[tuple[int, ...], bool]:
+        """The blocks of path ``number`` (without ENTRY and EXIT), and whether it ends
+        the call (a return)."""
+        key = (id(state), index, number)
+        found = self._paths.get(key)
+        if found is None:
+            function = state.meta["functions"][index]
+            ends = (function["entry"], function["exit"])
+            numbering = self._numbering(state, index)
+            path = regenerate(numbering, number)
+            # A return ends the call; a raise or re-raise may still run a finally.
+            returns = bool(path.edges) and _end_kind(function, numbering, path.edges,
+                                                     path.end) == "return"
+            found = self._paths[key] = (tuple(b for b in path.blocks if b not in ends),
+                                        returns)
+        return found
+
+    def _prefix(self, state: Any, index: int, block: int, register: int) -> tuple[int, ...]:
+        function = state.meta["functions"][index]
+        ends = (function["entry"], function["exit"])
+        path = regenerate_prefix(self._numbering(state, index), block,
+                                 register + function["query"][block])
+        return tuple(b for b in path.blocks if b not in ends)
+
+    def _frame_prefix(self, frame: Any, state: Any, index: int) -> tuple[int, ...] | None:
+        """The blocks ``frame`` has run of its current path, through the block of the
+        instruction it stands at (a call); None if that cannot be told."""
+        try:
+            blockmap = state._blockmap(index, frame.f_code)
+            located = _entering_with(blockmap, frame.f_lasti) or blockmap.locate_piece(
+                frame.f_lasti)
+            if located is None:
+                return None
+            register = _register_of(frame)
+            if register is None:
+                return None
+            return self._prefix(state, index, located[0], register)
+        except Exception:  # a frame pathprof cannot read: it joins at its next event
+            return None
+
+    def _block_id(self, state: Any, index: int, block: int, key: int) -> int:
+        ident = self._block_ids.get((key, index, block))
+        if ident is None:
+            function = state.meta["functions"][index]
+            pieces = function["blocks"][block]["pieces"]
+            lines = (min(p[0] for p in pieces), max(p[2] for p in pieces)) if pieces else None
+            ident = self._block_ids[(key, index, block)] = len(self.blocks)
+            self.blocks.append(BlockInfo(state.filename, function["qualname"],
+                                         function["code_line"], block, lines))
+        return ident
+
+
+def _entering_with(blockmap: Any, offset: int) -> tuple[int, int, str] | None:
+    """``(with-enter block, piece, "cut")`` when the call at ``offset`` evaluates a
+    with statement's context manager: the instructions after it, up to the with's
+    ``__enter__``, stand at the same place. (3.13 and 3.14 write a finally's code
+    twice, and the block map can take the second copy's context manager for
+    bookkeeping after the first copy's ``__enter__``.)"""
+    span = blockmap.position(offset)
+    if span is None:
+        return None
+    for later in range(offset + 2, len(blockmap.ops), 2):
+        if blockmap.enters_with(later):
+            compound = blockmap._compound_at(span, "with")
+            if compound is None:
+                return None
+            block = compound["with-enter"]
+            return block, blockmap._piece(block, "with-enter", compound["header"]), "cut"
+        if blockmap.position(later) not in (None, span):
+            return None
+    return None
+
+
+def _inside(function: dict[str, Any], block: int, first: int, last: int) -> bool:
+    """Whether ``block``'s source lies within lines ``first..last`` (a with's body)."""
+    pieces = function["blocks"][block]["pieces"]
+    return bool(pieces) and all(first <= p[0] and p[2] <= last for p in pieces)
+
+
+def _register_of(frame: Any) -> int | None:
+    """The Ball-Larus register of an instrumented frame (0 for a function that keeps
+    none: all its paths are counted by constants)."""
+    outside = runtime._outside_registers.get(id(frame))
+    if outside is not None and "@pp_r" in outside:
+        return outside["@pp_r"]
+    value = frame.f_locals.get("@pp_r", 0)
+    return value if isinstance(value, int) else None
+

@@ -1,0 +1,159 @@
+"""OSP's block stream from real code: what the instrumented program feeds the sampler
+is the blocks each stream ran, in order, callee blocks where the calls happened --
+checked against an instruction trace (the block-trace oracle) on the corpus."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pathprof.measure.subpaths import SubpathProfiler, stream_key
+from pathprof.runtime.subpaths import LengthDistribution, SubpathSampler
+
+from .loading import corpus_programs, load_instrumented
+from .oracles import BlockTraceOracle
+from .python.random_programs import functions
+from .python.test_random_programs import _outcome
+
+PROGRAMS = corpus_programs()
+_runs = itertools.count()
+
+
+class StreamOracle(BlockTraceOracle):
+    """The visible blocks each stream ran, in order, from the instruction trace (a
+    generator's or coroutine's frame is a stream of its own; other frames go to the
+    nearest such frame below them, or their thread). A frame's blocks go out when it
+    calls a traced function, when its path ends, and when an exception that cut its
+    path is caught in it or passes a with statement's exit in it -- not when an
+    exception leaves it otherwise: the blocks of that last path since its last call
+    are what pathprof's stream leaves out (such an exit is noted without calling
+    Python)."""
+
+    def __init__(self, infos: list[Any]) -> None:
+        super().__init__(infos)
+        self.streams: dict[Any, list[tuple[str, int]]] = defaultdict(list)
+        self._emitted: dict[int, int] = {}
+        self._frame: Any = None
+        self._alive: list[Any] = []  # frames kept, so that no id is reused
+        #: per frame: the blocks of a path an exception cut, until it is caught
+        self._pending: dict[int, tuple[Any, list[int]]] = {}
+
+    def _event(self, info: Any, frame: Any, event: str, arg: Any) -> None:
+        self._frame = frame
+        if event == "call":
+            self._alive.append(frame)
+            caller = frame.f_back
+            while caller is not None and caller.f_code not in self.by_code:
+                caller = caller.f_back
+            state = self.states.get(id(caller)) if caller is not None else None
+            if state is not None and state.open:
+                self._flush(self.by_code[caller.f_code], caller, state.blocks)
+        self._frame = frame
+        super()._event(info, frame, event, arg)
+        pending = self._pending.get(id(frame))
+        if pending is not None:
+            state = self.states.get(id(frame))
+            if event == "return" or state is None:  # it left the frame
+                del self._pending[id(frame)]
+                self._emitted[id(frame)] = 0
+            elif state.open or state.with_exit is not None:
+                # Caught here (a handler's path began), or a with's exit runs: pathprof
+                # hears of it (the handler's call, the with body's observer).
+                del self._pending[id(frame)]
+                self._flush(pending[0], frame, pending[1])
+                self._emitted[id(frame)] = 0
+
+    def _flush(self, info: Any, frame: Any, blocks: list[int]) -> None:
+        done = self._emitted.get(id(frame), 0)
+        for block in blocks[done:]:
+            if block in info.visible:
+                self.streams[stream_key(frame)].append((info.meta["qualname"], block))
+        self._emitted[id(frame)] = max(done, len(blocks))
+
+    def _end(self, info: Any, state: Any, how: str) -> None:
+        located = info.blockmap.locate(self._frame.f_lasti) if how == "cut" else None
+        # A return whose path pathprof counts before its value: out already.
+        counted = located is not None and located[1] == "return-value" and (
+            located[0] in info.meta["early_returns"])
+        if how in ("cut", "raise") and not counted:
+            self._pending[id(self._frame)] = (info, list(state.blocks))
+        else:
+            self._flush(info, self._frame, state.blocks)
+            self._emitted[id(self._frame)] = 0
+        super()._end(info, state, how)
+
+
+def pathprof_streams(profiler: SubpathProfiler, infos: list[Any]) -> list[tuple]:
+    visible = {info.meta["qualname"]: info.visible for info in infos}
+    streams = []
+    assert profiler.record is not None
+    for blocks in profiler.record.values():
+        named = [(profiler.blocks[i].qualname, profiler.blocks[i].block) for i in blocks]
+        shown = tuple(b for b in named if b[1] in visible[b[0]])
+        if shown:
+            streams.append(shown)
+    return sorted(streams)
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=[p.stem for p in PROGRAMS])
+def test_the_stream_is_the_blocks_that_ran_in_order(path: Path) -> None:
+    loaded = load_instrumented(path, subpaths=True)
+    infos = loaded.function_infos()
+    oracle = StreamOracle(infos)
+    profiler = SubpathProfiler(SubpathSampler(period=50, seed=1,
+                                              lengths=LengthDistribution.geometric(3)),
+                               exact=True, record=True)
+
+    def run() -> object:
+        loaded.execute()
+        return loaded.module.drive()
+
+    profiler.start()
+    try:
+        oracle.run(run)
+    finally:
+        profiler.stop()
+    assert not oracle.errors, oracle.errors
+    assert profiler.failures == 0
+    expected = sorted(tuple(s) for s in oracle.streams.values() if s)
+    assert pathprof_streams(profiler, infos) == expected
+
+
+@pytest.mark.parametrize("outside", [False, True], ids=["registers-in-frame",
+                                                        "registers-outside"])
+@settings(max_examples=100, deadline=None)
+@given(source=functions(), data=st.data())
+def test_random_programs_stream_the_blocks_that_ran(tmp_path_factory: Any, outside: bool,
+                                                    source: str, data: st.DataObject) -> None:
+    """Random programs (loops, try, with, match, raise, break, continue, return) on
+    random inputs: the stream equals the instruction trace's."""
+    inputs = data.draw(st.lists(st.sampled_from([(s, s % 3) for s in range(8)]),
+                                min_size=1, max_size=4))
+    directory = tmp_path_factory.mktemp("random")
+    path = directory / f"random_{hashlib.sha256(source.encode()).hexdigest()[:12]}.py"
+    path.write_text(source, encoding="utf-8")
+    loaded = load_instrumented(path, f"pathprof_stream_{path.stem}_{next(_runs)}",
+                               registers_outside=outside, subpaths=True)
+    infos = loaded.function_infos()
+    loaded.execute()
+    oracle = StreamOracle(infos)
+    profiler = SubpathProfiler(SubpathSampler(period=7, seed=3), exact=True, record=True)
+    profiler.start()
+    try:
+        oracle.run(lambda: [_outcome(loaded.module.f, s, n) for s, n in inputs])
+    finally:
+        profiler.stop()
+        sys.modules.pop(loaded.module.__name__, None)
+    assert not oracle.errors, (oracle.errors, source)
+    assert profiler.failures == 0, source
+    expected = sorted(tuple(s) for s in oracle.streams.values() if s)
+    assert pathprof_streams(profiler, infos) == expected, source
+
