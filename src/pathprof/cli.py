@@ -99,6 +99,48 @@ def _parser() -> argparse.ArgumentParser:
                        "instead of the table)")
     _program_arguments(count)
 
+    hot = commands.add_parser(
+        "hot",
+        help="run a Python program and show its hottest subpaths, estimated online",
+        description="Run a program with the selected code instrumented for online subpath "
+        "sampling (OSP, Oren 2002): subpaths start anywhere and cross calls; a sample of "
+        "them, held to a memory budget, gives estimated counts with Chernoff error bounds, "
+        "shown live while the program runs and at its end.",
+    )
+    _selection_options(hot, "sample")
+    hot.add_argument("--period", type=float, default=10_000.0, metavar="N",
+                     help="start one sample per N blocks at first (default 10000; it grows "
+                     "as the sample fills its budget)")
+    hot.add_argument("--memory", type=_positive, default=2000, metavar="SUBPATHS",
+                     help="at most this many distinct subpaths in the sample (default 2000)")
+    hot.add_argument("--longest", type=_positive, default=5, metavar="N",
+                     help="sample lengths 2, 4, ... 2^N blocks (default 5: up to 32)")
+    hot.add_argument("--lengths", choices=("geometric", "uniform"), default="geometric",
+                     help="length 2^n with probability 2^-n (default), or all alike")
+    hot.add_argument("--encoding", choices=("exact", "rotation"), default="exact",
+                     help="count block sequences as they are (default), or a loop entered "
+                     "at another block as the same subpath (rotation)")
+    hot.add_argument("--rank", choices=("count", "length", "cost"), default="count",
+                     help="order by estimated count (default), count x length, or count x "
+                     "mean block cost")
+    hot.add_argument("--top", type=_positive, default=10, metavar="K",
+                     help="show the K hottest (default 10)")
+    hot.add_argument("--confidence", type=float, default=0.95, metavar="C",
+                     help="confidence of the error bounds (default 0.95)")
+    hot.add_argument("--one-sided", action="store_true",
+                     help="a one-sided bound: how far below the estimate the count may be")
+    hot.add_argument("--seed", type=int, default=None, help="seed of the sampler's choices")
+    hot.add_argument("--exact", action="store_true",
+                     help="also count every subpath exactly (slow: to evaluate the estimates)")
+    hot.add_argument("--live", dest="live", action="store_true", default=None,
+                     help="show the hottest subpaths while the program runs (default: when "
+                     "standard error is a terminal)")
+    hot.add_argument("--no-live", dest="live", action="store_false")
+    hot.add_argument("--json", dest="json_file", metavar="FILE",
+                     help="also write the estimates as JSON to FILE ('-': standard output, "
+                     "instead of the table)")
+    _program_arguments(hot)
+
     instrument = commands.add_parser(
         "instrument",
         help="instrument the selected source ahead of a run (fills the cache)",
@@ -302,6 +344,51 @@ def _command_count(args: argparse.Namespace) -> int:
         if args.json_file == "-":
             return status
     render_counts(Console(), found, sort=args.sort, top=args.top)
+    return status
+
+
+def _command_hot(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from pathprof.report.subpaths_text import render_hot, subpath_table
+    from pathprof.subpaths import SubpathSampling
+
+    if not 0.0 < args.confidence < 1.0:
+        raise PathprofError("--confidence is a probability strictly between 0 and 1")
+    path, program_args, default_dirs = _program(args)
+    sampling = SubpathSampling(source=args.source, include=args.include, omit=args.omit,
+                               default_dirs=default_dirs, period=args.period,
+                               budget=args.memory, longest=args.longest,
+                               lengths=args.lengths, encoding=args.encoding, seed=args.seed,
+                               exact=args.exact, cache=not args.no_cache)
+    compile_main = _main_compiler(sampling.selection, sampling.options)
+
+    def hottest() -> list[Any]:
+        return sampling.hottest(top=args.top, confidence=args.confidence,
+                                one_sided=args.one_sided, rank=args.rank)
+
+    errors = Console(stderr=True)
+    live_view = args.live if args.live is not None else errors.is_terminal
+    live = None
+    if live_view:
+        from rich.live import Live
+
+        live = Live(get_renderable=lambda: subpath_table(
+            hottest(), title="Hottest subpaths so far", confidence=args.confidence),
+            console=errors, refresh_per_second=2, transient=True)
+    with live if live is not None else contextlib.nullcontext():
+        status = _run_program(args, path, program_args, sampling.start, sampling.stop,
+                              compile_main)
+    found = hottest()
+    if args.json_file:
+        document = {"format": 1, "confidence": args.confidence, "one_sided": args.one_sided,
+                    "rank": args.rank, "encoding": args.encoding, **sampling.summary(),
+                    "subpaths": [h.to_json() for h in found]}
+        with _output(None if args.json_file == "-" else args.json_file) as output:
+            output.write(json.dumps(document, indent=2) + "\n")
+        if args.json_file == "-":
+            return status
+    render_hot(Console(), found, sampling.summary(), confidence=args.confidence)
     return status
 
 
@@ -699,6 +786,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"pathprof: {err}", file=sys.stderr)
             return ERR
     handlers = {"plan": _command_plan, "run": _command_run, "count": _command_count,
+                "hot": _command_hot,
                 "instrument": _command_instrument,
                 "report": _command_report,
                 "coverage": _command_coverage, "html": _command_html, "diff": _command_diff,

@@ -4,7 +4,7 @@ Code instrumented with ``subpaths`` (:func:`pathprof.python.rewrite._count_down`
 is Ball-Larus path profiling plus, where each path ends, a countdown in bulk:
 ``_@pp_Q[0] -= <blocks on the path>``. While no sample is near, that is all it
 costs. When the countdown reaches 0 -- the sampler's gap to its next start is
-within :data:`HORIZON` blocks -- the runtime calls :meth:`SubpathProfiler.path_end`
+within :func:`horizon` blocks -- the runtime calls :meth:`SubpathProfiler.path_end`
 and the profiler starts *observing*: every path end, every call of an instrumented
 function and every exception caught then reaches it, and it rebuilds the stream of
 blocks in the order they ran, a callee's blocks where the call happened:
@@ -35,6 +35,8 @@ by ``tests/test_subpaths.py``).
 from __future__ import annotations
 
 import _thread
+import contextlib
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,11 +45,14 @@ from pathprof.data.profile import _end_kind, numbering_of
 from pathprof.graph.numbering import Numbering, regenerate, regenerate_prefix
 from pathprof.runtime.subpaths import ExactSubpathCounter, SubpathSampler
 
-__all__ = ["HORIZON", "BlockInfo", "SubpathProfiler"]
+__all__ = ["BlockInfo", "SubpathProfiler", "horizon", "stream_key"]
 
-#: Blocks before a sample start at which observation begins: longer than most
-#: acyclic paths, so that a start is seldom passed in bulk.
-HORIZON = 256
+def horizon() -> int:
+    """Blocks before a sample start at which observation begins: four times the
+    longest path of the code instrumented so far (at least 32, at most 256), so
+    that a path end seldom passes a start in bulk, even with the blocks of the
+    paths still running below it (:attr:`SubpathProfiler.overshot` counts those)."""
+    return min(max(4 * runtime.longest_path, 32), 256)
 
 
 @dataclass(frozen=True)
@@ -72,7 +77,8 @@ class _Track:
     stream: Any
     emitted: int = 0
     #: per with statement whose exit is held, innermost first: (held block ids, the
-    #: with's line span, its with-after block)
+    #: with's line span, its with-after block, the blocks before the exit as far as
+    #: its call tells)
     held: list[Any] = field(default_factory=list)
 
 
@@ -108,10 +114,13 @@ class SubpathProfiler:
         self.observing = False
         #: events pathprof could not decode (a path left out of the stream)
         self.failures = 0
+        #: samples whose start a path end passed in bulk (taken late)
+        self.overshot = 0
         self.blocks: list[BlockInfo] = []
         self._block_ids: dict[tuple[int, int, int], int] = {}
         self._numberings: dict[tuple[int, int], Numbering] = {}
         self._paths: dict[tuple[int, int, int], tuple[tuple[int, ...], bool]] = {}
+        self._prefixes: dict[tuple[int, int, int, int], tuple[int, ...]] = {}
         self._functions: dict[Any, tuple[Any, int] | None] = {}
         self._frames: dict[int, _Track] = {}
         #: held ``__exit__`` streams -> the track of the frame that called it, and
@@ -141,7 +150,7 @@ class SubpathProfiler:
         self._frames.clear()
 
     def _count_down(self) -> None:
-        """Back to bulk skipping: the countdown ends ``HORIZON`` blocks before the
+        """Back to bulk skipping: the countdown ends ``horizon()`` blocks before the
         next start."""
         self.observing = False
         runtime.observe_blocks(False)
@@ -151,7 +160,7 @@ class SubpathProfiler:
         for stream, _exact in self._streams.values():
             stream.close()
         self._streams.clear()
-        runtime.countdown[0] = self.sampler.gap - HORIZON
+        runtime.countdown[0] = self.sampler.gap - horizon()
 
     def _observe(self) -> None:
         self.observing = True
@@ -161,7 +170,7 @@ class SubpathProfiler:
     # -- called by the runtime ---------------------------------------------------
 
     def path_end(self, state: Any, index: int, number: int, frame: Any) -> None:
-        with runtime.own_work, self._lock:
+        with self._lock:
             if self._busy:
                 return
             self._busy = 1
@@ -186,11 +195,11 @@ class SubpathProfiler:
             if track.stream == ("frame", id(frame)):
                 self._close(track.stream)
         if self.exact is None and not any(s.windows for s, _ in self._streams.values()) \
-                and self.sampler.gap > HORIZON:
+                and self.sampler.gap > horizon():
             self._count_down()
 
     def enter(self, state: Any, index: int, frame: Any) -> None:
-        with runtime.own_work, self._lock:
+        with self._lock:
             if not self.observing or self._busy:
                 return
             self._busy = 1
@@ -238,7 +247,8 @@ class SubpathProfiler:
         if compound is None:
             return None
         key = ("hold", id(frame))
-        hold = ([], (compound["span"][0], compound["span"][2]), compound["with-exit"])
+        hold = ([], (compound["span"][0], compound["span"][2]), compound["with-exit"],
+                self._exit_prefix(caller, state, index, blockmap, compound))
         track.held.append(hold)  # after the exits of withs inside it, held already
         self._held[key] = (track, hold)
         return key
@@ -246,7 +256,7 @@ class SubpathProfiler:
     def cut(self, state: Any, index: int, frame: Any, located: tuple[int, str] | None,
             register: int) -> None:
         """An exception caught in ``frame`` ended its path where ``located`` says."""
-        with runtime.own_work, self._lock:
+        with self._lock:
             if located is None or self._busy:
                 return
             self._busy = 1
@@ -289,30 +299,37 @@ class SubpathProfiler:
         """Something pathprof could not decode: the frame's path leaves the stream
         (counted in :attr:`failures`, which tests expect to stay 0)."""
         self.failures += 1
+        if os.environ.get("PATHPROF_DEBUG_SUBPATHS"):
+            import traceback
+
+            traceback.print_exc()
         self._frames.pop(id(frame), None)
 
     # -- the stream --------------------------------------------------------------
 
     def _start_observing(self, frame: Any) -> None:
         """The countdown reached 0 at a path end in ``frame``: the next start is
-        ``countdown + HORIZON`` blocks away. The frames below it on this thread's
-        stack have run their paths up to the call they are in: that much of each is
-        before the start, not in the stream."""
-        sampler = self.sampler
-        remaining = runtime.countdown[0] + HORIZON
-        passed = sampler.gap - remaining
-        sampler.positions += max(passed, 0)
-        sampler.gap = max(remaining, 1)
-        self._observe()
+        ``countdown + horizon()`` blocks away, less the blocks the frames below it
+        on this thread's stack have run of their current paths (up to the call they
+        are in), which went by uncounted: paths are counted where they end."""
+        unseen = 0
         caller = frame.f_back
         while caller is not None:
             found = self._function(caller)
             if found is not None:
                 state, index = found
                 prefix = self._frame_prefix(caller, state, index)
-                self._frames[id(caller)] = _Track(state, index, stream_key(caller),
-                                                  len(prefix) if prefix is not None else 0)
+                done = len(prefix) if prefix is not None else 0
+                unseen += done
+                self._frames[id(caller)] = _Track(state, index, stream_key(caller), done)
             caller = caller.f_back
+        sampler = self.sampler
+        remaining = runtime.countdown[0] + horizon() - unseen
+        sampler.positions += max(sampler.gap - remaining, 0)
+        if remaining < 1:
+            self.overshot += 1  # the start went by: it is taken at the next block
+        sampler.gap = max(remaining, 1)
+        self._observe()
 
     def _flush_caller(self, caller: Any) -> None:
         """A call from ``caller``: its blocks up to the one making the call go out
@@ -353,7 +370,7 @@ class SubpathProfiler:
         function = track.state.meta["functions"][track.index]
         start = 0
         while track.held:
-            _idents, (first, last), after = track.held[0]
+            _idents, (first, last), after, _before = track.held[0]
             cut = next((i for i in range(start, len(blocks))
                         if blocks[i] == after or not _inside(function, blocks[i], first, last)),
                        None)
@@ -378,8 +395,34 @@ class SubpathProfiler:
         self._send(track.stream, hold[0])
 
     def _release(self, track: _Track) -> None:
+        """The frame that held exits has no more blocks to tell where they go (an
+        exception left it, or sampling stops): its blocks before each exit, as far
+        as the exit's call could tell, then the exit's."""
         while track.held:
+            before = track.held[0][3]
+            if before is not None and len(before) > track.emitted:
+                key = id(track.state)
+                self._send(track.stream, [self._block_id(track.state, track.index, b, key)
+                                          for b in before[track.emitted:]])
+                track.emitted = len(before)
             self._release_first(track)
+
+    def _exit_prefix(self, caller: Any, state: Any, index: int, blockmap: Any,
+                     compound: dict[str, Any]) -> tuple[int, ...] | None:
+        """The blocks ``caller`` ran of its path before a with's ``__exit__`` it is
+        calling, as far as the call tells: a return's or continue's exit follows a
+        path already out; the normal exit follows the with's body (the path reaches
+        the block after the with, less that block); a break's, its block."""
+        register = _register_of(caller)
+        located = blockmap.locate(caller.f_lasti)
+        if register is None or located is None or located[1] != "cut":
+            return None
+        with contextlib.suppress(ValueError):
+            if located[0] != compound["with-exit"]:
+                return self._prefix(state, index, located[0], register)
+        with contextlib.suppress(ValueError):
+            return self._prefix(state, index, compound["with-exit"], register)[:-1]
+        return None
 
     def _send(self, key: Any, idents: list[int]) -> None:
         if not idents:
@@ -438,23 +481,33 @@ class SubpathProfiler:
         key = (id(state), index, number)
         found = self._paths.get(key)
         if found is None:
-            function = state.meta["functions"][index]
-            ends = (function["entry"], function["exit"])
-            numbering = self._numbering(state, index)
-            path = regenerate(numbering, number)
-            # A return ends the call; a raise or re-raise may still run a finally.
-            returns = bool(path.edges) and _end_kind(function, numbering, path.edges,
-                                                     path.end) == "return"
-            found = self._paths[key] = (tuple(b for b in path.blocks if b not in ends),
-                                        returns)
+            with runtime.own_work:  # the graph code decoding it may be measured code
+                return self._decode_path(state, index, number, key)
+        return found
+
+    def _decode_path(self, state: Any, index: int, number: int, key: Any
+                     ) -> tuple[tuple[int, ...], bool]:
+        function = state.meta["functions"][index]
+        ends = (function["entry"], function["exit"])
+        numbering = self._numbering(state, index)
+        path = regenerate(numbering, number)
+        # A return ends the call; a raise or re-raise may still run a finally.
+        returns = bool(path.edges) and _end_kind(function, numbering, path.edges,
+                                                 path.end) == "return"
+        found = self._paths[key] = (tuple(b for b in path.blocks if b not in ends), returns)
         return found
 
     def _prefix(self, state: Any, index: int, block: int, register: int) -> tuple[int, ...]:
-        function = state.meta["functions"][index]
-        ends = (function["entry"], function["exit"])
-        path = regenerate_prefix(self._numbering(state, index), block,
-                                 register + function["query"][block])
-        return tuple(b for b in path.blocks if b not in ends)
+        key = (id(state), index, block, register)
+        found = self._prefixes.get(key)
+        if found is None:
+            with runtime.own_work:  # the graph code decoding it may be measured code
+                function = state.meta["functions"][index]
+                ends = (function["entry"], function["exit"])
+                path = regenerate_prefix(self._numbering(state, index), block,
+                                         register + function["query"][block])
+                found = self._prefixes[key] = tuple(b for b in path.blocks if b not in ends)
+        return found
 
     def _frame_prefix(self, frame: Any, state: Any, index: int) -> tuple[int, ...] | None:
         """The blocks ``frame`` has run of its current path, through the block of the

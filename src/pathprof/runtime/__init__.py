@@ -332,6 +332,10 @@ def register(name: str, filename: str, key: str, sizes: tuple[int, ...], meta_js
     _modules.append(state)
     if subpaths is not None:
         _subpath_modules.append(state)
+        global longest_path
+        for lengths in subpaths:
+            longest = max(lengths, default=0) if lengths is not None else LONGEST_LISTED
+            longest_path = max(longest_path, longest)
     return state
 
 
@@ -343,6 +347,11 @@ FAR = 1 << 62
 #: (``_@pp_Q[0] -= length``); the sampler sets it, and calls come when it reaches 0.
 countdown = [FAR]
 _subpath_modules: list[ModuleState] = []
+#: The most blocks on one path of the functions instrumented for subpaths (those
+#: with too many paths to list count as LONGEST_LISTED): how soon before a sample
+#: the sampler starts observing, so that no path's end passes its start.
+LONGEST_LISTED = 256
+longest_path = 0
 #: The sampler (:class:`pathprof.measure.subpaths.SubpathProfiler`) while one runs.
 subpaths: Any = None
 

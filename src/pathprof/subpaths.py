@@ -1,0 +1,164 @@
+"""The hottest subpaths of a running program, estimated online (Oren 2002, OSP).
+
+``pathprof hot script.py`` uses :class:`SubpathSampling`; from inside a program
+measured that way, :func:`snapshot` gives the estimates so far. A subpath is any
+run of consecutive blocks of one stream (a thread, or a generator's or coroutine's
+frame), starting anywhere and crossing calls; see
+:mod:`pathprof.measure.subpaths` for the stream and
+:mod:`pathprof.runtime.subpaths` for the sampler.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pathprof.exceptions import ConfigError
+
+__all__ = ["ENCODINGS", "LENGTHS", "HotSubpath", "SubpathSampling", "snapshot"]
+
+ENCODINGS = ("exact", "rotation")
+#: length distributions: ``geometric`` (2^n with probability 2^-n, Oren's default),
+#: ``uniform`` (each power of two up to the longest alike)
+LENGTHS = ("geometric", "uniform")
+
+
+@dataclass(frozen=True)
+class HotSubpath:
+    """One subpath's estimate, with the source it runs."""
+
+    rank: int
+    blocks: tuple[int, ...]
+    #: per block: (file, qualified name, first source line, last source line)
+    places: tuple[tuple[str, str, int | None, int | None], ...]
+    sampled: int
+    estimate: float
+    error: float  #: the thesis's relative error at the confidence
+    low: float
+    high: float
+    exact: int | None = None  #: with ``--exact``: the subpath's count
+
+    def to_json(self) -> dict[str, Any]:
+        found = {"rank": self.rank, "length": len(self.blocks), "sampled": self.sampled,
+                 "estimate": round(self.estimate, 3), "relative_error": round(self.error, 6),
+                 "low": round(self.low, 3),
+                 "high": None if self.high == float("inf") else round(self.high, 3),
+                 "blocks": [{"file": f, "function": q, "first_line": a, "last_line": b}
+                            for f, q, a, b in self.places]}
+        if self.exact is not None:
+            found["exact"] = self.exact
+        return found
+
+
+class SubpathSampling(contextlib.ContextDecorator):
+    """Instrument the selected modules imported while started for subpath sampling.
+    Selection works as for :class:`pathprof.Profiler`. ``period``: one stream
+    position in ``period`` starts a sample at first (it grows as the sample fills
+    ``budget`` distinct subpaths); ``longest``: sample lengths 2..2^longest;
+    ``exact`` also counts every subpath (slow: for evaluation)."""
+
+    def __init__(self, *, source: Sequence[str] = (), include: Sequence[str] = (),
+                 omit: Sequence[str] = (), default_dirs: Sequence[str] | None = None,
+                 period: float = 1000.0, budget: int = 2000, longest: int = 5,
+                 lengths: str = "geometric", encoding: str = "exact", seed: int | None = None,
+                 exact: bool = False, cache: bool = True) -> None:
+        from pathprof.measure.importhook import ImportHook, InstrumentOptions
+        from pathprof.measure.interpreter import require_gil
+        from pathprof.measure.subpaths import SubpathProfiler
+        from pathprof.python.selection import Selection
+        from pathprof.runtime.subpaths import LengthDistribution, SubpathSampler
+
+        require_gil()
+        if encoding not in ENCODINGS:
+            raise ConfigError(f"encoding must be one of {', '.join(ENCODINGS)}, "
+                              f"not {encoding!r}")
+        if lengths not in LENGTHS:
+            raise ConfigError(f"lengths must be one of {', '.join(LENGTHS)}, not {lengths!r}")
+        if not 1 <= longest <= 16:
+            raise ConfigError("the longest sample is 2^N blocks with N from 1 to 16")
+        distribution = (LengthDistribution.geometric(longest) if lengths == "geometric"
+                        else LengthDistribution.uniform([2 ** n for n in range(1, longest + 1)]))
+        try:
+            sampler = SubpathSampler(period=period, budget=budget, lengths=distribution,
+                                     encoding=encoding, seed=seed)
+        except ValueError as err:
+            raise ConfigError(str(err)) from err
+        self.profiler = SubpathProfiler(sampler, exact=exact)
+        self.options = InstrumentOptions(mode="path", cache=cache, subpaths=True)
+        self.selection = Selection(source, include, omit,
+                                   [os.getcwd()] if default_dirs is None else default_dirs)
+        self.hook = ImportHook(self.selection, self.options)
+
+    def start(self) -> SubpathSampling:
+        from pathprof.messages import warn
+
+        self.hook.install()
+        late = [name for name, _module in self.hook.already_imported()]
+        if late:
+            warn("already imported before sampling started, so not sampled: "
+                 + ", ".join(late[:5]) + (f" and {len(late) - 5} more" if len(late) > 5 else ""))
+        self.profiler.start()
+        return self
+
+    def stop(self) -> None:
+        self.profiler.stop()
+        self.hook.uninstall()
+
+    def __enter__(self) -> SubpathSampling:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def hottest(self, *, top: int | None = 10, confidence: float = 0.95,
+                one_sided: bool = False, rank: str = "count",
+                threshold: float | None = None) -> list[HotSubpath]:
+        return _hottest(self.profiler, top=top, confidence=confidence, one_sided=one_sided,
+                        rank=rank, threshold=threshold)
+
+    def summary(self) -> dict[str, Any]:
+        """What the sampler did: positions seen, period, sample size, resamplings."""
+        sampler = self.profiler.sampler
+        return {"positions": sampler.positions, "period": sampler.period,
+                "distinct_sampled": len(sampler.counts),
+                "sampled": sum(sampler.counts.values()), "budget": sampler.budget,
+                "resamplings": sampler.resamplings, "failures": self.profiler.failures}
+
+
+def _hottest(profiler: Any, *, top: int | None, confidence: float, one_sided: bool,
+             rank: str, threshold: float | None) -> list[HotSubpath]:
+    from pathprof.analysis.subpaths import estimate_subpaths
+
+    with profiler.sampler._lock:
+        snap = profiler.sampler.snapshot()
+    exact = profiler.exact.counts if profiler.exact is not None else None
+    found = []
+    for number, estimate in enumerate(estimate_subpaths(
+            snap, confidence=confidence, one_sided=one_sided, rank=rank, top=top,
+            threshold=threshold), start=1):
+        places = []
+        for ident in estimate.blocks:
+            info = profiler.blocks[ident]
+            first, last = info.lines if info.lines is not None else (None, None)
+            places.append((info.file, info.qualname, first, last))
+        found.append(HotSubpath(number, estimate.blocks, tuple(places), estimate.sampled,
+                                estimate.estimate, estimate.error, estimate.low,
+                                estimate.high,
+                                exact.get(estimate.blocks, 0) if exact is not None else None))
+    return found
+
+
+def snapshot(*, top: int | None = 10, confidence: float = 0.95, one_sided: bool = False,
+             rank: str = "count") -> list[HotSubpath]:
+    """The hottest subpaths so far, from inside a program run by ``pathprof hot``
+    (empty when no sampling runs)."""
+    from pathprof import runtime
+
+    profiler = runtime.subpaths
+    if profiler is None:
+        return []
+    return _hottest(profiler, top=top, confidence=confidence, one_sided=one_sided, rank=rank,
+                    threshold=None)

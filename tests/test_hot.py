@@ -1,0 +1,147 @@
+"""``pathprof hot`` and :mod:`pathprof.subpaths` on real programs: estimates of the
+hottest subpaths, from bulk skipping and sampling, against the exact counts of the
+same stream; the report, the JSON, the snapshot from inside the program."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import textwrap
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from pathprof.subpaths import SubpathSampling
+
+WORKLOAD = textwrap.dedent('''
+    def classify(n):
+        if n % 15 == 0:
+            return "fizzbuzz"
+        if n % 5 == 0:
+            return "buzz"
+        if n % 3 == 0:
+            return "fizz"
+        return str(n)
+
+
+    def tally(limit):
+        counts = {}
+        for n in range(limit):
+            word = classify(n)
+            if word.isdigit():
+                counts["number"] = counts.get("number", 0) + 1
+            else:
+                counts[word] = counts.get(word, 0) + 1
+        return counts
+''')
+
+
+def _sample(directory: Path, seed: int, exact: bool, limit: int) -> tuple[dict, SubpathSampling]:
+    """Run ``tally(limit)`` under sampling; (subpath named by (function, block) ->
+    estimate object, the sampling)."""
+    sampling = SubpathSampling(source=[str(directory)], period=200, budget=300, longest=3,
+                               seed=seed, exact=exact, cache=False)
+    sys.modules.pop("osp_workload", None)
+    sys.path.insert(0, str(directory))
+    sampling.start()
+    try:
+        import osp_workload  # type: ignore[import-not-found]
+
+        osp_workload.tally(limit)
+    finally:
+        sampling.stop()
+        sys.path.remove(str(directory))
+        sys.modules.pop("osp_workload", None)
+    blocks = sampling.profiler.blocks
+    named = {tuple((blocks[i].qualname, blocks[i].block) for i in h.blocks): h
+             for h in sampling.hottest(top=None)}
+    return named, sampling
+
+
+def test_sampled_estimates_are_unbiased_and_within_their_bounds(tmp_path: Path) -> None:
+    """Bulk skipping and observation near the starts, 25 seeds, against the exact
+    counts of the same (deterministic) stream: every estimate within its 95 %
+    bounds at least 95 % of the time, and the hottest subpaths' mean estimates
+    within 4 standard errors of their counts."""
+    (tmp_path / "osp_workload.py").write_text(WORKLOAD)
+    _named, reference = _sample(tmp_path, 0, True, 30_000)
+    blocks = reference.profiler.blocks
+    exact = {tuple((blocks[i].qualname, blocks[i].block) for i in key): count
+             for key, count in reference.profiler.exact.counts.items()}
+    within = checked = 0
+    estimates: dict[tuple, list[float]] = defaultdict(list)
+    seeds = range(1, 26)
+    for seed in seeds:
+        named, sampling = _sample(tmp_path, seed, False, 30_000)
+        assert sampling.profiler.failures == 0
+        # Positions are counted where paths end, and again for the blocks of the paths
+        # running when observation stops: about the stream's length.
+        blocks_run = sum(count for key, count in exact.items() if len(key) == 2) + 1
+        assert abs(sampling.summary()["positions"] - blocks_run) <= 0.02 * blocks_run
+        for key, found in named.items():
+            within += found.low <= exact[key] <= found.high
+            checked += 1
+            estimates[key].append(found.estimate)
+    assert within / checked >= 0.95
+    for key in sorted(exact, key=lambda k: -exact[k])[:5]:
+        runs = estimates[key] + [0.0] * (len(seeds) - len(estimates[key]))
+        error = statistics.stdev(runs) / len(runs) ** 0.5
+        assert abs(statistics.fmean(runs) - exact[key]) <= 4 * error, key
+
+
+def _hot(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PATHPROF_")}
+    env["COLUMNS"] = "140"
+    return subprocess.run([sys.executable, "-m", "pathprof", "hot", *args], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_hot_reports_the_hottest_subpaths_and_writes_json(tmp_path: Path) -> None:
+    (tmp_path / "work.py").write_text(WORKLOAD + textwrap.dedent('''
+        import pathprof.subpaths
+
+        print(tally(20_000)["fizz"])
+        print(len(pathprof.subpaths.snapshot(top=3)))
+    '''))
+    done = _hot(tmp_path, "--period", "50", "--seed", "3", "--exact", "--top", "5",
+                "--json", "hot.json", "work.py")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:2] == ["5333", "3"]  # the program's output, and
+    # the snapshot it took from inside
+    report = json.loads((tmp_path / "hot.json").read_text())
+    assert report["failures"] == 0
+    assert len(report["subpaths"]) == 5
+    first = report["subpaths"][0]
+    assert first["rank"] == 1
+    assert first["exact"] > 0
+    assert first["low"] <= first["exact"] <= first["high"]
+    functions = {b["function"] for s in report["subpaths"] for b in s["blocks"]}
+    assert functions <= {"classify", "tally"}
+    assert all(b["first_line"] is not None for s in report["subpaths"] for b in s["blocks"])
+    assert "Hottest subpaths" in done.stdout
+    assert "tally:" in done.stdout
+    assert "classify:" in done.stdout
+    assert "exact" in done.stdout
+
+
+def test_hot_with_a_short_run_says_nothing_was_sampled(tmp_path: Path) -> None:
+    (tmp_path / "tiny.py").write_text("def f():\n    return 1\n\nf()\n")
+    done = _hot(tmp_path, "--period", "1e9", "tiny.py")
+    assert done.returncode == 0, done.stderr
+    assert "No subpath was sampled" in done.stdout
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--confidence", "1.5", "x.py"], "--confidence is a probability"),
+    (["--period", "0", "x.py"], "period"),
+])
+def test_bad_hot_options_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "x.py").write_text("pass\n")
+    done = _hot(tmp_path, *args)
+    assert done.returncode != 0
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
