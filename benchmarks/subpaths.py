@@ -1,0 +1,117 @@
+"""OSP on the benchmark workloads: overhead of ``pathprof hot``, and its estimates
+against the exact subpath counts (Oren 2002, §4: Tables 4.3, 4.8-4.10).
+
+``python benchmarks/subpaths.py [--workloads a,b] [--accuracy a,b] [--repeat 3]``
+
+- **Overhead** (§2.2): each workload's own timed call (``workloads.py`` prints it,
+  so start-up and instrumentation are left out), best of ``--repeat``, plain;
+  under ``pathprof hot`` with a period too long to ever sample (skipping only: the
+  bulk countdown where paths end); and sampling at the default period (10,000) and
+  at 1,000. Ratios to plain: total overhead = sampling / plain - 1, skipping = skip
+  / plain - 1, sampling alone = the difference.
+- **Accuracy**: one run with ``--exact`` (the sampler and the exact counter see
+  the same stream), at a period of 1,000 and a reduced number of loops: whether the
+  estimated top 5 is the exact top 5 as a set, how many estimates of the top 10
+  lie within their 95 % bounds, and the hottest subpath's error against its bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from workloads import WORKLOADS, measured_files
+
+HERE = Path(__file__).parent
+
+
+def _timed(command: list[str]) -> float:
+    """The workload's own seconds, as ``workloads.py`` prints them."""
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    line = next(line for line in reversed(done.stdout.splitlines()) if line.startswith("{"))
+    return float(json.loads(line)["seconds"])
+
+
+def _hot(name: str, loops: int, *options: str) -> list[str]:
+    sources = [arg for f in measured_files(name) for arg in ("--source", f)]
+    return [sys.executable, "-m", "pathprof", "hot", "--no-live", *sources, *options,
+            str(HERE / "workloads.py"), name, str(loops)]
+
+
+def overhead(name: str, repeat: int) -> dict[str, Any]:
+    loops = WORKLOADS[name].loops
+    plain = [sys.executable, str(HERE / "workloads.py"), name, str(loops)]
+    modes = {"plain": plain, "skip": _hot(name, loops, "--period", "1e15"),
+             "hot": _hot(name, loops), "hot1000": _hot(name, loops, "--period", "1000")}
+    best = {mode: min(_timed(command) for _ in range(repeat)) for mode, command in modes.items()}
+    return {mode: seconds / best["plain"] for mode, seconds in best.items()} | {
+        "plain_seconds": best["plain"]}
+
+
+def accuracy(name: str, loops: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "hot.json"
+        start = time.perf_counter()
+        subprocess.run(_hot(name, loops, "--period", "1000", "--exact", "--seed", "1",
+                            "--top", "1000000", "--json", str(out)),
+                       check=True, capture_output=True)
+        seconds = time.perf_counter() - start
+        report = json.loads(out.read_text())
+    found = report["subpaths"]
+    exact_rank = sorted(found, key=lambda s: -s["exact"])
+    # The exact top 5 over every subpath, not only the sampled ones: a subpath never
+    # sampled has no entry, and then the sets differ, as they should.
+    top5_estimated = {json.dumps(s["blocks"]) for s in found[:5]}
+    top5_exact = {json.dumps(s["blocks"]) for s in exact_rank[:5]}
+    within = sum(s["low"] <= s["exact"] <= (s["high"] or float("inf")) for s in found[:10])
+    hottest = found[0] if found else None
+    return {"blocks": report["positions"], "sampled": report["sampled"],
+            "distinct": report["distinct_sampled"], "period": report["period"],
+            "top5_same": top5_estimated == top5_exact, "within10": within,
+            "listed": min(10, len(found)),
+            "hottest_error": (abs(hottest["estimate"] - hottest["exact"]) / hottest["exact"]
+                              if hottest and hottest["exact"] else None),
+            "hottest_bound": hottest["relative_error"] if hottest else None,
+            "hottest_length": len(hottest["blocks"]) if hottest else None,
+            "failures": report["failures"], "seconds": seconds}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--accuracy", default="", help="workloads for the --exact runs")
+    parser.add_argument("--accuracy-loops", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    names = [n for n in args.workloads.split(",") if n]
+    if names:
+        print("| workload | plain (s) | skipping | sampling (period 10,000) | sampling "
+              "(period 1,000) |")
+        print("| --- | ---: | ---: | ---: | ---: |")
+        for name in names:
+            r = overhead(name, args.repeat)
+            print(f"| {name} | {r['plain_seconds']:.3f} | {r['skip']:.2f}x | {r['hot']:.2f}x "
+                  f"| {r['hot1000']:.2f}x |", flush=True)
+    picked = [n for n in args.accuracy.split(",") if n]
+    if picked:
+        print("\n| workload | blocks | samples (distinct) | final period | top 5 = exact "
+              "top 5 | top 10 within 95 % bound | hottest: error / bound (length) |")
+        print("| --- | ---: | ---: | ---: | :---: | ---: | ---: |")
+        for name in picked:
+            a = accuracy(name, args.accuracy_loops)
+            hottest = ("-" if a["hottest_error"] is None else
+                       f"{a['hottest_error']:.2%} / {a['hottest_bound']:.2%} "
+                       f"({a['hottest_length']})")
+            print(f"| {name} | {a['blocks']:,} | {a['sampled']:,} ({a['distinct']:,}) | "
+                  f"{a['period']:,.0f} | {'yes' if a['top5_same'] else 'no'} | "
+                  f"{a['within10']}/{a['listed']} | {hottest} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
