@@ -1,7 +1,7 @@
 """OSP on the benchmark workloads: overhead of ``pathprof hot``, and its estimates
 against the exact subpath counts (Oren 2002, §4: Tables 4.3, 4.8-4.10).
 
-``python benchmarks/subpaths.py [--workloads a,b] [--accuracy a,b] [--repeat 3]``
+``python benchmarks/subpaths.py [--workloads a,b] [--accuracy a,b] [--incremental a]``
 
 - **Overhead** (§2.2): each workload's own timed call (``workloads.py`` prints it,
   so start-up and instrumentation are left out), best of ``--repeat``, plain;
@@ -13,6 +13,8 @@ against the exact subpath counts (Oren 2002, §4: Tables 4.3, 4.8-4.10).
   the same stream), at a period of 1,000 and a reduced number of loops: whether the
   estimated top 5 is the exact top 5 as a set, how many estimates of the top 10
   lie within their 95 % bounds, and the hottest subpath's error against its bound.
+- **Incremental results** (Table 4.11): at ten evenly spaced moments of one run, the
+  rank among the estimates of each of the exact top 5 so far.
 """
 
 from __future__ import annotations
@@ -54,12 +56,12 @@ def overhead(name: str, repeat: int) -> dict[str, Any]:
         "plain_seconds": best["plain"]}
 
 
-def accuracy(name: str, loops: int) -> dict[str, Any]:
+def accuracy(name: str, loops: int, *options: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "hot.json"
         start = time.perf_counter()
         subprocess.run(_hot(name, loops, "--period", "1000", "--exact", "--seed", "1",
-                            "--top", "1000000", "--json", str(out)),
+                            "--top", "1000000", "--json", str(out), *options),
                        check=True, capture_output=True)
         seconds = time.perf_counter() - start
         report = json.loads(out.read_text())
@@ -79,7 +81,15 @@ def accuracy(name: str, loops: int) -> dict[str, Any]:
                               if hottest and hottest["exact"] else None),
             "hottest_bound": hottest["relative_error"] if hottest else None,
             "hottest_length": len(hottest["blocks"]) if hottest else None,
-            "failures": report["failures"], "seconds": seconds}
+            "failures": report["failures"], "seconds": seconds,
+            "moments": report.get("moments", [])}
+
+
+def incremental(name: str, loops: int) -> list[dict[str, Any]]:
+    """Table 4.11: at ten evenly spaced moments of the run, the exact top 5 so far
+    and each one's rank among the estimates."""
+    total = accuracy(name, loops)["blocks"]
+    return accuracy(name, loops, "--checkpoint-every", str(max(total // 10, 1)))["moments"]
 
 
 def main() -> None:
@@ -88,6 +98,7 @@ def main() -> None:
     parser.add_argument("--accuracy", default="", help="workloads for the --exact runs")
     parser.add_argument("--accuracy-loops", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--incremental", default="", help="a workload for Table 4.11")
     args = parser.parse_args()
     names = [n for n in args.workloads.split(",") if n]
     if names:
@@ -111,6 +122,18 @@ def main() -> None:
             print(f"| {name} | {a['blocks']:,} | {a['sampled']:,} ({a['distinct']:,}) | "
                   f"{a['period']:,.0f} | {'yes' if a['top5_same'] else 'no'} | "
                   f"{a['within10']}/{a['listed']} | {hottest} |", flush=True)
+
+
+    if args.incremental:
+        moments = incremental(args.incremental, args.accuracy_loops)
+        print(f"\nTable 4.11 on {args.incremental}: rank among the estimates of each of "
+              "the exact top 5 so far (- : not sampled)\n")
+        print("| exact rank | " + " | ".join(f"{m['positions']:,}" for m in moments) + " |")
+        print("| ---: | " + " | ".join("---:" for _ in moments) + " |")
+        for row in range(5):
+            cells = [m["ranks"][row] if row < len(m["ranks"]) else None for m in moments]
+            print(f"| {row + 1} | " + " | ".join("-" if c is None else str(c) for c in cells)
+                  + " |")
 
 
 if __name__ == "__main__":

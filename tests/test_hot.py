@@ -108,12 +108,17 @@ def test_hot_reports_the_hottest_subpaths_and_writes_json(tmp_path: Path) -> Non
         print(len(pathprof.subpaths.snapshot(top=3)))
     '''))
     done = _hot(tmp_path, "--period", "50", "--seed", "3", "--exact", "--top", "5",
-                "--json", "hot.json", "work.py")
+                "--checkpoint-every", "30000", "--json", "hot.json", "work.py")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[:2] == ["5333", "3"]  # the program's output, and
     # the snapshot it took from inside
     report = json.loads((tmp_path / "hot.json").read_text())
     assert report["failures"] == 0
+    # Every 30,000 blocks: the exact top 5 so far, each one's rank among the estimates.
+    assert [m["positions"] for m in report["moments"]] == [
+        30_000 * k for k in range(1, report["positions"] // 30_000 + 1)]
+    assert all(len(m["ranks"]) == 5 for m in report["moments"])
+    assert report["moments"][-1]["ranks"][0] is not None
     assert len(report["subpaths"]) == 5
     first = report["subpaths"][0]
     assert first["rank"] == 1

@@ -132,6 +132,9 @@ def _parser() -> argparse.ArgumentParser:
     hot.add_argument("--seed", type=int, default=None, help="seed of the sampler's choices")
     hot.add_argument("--exact", action="store_true",
                      help="also count every subpath exactly (slow: to evaluate the estimates)")
+    hot.add_argument("--checkpoint-every", type=_positive, default=0, metavar="BLOCKS",
+                     help="with --exact: every BLOCKS blocks, note the exact top 5's ranks "
+                     "among the estimates (in the JSON: moments)")
     hot.add_argument("--live", dest="live", action="store_true", default=None,
                      help="show the hottest subpaths while the program runs (default: when "
                      "standard error is a terminal)")
@@ -360,7 +363,8 @@ def _command_hot(args: argparse.Namespace) -> int:
                                default_dirs=default_dirs, period=args.period,
                                budget=args.memory, longest=args.longest,
                                lengths=args.lengths, encoding=args.encoding, seed=args.seed,
-                               exact=args.exact, cache=not args.no_cache)
+                               exact=args.exact, cache=not args.no_cache,
+                               checkpoint_every=args.checkpoint_every)
     compile_main = _main_compiler(sampling.selection, sampling.options)
 
     def hottest() -> list[Any]:

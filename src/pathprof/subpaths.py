@@ -58,13 +58,15 @@ class SubpathSampling(contextlib.ContextDecorator):
     Selection works as for :class:`pathprof.Profiler`. ``period``: one stream
     position in ``period`` starts a sample at first (it grows as the sample fills
     ``budget`` distinct subpaths); ``longest``: sample lengths 2..2^longest;
-    ``exact`` also counts every subpath (slow: for evaluation)."""
+    ``exact`` also counts every subpath (slow: for evaluation), and then with
+    ``checkpoint_every`` N, every N blocks, notes the exact top 5's ranks among
+    the estimates (:attr:`~pathprof.measure.subpaths.SubpathProfiler.moments`)."""
 
     def __init__(self, *, source: Sequence[str] = (), include: Sequence[str] = (),
                  omit: Sequence[str] = (), default_dirs: Sequence[str] | None = None,
                  period: float = 1000.0, budget: int = 2000, longest: int = 5,
                  lengths: str = "geometric", encoding: str = "exact", seed: int | None = None,
-                 exact: bool = False, cache: bool = True) -> None:
+                 exact: bool = False, cache: bool = True, checkpoint_every: int = 0) -> None:
         from pathprof.measure.importhook import ImportHook, InstrumentOptions
         from pathprof.measure.interpreter import require_gil
         from pathprof.measure.subpaths import SubpathProfiler
@@ -86,7 +88,8 @@ class SubpathSampling(contextlib.ContextDecorator):
                                      encoding=encoding, seed=seed)
         except ValueError as err:
             raise ConfigError(str(err)) from err
-        self.profiler = SubpathProfiler(sampler, exact=exact)
+        self.profiler = SubpathProfiler(sampler, exact=exact,
+                                        checkpoint_every=checkpoint_every)
         self.options = InstrumentOptions(mode="path", cache=cache, subpaths=True)
         self.selection = Selection(source, include, omit,
                                    [os.getcwd()] if default_dirs is None else default_dirs)
@@ -125,7 +128,8 @@ class SubpathSampling(contextlib.ContextDecorator):
         return {"positions": sampler.positions, "period": sampler.period,
                 "distinct_sampled": len(sampler.counts),
                 "sampled": sum(sampler.counts.values()), "budget": sampler.budget,
-                "resamplings": sampler.resamplings, "failures": self.profiler.failures}
+                "resamplings": sampler.resamplings, "failures": self.profiler.failures,
+                **({"moments": self.profiler.moments} if self.profiler.moments else {})}
 
 
 def _hottest(profiler: Any, *, top: int | None, confidence: float, one_sided: bool,

@@ -105,10 +105,14 @@ class SubpathProfiler:
     modules instrumented for subpaths (see the module docstring)."""
 
     def __init__(self, sampler: SubpathSampler, *, exact: bool = False,
-                 record: bool = False) -> None:
+                 record: bool = False, checkpoint_every: int = 0) -> None:
         self.sampler = sampler
         #: with ``record`` (tests): every block id each stream received, by stream
         self.record: dict[Any, list[int]] | None = {} if record else None
+        #: with ``exact`` and ``checkpoint_every`` N: every N blocks, the exact top 5
+        #: so far and each one's rank among the estimates (Oren's Table 4.11)
+        self.checkpoint_every = checkpoint_every if exact else 0
+        self.moments: list[dict[str, Any]] = []
         self.exact = ExactSubpathCounter(sorted(sampler.lengths.probabilities),
                                          sampler.encoding) if exact else None
         self.observing = False
@@ -432,8 +436,21 @@ class SubpathProfiler:
             stream.block(ident)
             if exact is not None:
                 exact.block(ident)
+                if self.checkpoint_every and exact.counts and (
+                        self.sampler.positions % self.checkpoint_every == 0):
+                    self._checkpoint()
         if self.record is not None:
             self.record[key].extend(idents)
+
+    def _checkpoint(self) -> None:
+        """The exact top 5 so far, and each one's rank among the estimates (None: not
+        in the sample)."""
+        from pathprof.analysis.subpaths import estimate_subpaths, rank_agreement
+
+        assert self.exact is not None
+        estimated = [e.blocks for e in estimate_subpaths(self.sampler.snapshot())]
+        self.moments.append({"positions": self.sampler.positions,
+                             "ranks": rank_agreement(estimated, self.exact.counts, k=5)})
 
     def _stream(self, key: Any) -> tuple[Any, Any]:
         found = self._streams.get(key)
