@@ -150,3 +150,49 @@ def test_bad_hot_options_are_one_line(tmp_path: Path, args: list[str], message: 
     assert done.returncode != 0
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_live_view_in_a_real_terminal(tmp_path: Path) -> None:
+    """In tmux: while the program runs, the pane shows the hottest subpaths so far;
+    at its end, the final table."""
+    import shutil
+    import time
+
+    if shutil.which("tmux") is None:
+        pytest.skip("no tmux (Debian: apt-get install tmux)")
+    (tmp_path / "work.py").write_text(WORKLOAD + textwrap.dedent('''
+        import time
+
+        for _ in range(60):
+            tally(3_000)
+            time.sleep(0.1)
+        print("program done")
+    '''))
+    session = f"pathprof-live-{os.getpid()}"
+    command = (f"cd {tmp_path} && {sys.executable} -m pathprof hot --period 100 --seed 2 "
+               f"work.py; echo EXITED $?; sleep 30")
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "150", "-y", "45",
+                    command], check=True)
+
+    def pane() -> str:
+        return subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
+                              capture_output=True, text=True).stdout
+
+    try:
+        seen_live = seen_final = ""
+        for _ in range(600):  # until each screen shows up (or a minute went by)
+            screen = pane()
+            if "Hottest subpaths so far" in screen and not seen_live:
+                seen_live = screen
+            if "EXITED" in screen:
+                seen_final = screen
+                break
+            time.sleep(0.1)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    assert seen_live, "the live view never showed"
+    assert "classify:" in seen_live
+    assert "program done" not in seen_live  # shown while the program ran
+    assert "EXITED 0" in seen_final
+    assert "Hottest subpaths (work.py)" in seen_final
+    assert "Hottest subpaths so far" not in seen_final  # the live view went away
