@@ -66,16 +66,18 @@ def accuracy(name: str, loops: int, *options: str) -> dict[str, Any]:
         seconds = time.perf_counter() - start
         report = json.loads(out.read_text())
     found = report["subpaths"]
-    exact_rank = sorted(found, key=lambda s: -s["exact"])
-    # The exact top 5 over every subpath, not only the sampled ones: a subpath never
-    # sampled has no entry, and then the sets differ, as they should.
-    top5_estimated = {json.dumps(s["blocks"]) for s in found[:5]}
-    top5_exact = {json.dumps(s["blocks"]) for s in exact_rank[:5]}
+    # The estimated top 5 is the exact top 5 when each of them is counted at least as
+    # often as the fifth hottest subpath (ties make any choice among them right). The
+    # exact counts of subpaths never sampled are not in the report: a subpath hotter
+    # than all five yet never sampled would go unseen here (the --checkpoint moments,
+    # which rank the exact top 5 over every subpath, would show it).
+    counts = sorted((s["exact"] for s in found), reverse=True)
+    fifth = counts[4] if len(counts) >= 5 else 0
     within = sum(s["low"] <= s["exact"] <= (s["high"] or float("inf")) for s in found[:10])
     hottest = found[0] if found else None
     return {"blocks": report["positions"], "sampled": report["sampled"],
             "distinct": report["distinct_sampled"], "period": report["period"],
-            "top5_same": top5_estimated == top5_exact, "within10": within,
+            "top5_same": all(s["exact"] >= fifth for s in found[:5]), "within10": within,
             "listed": min(10, len(found)),
             "hottest_error": (abs(hottest["estimate"] - hottest["exact"]) / hottest["exact"]
                               if hottest and hottest["exact"] else None),
