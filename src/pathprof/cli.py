@@ -120,9 +120,8 @@ def _parser() -> argparse.ArgumentParser:
     hot.add_argument("--encoding", choices=("exact", "rotation"), default="exact",
                      help="count block sequences as they are (default), or a loop entered "
                      "at another block as the same subpath (rotation)")
-    hot.add_argument("--rank", choices=("count", "length", "cost"), default="count",
-                     help="order by estimated count (default), count x length, or count x "
-                     "mean block cost")
+    hot.add_argument("--rank", choices=("count", "length"), default="count",
+                     help="order by estimated count (default), or count x length")
     hot.add_argument("--top", type=_positive, default=10, metavar="K",
                      help="show the K hottest (default 10)")
     hot.add_argument("--confidence", type=float, default=0.95, metavar="C",
