@@ -414,18 +414,21 @@ class SubpathProfiler:
     def _exit_prefix(self, caller: Any, state: Any, index: int, blockmap: Any,
                      compound: dict[str, Any]) -> tuple[int, ...] | None:
         """The blocks ``caller`` ran of its path before a with's ``__exit__`` it is
-        calling, as far as the call tells: a return's or continue's exit follows a
-        path already out; the normal exit follows the with's body (the path reaches
-        the block after the with, less that block); a break's, its block."""
+        calling, as far as the call tells: a return's exit follows a path already
+        out; the normal exit follows the with's body (the path reaches the block
+        after the with, less that block); a break's, its block."""
         register = _register_of(caller)
-        located = blockmap.locate(caller.f_lasti)
-        if register is None or located is None or located[1] != "cut":
+        if register is None:  # a return counted the path and ended the call's flow
             return None
         with contextlib.suppress(ValueError):
-            if located[0] != compound["with-exit"]:
-                return self._prefix(state, index, located[0], register)
-        with contextlib.suppress(ValueError):
+            # The normal exit: the edge into the block after the with has added to the
+            # register already. (The block map may give this exit to a return or
+            # break that comes before it in the code.)
             return self._prefix(state, index, compound["with-exit"], register)[:-1]
+        located = blockmap.locate(caller.f_lasti)
+        with contextlib.suppress(ValueError):
+            if located is not None and located[1] == "cut":  # a break leaving the with
+                return self._prefix(state, index, located[0], register)
         return None
 
     def _send(self, key: Any, idents: list[int]) -> None:
