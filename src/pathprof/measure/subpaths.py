@@ -579,9 +579,11 @@ def _entering_with(blockmap: Any, offset: int) -> tuple[int, int, str] | None:
 
 
 def _inside(function: dict[str, Any], block: int, first: int, last: int) -> bool:
-    """Whether ``block``'s source lies within lines ``first..last`` (a with's body)."""
+    """Whether ``block``'s source lies within lines ``first..last`` (a with's body). A
+    block with no source of its own (where branches join, the end of a finally)
+    runs no code: it is taken as inside."""
     pieces = function["blocks"][block]["pieces"]
-    return bool(pieces) and all(first <= p[0] and p[2] <= last for p in pieces)
+    return all(first <= p[0] and p[2] <= last for p in pieces)
 
 
 def _register_of(frame: Any) -> int | None:
