@@ -157,3 +157,31 @@ def test_random_programs_stream_the_blocks_that_ran(tmp_path_factory: Any, outsi
     expected = sorted(tuple(s) for s in oracle.streams.values() if s)
     assert pathprof_streams(profiler, infos) == expected, source
 
+
+
+def test_a_stale_outside_register_does_not_mislead_a_frame_that_keeps_its_own(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table of registers kept outside frames keeps the entries of frames that are
+    gone, under ids that new frames may have (found by CI on 3.14: a random program
+    whose caller's blocks came after its callee's, on the first run only). A frame
+    with its register in its locals never reads it."""
+    from pathprof import runtime
+
+    class Stale(dict):
+        def get(self, key: Any, default: Any = None) -> Any:
+            return {"@pp_r": 12345}
+
+    path = next(p for p in PROGRAMS if p.stem == "basics")
+    loaded = load_instrumented(path, f"pathprof_stale_{next(_runs)}", subpaths=True)
+    infos = loaded.function_infos()
+    oracle = StreamOracle(infos)
+    profiler = SubpathProfiler(SubpathSampler(period=50, seed=1), exact=True, record=True)
+    monkeypatch.setattr(runtime, "_outside_registers", Stale())
+    profiler.start()
+    try:
+        oracle.run(lambda: (loaded.execute(), loaded.module.drive()))
+    finally:
+        profiler.stop()
+    assert profiler.failures == 0
+    assert pathprof_streams(profiler, infos) == sorted(
+        tuple(s) for s in oracle.streams.values() if s)

@@ -587,11 +587,16 @@ def _inside(function: dict[str, Any], block: int, first: int, last: int) -> bool
 
 
 def _register_of(frame: Any) -> int | None:
-    """The Ball-Larus register of an instrumented frame (0 for a function that keeps
-    none: all its paths are counted by constants)."""
-    outside = runtime._outside_registers.get(id(frame))
-    if outside is not None and "@pp_r" in outside:
-        return outside["@pp_r"]
-    value = frame.f_locals.get("@pp_r", 0)
+    """The Ball-Larus register of an instrumented frame: a local, or kept outside the
+    frame for a function whose code can reach its own frame (its code then calls
+    ``registers``), or 0 for a function that keeps none (all its paths are counted
+    by constants). The outside table is read for such functions only: it keeps the
+    entries of frames that are gone, under ids new frames may have."""
+    code = frame.f_code
+    if "@pp_r" in code.co_varnames:
+        value = frame.f_locals.get("@pp_r", 0)
+    elif "registers" in code.co_names or "assign" in code.co_names:
+        value = runtime._outside_registers.get(id(frame), {}).get("@pp_r", 0)
+    else:
+        value = 0
     return value if isinstance(value, int) else None
-
