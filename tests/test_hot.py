@@ -93,6 +93,32 @@ def test_sampled_estimates_are_unbiased_and_within_their_bounds(tmp_path: Path) 
         assert abs(statistics.fmean(runs) - exact[key]) <= 4 * error, key
 
 
+def test_a_start_beyond_the_countdowns_reach_is_counted_down_to_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The countdown stops at FAR (so that it stays a small int); with FAR below the
+    gaps between starts, the countdown is re-armed on the way, and positions and
+    estimates come out as without it."""
+    from pathprof import runtime
+
+    (tmp_path / "osp_workload.py").write_text(WORKLOAD)
+    _named, reference = _sample(tmp_path, 0, True, 30_000)
+    blocks = reference.profiler.blocks
+    exact = {tuple((blocks[i].qualname, blocks[i].block) for i in key): count
+             for key, count in reference.profiler.exact.counts.items()}
+    blocks_run = sum(count for key, count in exact.items() if len(key) == 2) + 1
+    monkeypatch.setattr(runtime, "FAR", 97)
+    within = checked = 0
+    for seed in range(1, 11):
+        named, sampling = _sample(tmp_path, seed, False, 30_000)
+        assert sampling.profiler.failures == 0
+        assert abs(sampling.summary()["positions"] - blocks_run) <= 0.02 * blocks_run
+        for key, found in named.items():
+            within += found.low <= exact[key] <= found.high
+            checked += 1
+    assert checked > 100
+    assert within / checked >= 0.95
+
+
 def _hot(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PATHPROF_")}
     env["COLUMNS"] = "140"

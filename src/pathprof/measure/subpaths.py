@@ -133,6 +133,7 @@ class SubpathProfiler:
         self._streams: dict[Any, tuple[Any, Any]] = {}
         self._lock = _thread.RLock()
         self._busy = 0  #: the thread inside, so that pathprof's own code is not observed
+        self._armed = runtime.FAR  #: what the countdown was set to last
 
     # -- start and stop ----------------------------------------------------------
 
@@ -164,7 +165,12 @@ class SubpathProfiler:
         for stream, _exact in self._streams.values():
             stream.close()
         self._streams.clear()
-        runtime.countdown[0] = self.sampler.gap - horizon()
+        self._arm()
+
+    def _arm(self) -> None:
+        """The countdown to ``horizon()`` blocks before the next start, or to FAR
+        blocks on, whichever is nearer."""
+        self._armed = runtime.countdown[0] = min(self.sampler.gap - horizon(), runtime.FAR)
 
     def _observe(self) -> None:
         self.observing = True
@@ -187,8 +193,8 @@ class SubpathProfiler:
 
     def _path_end(self, state: Any, index: int, number: int, frame: Any) -> None:
         if not self.observing:
-            self._start_observing(frame)
-            self._frames[id(frame)] = _Track(state, index, stream_key(frame))
+            if self._start_observing(frame):
+                self._frames[id(frame)] = _Track(state, index, stream_key(frame))
             return
         track = self._track(frame, state, index)
         blocks, ended = self._path(state, index, number)
@@ -311,11 +317,20 @@ class SubpathProfiler:
 
     # -- the stream --------------------------------------------------------------
 
-    def _start_observing(self, frame: Any) -> None:
+    def _start_observing(self, frame: Any) -> bool:
         """The countdown reached 0 at a path end in ``frame``: the next start is
         ``countdown + horizon()`` blocks away, less the blocks the frames below it
         on this thread's stack have run of their current paths (up to the call they
-        are in), which went by uncounted: paths are counted where they end."""
+        are in), which went by uncounted: paths are counted where they end.
+        False when the start is still far (the countdown stops at FAR): then the
+        countdown goes on."""
+        sampler = self.sampler
+        far = sampler.gap - (self._armed - runtime.countdown[0])
+        if far > horizon():
+            sampler.positions += sampler.gap - far
+            sampler.gap = far
+            self._arm()
+            return False
         unseen = 0
         caller = frame.f_back
         while caller is not None:
@@ -327,13 +342,13 @@ class SubpathProfiler:
                 unseen += done
                 self._frames[id(caller)] = _Track(state, index, stream_key(caller), done)
             caller = caller.f_back
-        sampler = self.sampler
-        remaining = runtime.countdown[0] + horizon() - unseen
+        remaining = far - unseen
         sampler.positions += max(sampler.gap - remaining, 0)
         if remaining < 1:
             self.overshot += 1  # the start went by: it is taken at the next block
         sampler.gap = max(remaining, 1)
         self._observe()
+        return True
 
     def _flush_caller(self, caller: Any) -> None:
         """A call from ``caller``: its blocks up to the one making the call go out
@@ -533,9 +548,7 @@ class SubpathProfiler:
         """The blocks ``frame`` has run of its current path, through the block of the
         instruction it stands at (a call); None if that cannot be told."""
         try:
-            blockmap = state._blockmap(index, frame.f_code)
-            located = _entering_with(blockmap, frame.f_lasti) or blockmap.locate_piece(
-                frame.f_lasti)
+            located = _call_site(state._blockmap(index, frame.f_code), frame.f_lasti)
             if located is None:
                 return None
             register = _register_of(frame)
@@ -555,6 +568,17 @@ class SubpathProfiler:
             self.blocks.append(BlockInfo(state.filename, function["qualname"],
                                          function["code_line"], block, lines))
         return ident
+
+
+def _call_site(blockmap: Any, offset: int) -> tuple[int, int, str] | None:
+    """Where a frame standing at ``offset`` (a call) is: ``(block, piece, how)``,
+    or None; a function of the code alone, so worked out once per offset."""
+    try:
+        return blockmap.call_sites[offset]  # type: ignore[no-any-return]
+    except KeyError:
+        found = blockmap.call_sites[offset] = (_entering_with(blockmap, offset)
+                                               or blockmap.locate_piece(offset))
+        return found
 
 
 def _entering_with(blockmap: Any, offset: int) -> tuple[int, int, str] | None:

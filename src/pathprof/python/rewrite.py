@@ -65,8 +65,9 @@ from pathprof.python.cfg import (
 #: 7: a return counted before its value is located at the value's first code.
 #: 8: exception exits counted in a dict. 9: observers keep the frame's last
 #: instruction (:mod:`pathprof.python.lasti`). 10: locals named ``@pp_*``, and
-#: ``locals()``, ``vars()`` and ``dir()`` calls filtered.
-CODE_VERSION = 11
+#: ``locals()``, ``vars()`` and ``dir()`` calls filtered. 11: OSP's countdown.
+#: 12: with OSP's countdown, no path counts.
+CODE_VERSION = 12
 
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
@@ -393,11 +394,13 @@ class _FunctionRewriter:
         if probe.op is ProbeOp.ADD:
             return [_add(REGISTER, probe.value)]
         index = _register_plus(probe.value) if probe.op is ProbeOp.COUNT else _const(probe.value)
-        code = [_count(self.counter, index)]
+        if self.fp.subpaths:
+            # OSP needs no path counts: the countdown alone, where a path ends.
+            code = _count_down(self.fp.index, probe)
+        else:
+            code = [_count(self.counter, index)]
         if self.timed:
             code += _time_path(timer_name(self.fp.index), probe)
-        if self.fp.subpaths:
-            code += _count_down(self.fp.index, probe)
         if ends_call:
             code.append(_assign(REGISTER, _const(None)))
         return code

@@ -341,8 +341,9 @@ def register(name: str, filename: str, key: str, sizes: tuple[int, ...], meta_js
 
 # -- subpath sampling (OSP): see pathprof.measure.subpaths ----------------------------
 
-#: Far from any sample: the countdown of instrumented code never reaches 0.
-FAR = 1 << 62
+#: Far from any sample: the countdown of instrumented code seldom reaches 0 (a
+#: billion blocks), and stays an int CPython subtracts on its fast path (below 2^30).
+FAR = (1 << 30) - 1
 #: What every module instrumented for subpaths counts down as its paths end
 #: (``_@pp_Q[0] -= length``); the sampler sets it, and calls come when it reaches 0.
 countdown = [FAR]

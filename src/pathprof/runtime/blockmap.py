@@ -65,7 +65,9 @@ class BlockMap:
         self.positions = list(code.co_positions())
         self.ops = code.co_code
         self._enter_offsets: dict[int, list[tuple[Span, int]]] = {}
-        self._cache: dict[tuple[str, int], int | None] = {}
+        #: for the subpath stream: offset of a call -> where the frame stands then
+        #: (:func:`pathprof.measure.subpaths._call_site`), worked out once
+        self.call_sites: dict[int, Any] = {}
 
     # -- helpers ------------------------------------------------------------
 
