@@ -13,12 +13,12 @@ from rich.text import Text
 __all__ = ["render_hot", "subpath_table"]
 
 
-def _where(places: Sequence[tuple[str, str, int | None, int | None]]) -> Text:
+def _where(places: Sequence[tuple[str, str, int | None, int | None, int]]) -> Text:
     """``fn:12-13 → fn:15 → callee:3``: the blocks' lines, a function named where it
     changes."""
     text = Text()
     previous = None
-    for i, (file, qualname, first, last) in enumerate(places):
+    for i, (file, qualname, first, last, _function_line) in enumerate(places):
         if i:
             text.append(" → ", style="dim")
         lines = "?" if first is None else (str(first) if first == last else f"{first}-{last}")
