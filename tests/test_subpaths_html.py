@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from pathprof.exceptions import DataError
 from pathprof.report.subpaths_html import write_subpaths_html
 from pathprof.report.subpaths_text import NOTHING_SAMPLED
 
@@ -358,3 +359,45 @@ def test_a_report_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines()[-1].startswith(
         "pathprof: cannot write the report to taken: ")
     assert "Traceback" not in done.stderr
+
+
+def test_blocks_without_lines_and_a_changed_file(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A document written by hand: a block with no source line is named so in the
+    route and gets no highlighted line; a file now shorter than the lines run is
+    said to have changed; another format is refused."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("def f(x):\n    if x:\n        g()\n    return x\n")
+    (tmp_path / "b.py").write_text("def g():\n    pass\n")
+    a, b = str(tmp_path / "a.py"), str(tmp_path / "b.py")
+    blocks = [{"file": a, "function": "f", "first_line": 2, "last_line": 3, "function_line": 1},
+              {"file": a, "function": "f", "first_line": None, "last_line": None,
+               "function_line": 1},
+              {"file": b, "function": "g", "first_line": 9, "last_line": 9, "function_line": 8}]
+    document = {"format": 1, "confidence": 0.9, "one_sided": True, "rank": "count",
+                "encoding": "exact", "positions": 1000, "period": 10.0,
+                "distinct_sampled": 1, "sampled": 3, "budget": 5, "resamplings": 0,
+                "failures": 0,
+                "subpaths": [{"rank": 1, "length": 3, "sampled": 3, "estimate": 120.0,
+                              "relative_error": 1.5, "low": 10.0, "high": None,
+                              "blocks": blocks}]}
+    write_subpaths_html(document, "out")
+    index = parse(tmp_path / "out" / "index.html")
+    heads = [th.text() for th in index.one("table", id="subpaths").all("th")]
+    assert "Exact" not in heads  # no exact counts in this document
+    assert "± (90%)" in heads
+    row = index.one("tr", id="subpath-1")
+    assert [td.text() for td in row.all("td")][2:4] == ["≥100%", "10\u2013∞"]
+    assert "bounds at 90% confidence (one-sided)." in index.one("p", class_="summary").text()
+    page = parse(tmp_path / "out" / "subpath-1.html")
+    assert page.one("p", class_="route").text() == "f:2-3 → (no source line) → g:9"
+    first, second = page.all("section", class_="segment")
+    on = {int(r.one("td", class_="n").text()): r.one("td", class_="taken").text()
+          for r in first.all("tr", class_="on")}
+    assert on == {2: "1", 3: "1"}
+    assert [int(r.one("td", class_="n").text()) for r in first.all("tr")] == [1, 2, 3, 4]
+    assert second.one("p", class_="warn").text() == (
+        "The source has 2 lines, fewer than were run: it changed since the run.")
+    assert second.one("p", class_="lines-run").text() == "Lines run: 9 (step 3)"
+    with pytest.raises(DataError, match="format 2"):
+        write_subpaths_html({**document, "format": 2}, "out2")
