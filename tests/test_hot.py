@@ -153,6 +153,9 @@ def test_hot_reports_the_hottest_subpaths_and_writes_json(tmp_path: Path) -> Non
     functions = {b["function"] for s in report["subpaths"] for b in s["blocks"]}
     assert functions <= {"classify", "tally"}
     assert all(b["first_line"] is not None for s in report["subpaths"] for b in s["blocks"])
+    # Each block names its function's first line: classify's def on line 2, tally's on 12.
+    assert {(b["function"], b["function_line"]) for s in report["subpaths"]
+            for b in s["blocks"]} <= {("classify", 2), ("tally", 12)}
     assert "Hottest subpaths" in done.stdout
     assert "tally:" in done.stdout
     assert "classify:" in done.stdout

@@ -141,6 +141,9 @@ def _parser() -> argparse.ArgumentParser:
     hot.add_argument("--json", dest="json_file", metavar="FILE",
                      help="also write the estimates as JSON to FILE ('-': standard output, "
                      "instead of the table)")
+    hot.add_argument("--html", dest="html_dir", metavar="DIR",
+                     help="also write an HTML report into DIR: an index of the subpaths and a "
+                     "page per subpath with the lines it runs, across functions and files")
     _program_arguments(hot)
 
     instrument = commands.add_parser(
@@ -383,16 +386,30 @@ def _command_hot(args: argparse.Namespace) -> int:
         status = _run_program(args, path, program_args, sampling.start, sampling.stop,
                               compile_main)
     found = hottest()
+    summary = sampling.summary()
+    document = {"format": 1, "confidence": args.confidence, "one_sided": args.one_sided,
+                "rank": args.rank, "encoding": args.encoding, **summary,
+                "subpaths": [h.to_json() for h in found]}
+    to_stdout = args.json_file == "-"
     if args.json_file:
-        document = {"format": 1, "confidence": args.confidence, "one_sided": args.one_sided,
-                    "rank": args.rank, "encoding": args.encoding, **sampling.summary(),
-                    "subpaths": [h.to_json() for h in found]}
-        with _output(None if args.json_file == "-" else args.json_file) as output:
+        with _output(None if to_stdout else args.json_file) as output:
             output.write(json.dumps(document, indent=2) + "\n")
-        if args.json_file == "-":
-            return status
-    render_hot(Console(), found, sampling.summary(), confidence=args.confidence)
+    if not to_stdout:
+        render_hot(Console(), found, summary, confidence=args.confidence)
+    if args.html_dir:
+        _write_hot_html(document, args.html_dir, sys.stderr if to_stdout else sys.stdout)
     return status
+
+
+def _write_hot_html(document: dict[str, Any], directory: str, tell: TextIO) -> None:
+    from pathprof.report.subpaths_html import write_subpaths_html
+
+    try:
+        index = write_subpaths_html(document, directory)
+    except OSError as err:
+        raise PathprofError(f"cannot write the report to {directory}: "
+                            f"{err.strerror}") from err
+    print(f"wrote {os.path.relpath(index)}", file=tell)
 
 
 def _selection_options(parser: argparse.ArgumentParser, verb: str) -> None:

@@ -32,8 +32,9 @@ class HotSubpath:
 
     rank: int
     blocks: tuple[int, ...]
-    #: per block: (file, qualified name, first source line, last source line)
-    places: tuple[tuple[str, str, int | None, int | None], ...]
+    #: per block: (file, qualified name, first source line, last source line, the
+    #: function's first line)
+    places: tuple[tuple[str, str, int | None, int | None, int], ...]
     sampled: int
     estimate: float
     error: float  #: the thesis's relative error at the confidence
@@ -46,8 +47,8 @@ class HotSubpath:
                  "estimate": round(self.estimate, 3), "relative_error": round(self.error, 6),
                  "low": round(self.low, 3),
                  "high": None if self.high == float("inf") else round(self.high, 3),
-                 "blocks": [{"file": f, "function": q, "first_line": a, "last_line": b}
-                            for f, q, a, b in self.places]}
+                 "blocks": [{"file": f, "function": q, "first_line": a, "last_line": b,
+                             "function_line": line} for f, q, a, b, line in self.places]}
         if self.exact is not None:
             found["exact"] = self.exact
         return found
@@ -147,7 +148,7 @@ def _hottest(profiler: Any, *, top: int | None, confidence: float, one_sided: bo
         for ident in estimate.blocks:
             info = profiler.blocks[ident]
             first, last = info.lines if info.lines is not None else (None, None)
-            places.append((info.file, info.qualname, first, last))
+            places.append((info.file, info.qualname, first, last, info.function_line))
         found.append(HotSubpath(number, estimate.blocks, tuple(places), estimate.sampled,
                                 estimate.estimate, estimate.error, estimate.low,
                                 estimate.high,

@@ -304,8 +304,13 @@ def write_html(measurement: Measurement, directory: str, *, title: str = "pathpr
     index = os.path.join(directory, "index.html")
     with open(index, "w", encoding="utf-8") as f:
         f.write(_render_index(rows, totals, title, summary_text))
+    copy_static_files(directory)
+    return index
+
+
+def copy_static_files(directory: str) -> None:
+    """Copy the stylesheet and the script beside the pages in ``directory``."""
     static = resources.files("pathprof.report.htmlfiles")
     for name in STATIC_FILES:
         with resources.as_file(static.joinpath(name)) as source_file:
             shutil.copyfile(source_file, os.path.join(directory, name))
-    return index

@@ -10,15 +10,23 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["render_hot", "subpath_table"]
+__all__ = ["NOTHING_SAMPLED", "bound_text", "render_hot", "subpath_table"]
+
+NOTHING_SAMPLED = ("No subpath was sampled: the run was shorter than one sampling period, "
+                   "or no selected code ran (see --period, --source).")
 
 
-def _where(places: Sequence[tuple[str, str, int | None, int | None]]) -> Text:
+def bound_text(error: float) -> str:
+    """The relative error as the reports show it: ``42.4%``, or ``≥100%``."""
+    return "≥100%" if error >= 1 else f"{error:.1%}"
+
+
+def _where(places: Sequence[tuple[str, str, int | None, int | None, int]]) -> Text:
     """``fn:12-13 → fn:15 → callee:3``: the blocks' lines, a function named where it
     changes."""
     text = Text()
     previous = None
-    for i, (file, qualname, first, last) in enumerate(places):
+    for i, (file, qualname, first, last, _function_line) in enumerate(places):
         if i:
             text.append(" → ", style="dim")
         lines = "?" if first is None else (str(first) if first == last else f"{first}-{last}")
@@ -41,8 +49,7 @@ def subpath_table(hottest: Sequence[Any], *, title: str | None = None,
     table.add_column("len", justify="right")
     table.add_column("blocks (function:lines)")
     for h in hottest:
-        bound = "≥100%" if h.error >= 1 else f"{h.error:.1%}"
-        row = [str(h.rank), f"{h.estimate:,.0f}", bound]
+        row = [str(h.rank), f"{h.estimate:,.0f}", bound_text(h.error)]
         if exact:
             row.append(f"{h.exact:,}")
         row += [str(len(h.blocks)), _where(h.places)]
@@ -56,8 +63,7 @@ def render_hot(console: Any, hottest: Sequence[Any], summary: dict[str, Any], *,
     title = "Hottest subpaths" + (f" ({', '.join(os.path.relpath(f) for f in files[:3])}"
                                   f"{' …' if len(files) > 3 else ''})" if files else "")
     if not hottest:
-        console.print("No subpath was sampled: the run was shorter than one sampling "
-                      "period, or no selected code ran (see --period, --source).")
+        console.print(NOTHING_SAMPLED)
     else:
         console.print(subpath_table(hottest, title=title, confidence=confidence))
     console.print(

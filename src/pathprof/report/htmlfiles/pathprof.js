@@ -1,4 +1,4 @@
-// pathprof HTML report: sortable index, and path selection on function pages.
+// pathprof HTML report: sortable indexes, and path selection on function pages.
 // No network, no libraries: the report opens from disk.
 (function () {
   "use strict";
@@ -87,12 +87,10 @@
     select(match ? parseInt(match[1], 10) : 0);
   }
 
+  document.querySelectorAll("table.sortable").forEach(sortable);
   const table = document.getElementById("functions");
-  if (table) {
-    sortable(table);
-    const input = document.getElementById("filter");
-    if (input) { filter(input, table); }
-  }
+  const input = document.getElementById("filter");
+  if (table && input) { filter(input, table); }
   const script = document.getElementById("pathprof-data");
   if (script) { pathPage(JSON.parse(script.textContent)); }
 }());

@@ -1,0 +1,285 @@
+"""``pathprof hot --html DIR``: the hottest subpaths as HTML, an index and a page per
+subpath showing the lines it runs across functions and files.
+
+It renders from the JSON document ``pathprof hot --json`` writes (plain data), in
+the two steps of :mod:`pathprof.report.html`: views (:class:`SubpathView`,
+:class:`Segment`) first, then the templates, every text escaped. A subpath's blocks
+are split into *segments*, runs of consecutive blocks in one function; each segment
+shows its source with a little context, the lines it runs highlighted and, beside
+them, the steps (1-based positions in the subpath) that run them. The source is
+read from disk now: a file that cannot be read is named, with the lines run, and
+the report is written all the same.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import tokenize
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pathprof.exceptions import DataError
+from pathprof.report.html import _template, copy_static_files
+from pathprof.report.subpaths_text import NOTHING_SAMPLED, bound_text
+from pathprof.version import __version__
+
+__all__ = ["write_subpaths_html"]
+
+#: The format of ``pathprof hot --json`` this reads.
+DOCUMENT_FORMAT = 1
+#: Source lines shown before a segment's first line and after its last.
+CONTEXT = 3
+DASH = "\u2013"  #: between the ends of a range
+
+
+@dataclass
+class SourceLine:
+    number: int
+    code: str
+    steps: list[int]  #: the steps that run this line; none: context
+
+
+@dataclass
+class Segment:
+    """Consecutive blocks of a subpath in one function."""
+
+    file: str
+    function: str
+    function_line: int | None
+    #: per block: (step, first line, last line); lines None for a block without
+    steps: list[tuple[int, int | None, int | None]] = field(default_factory=list)
+    source: list[SourceLine] | None = None
+    problem: str | None = None  #: why the source is not shown
+
+    @property
+    def lines_run(self) -> list[tuple[int, int]]:
+        return [(a, b) for _step, a, b in self.steps if a is not None and b is not None]
+
+
+@dataclass
+class SubpathView:
+    rank: int
+    page: str
+    estimate: float
+    error: float
+    low: float
+    high: float | None
+    exact: int | None
+    length: int
+    sampled: int
+    route: str  #: ``tally:13 → 14-15 → classify:2``
+    functions: str  #: ``tally → classify``
+    segments: list[Segment]
+
+
+def _segments(blocks: Sequence[dict[str, Any]]) -> list[Segment]:
+    segments: list[Segment] = []
+    for step, block in enumerate(blocks, 1):
+        function_line = block.get("function_line")
+        if not segments or (segments[-1].file, segments[-1].function,
+                            segments[-1].function_line) != (block["file"], block["function"],
+                                                            function_line):
+            segments.append(Segment(block["file"], block["function"], function_line))
+        segments[-1].steps.append((step, block["first_line"], block["last_line"]))
+    return segments
+
+
+def _lines_text(first: int | None, last: int | None) -> str:
+    if first is None or last is None:
+        return "(no source line)"
+    return str(first) if first == last else f"{first}-{last}"
+
+
+def _route(segments: Sequence[Segment]) -> str:
+    pieces = []
+    for segment in segments:
+        for i, (_step, first, last) in enumerate(segment.steps):
+            lines = _lines_text(first, last)
+            if i == 0:
+                lines = (f"{segment.function} {lines}" if first is None
+                         else f"{segment.function}:{lines}")
+            pieces.append(lines)
+    return " → ".join(pieces)
+
+
+class _Sources:
+    """Source files read once per report: their lines, or why they cannot be read."""
+
+    def __init__(self) -> None:
+        self._read: dict[str, list[str] | str] = {}
+
+    def lines(self, file: str) -> list[str] | str:
+        if file not in self._read:
+            try:
+                with tokenize.open(file) as f:
+                    self._read[file] = f.read().splitlines()
+            except OSError as err:
+                self._read[file] = err.strerror or str(err)
+            except (SyntaxError, UnicodeDecodeError) as err:
+                self._read[file] = f"not decodable: {err}"
+        return self._read[file]
+
+
+def _show_source(segment: Segment, sources: _Sources) -> None:
+    """Fill in the segment's source lines (with context), or the reason there are none."""
+    ranges = segment.lines_run
+    if not ranges:
+        segment.problem = "These blocks have no source line of their own."
+        return
+    lines = sources.lines(segment.file)
+    first = min(a for a, _b in ranges)
+    last = max(b for _a, b in ranges)
+    if isinstance(lines, str):
+        segment.problem = f"The source cannot be read ({lines})."
+        return
+    if last > len(lines):
+        segment.problem = (f"The source has {len(lines)} lines, fewer than were run: it "
+                           "changed since the run.")
+        return
+    start = first - CONTEXT
+    if segment.function_line is not None:
+        start = max(start, min(segment.function_line, first))
+    steps_of: dict[int, list[int]] = {}
+    for step, a, b in segment.steps:
+        if a is not None and b is not None:
+            for n in range(a, b + 1):
+                steps_of.setdefault(n, []).append(step)
+    segment.source = [SourceLine(n, lines[n - 1], steps_of.get(n, []))
+                      for n in range(max(start, 1), min(last + CONTEXT, len(lines)) + 1)]
+
+
+def _view(subpath: dict[str, Any], sources: _Sources) -> SubpathView:
+    segments = _segments(subpath["blocks"])
+    for segment in segments:
+        _show_source(segment, sources)
+    return SubpathView(
+        rank=subpath["rank"], page=f"subpath-{subpath['rank']}.html",
+        estimate=subpath["estimate"], error=subpath["relative_error"], low=subpath["low"],
+        high=subpath["high"], exact=subpath.get("exact"), length=subpath["length"],
+        sampled=subpath["sampled"], route=_route(segments),
+        functions=" → ".join(s.function for s in segments), segments=segments)
+
+
+def _interval(view: SubpathView) -> str:
+    high = "∞" if view.high is None else f"{view.high:,.0f}"
+    return f"{view.low:,.0f}{DASH}{high}"
+
+
+def _summary(document: dict[str, Any]) -> str:
+    sided = " (one-sided)" if document.get("one_sided") else ""
+    ranked = ", ranked by count x length" if document.get("rank") == "length" else ""
+    failures = document.get("failures", 0)
+    return (f"About {document['positions']:,} blocks run; {document['sampled']:,} samples "
+            f"kept of {document['distinct_sampled']:,} distinct subpaths (budget "
+            f"{document['budget']:,}); one start per {document['period']:,.0f} blocks after "
+            f"{document['resamplings']:,} resamplings; bounds at "
+            f"{document['confidence']:.0%} confidence{sided}{ranked}."
+            + (f" {failures:,} events could not be decoded." if failures else ""))
+
+
+NOTE = ("Estimated = times sampled x period / P(length). ± is the Chernoff bound on the "
+        "relative error; the interval inverts the Chernoff bounds, and holds for rare "
+        "subpaths too.")
+
+
+def _render_index(views: Sequence[SubpathView], document: dict[str, Any], title: str) -> str:
+    esc = html.escape
+    if not views:
+        table = f'<p class="empty">{esc(NOTHING_SAMPLED)}</p>'
+    else:
+        exact = any(v.exact is not None for v in views)
+        heads = ['<th data-type="num" class="num">#</th>',
+                 '<th data-type="num" class="num">Estimated</th>',
+                 f'<th data-type="num" class="num">± ({document["confidence"]:.0%})</th>',
+                 '<th data-type="num" class="num">Interval</th>']
+        if exact:
+            heads.append('<th data-type="num" class="num">Exact</th>')
+        heads += ['<th data-type="num" class="num">Length</th>',
+                  '<th data-type="text">Functions</th>', '<th data-type="text">Route</th>']
+        rows = []
+        for v in views:
+            cells = [f'<td class="num" data-sort="{v.rank}">{v.rank}</td>',
+                     f'<td class="num estimate" data-sort="{v.estimate!r}">'
+                     f"{v.estimate:,.0f}</td>",
+                     f'<td class="num" data-sort="{v.error!r}">{esc(bound_text(v.error))}</td>',
+                     f'<td class="num" data-sort="{v.low!r}">{esc(_interval(v))}</td>']
+            if exact:
+                cells.append(f'<td class="num exact" data-sort="{v.exact or 0}">'
+                             + ("" if v.exact is None else f"{v.exact:,}") + "</td>")
+            cells += [f'<td class="num" data-sort="{v.length}">{v.length}</td>',
+                      f'<td data-sort="{esc(v.functions)}">{esc(v.functions)}</td>',
+                      f'<td data-sort="{esc(v.route)}"><a href="{esc(v.page)}">'
+                      f"{esc(v.route)}</a></td>"]
+            rows.append(f'<tr id="subpath-{v.rank}">{"".join(cells)}</tr>')
+        table = (f'<table id="subpaths" class="sortable"><thead><tr>{"".join(heads)}'
+                 f'</tr></thead>\n<tbody>\n{chr(10).join(rows)}\n</tbody></table>')
+    files = sorted({s.file for v in views for s in v.segments})
+    return _template("subpaths_index.html").substitute(
+        title=esc(title), summary=esc(_summary(document)), note=esc(NOTE),
+        files=esc(", ".join(os.path.relpath(f) for f in files)), table=table,
+        count=f"{len(views):,}", version=esc(__version__))
+
+
+def _render_segment(index: int, segment: Segment) -> str:
+    esc = html.escape
+    ranges = segment.lines_run
+    first = min((a for a, _b in ranges), default=segment.function_line)
+    where = os.path.relpath(segment.file) + ("" if first is None else f":{first}")
+    steps = [step for step, _a, _b in segment.steps]
+    step_text = (f"step {steps[0]}" if len(steps) == 1 else f"steps {steps[0]}{DASH}{steps[-1]}")
+    head = (f'<h2><code>{esc(segment.function)}</code> <span class="where">{esc(where)}'
+            f'</span> <span class="steps">{step_text}</span></h2>')
+    if segment.source is None:
+        lines = ", ".join(f"{_lines_text(a, b)} (step {step})" for step, a, b in segment.steps)
+        body = (f'<p class="warn">{esc(segment.problem or "")}</p>'
+                f'<p class="lines-run">Lines run: {esc(lines)}</p>')
+    else:
+        rows = []
+        for line in segment.source:
+            on = ' class="on"' if line.steps else ""
+            rows.append(f'<tr id="s{index}-line-{line.number}"{on}><td class="n">{line.number}'
+                        f'</td><td class="code"><code>{esc(line.code)}</code></td>'
+                        f'<td class="taken">{", ".join(map(str, line.steps))}</td></tr>')
+        body = f'<table class="source">{"".join(rows)}</table>'
+    return f'<section class="segment" id="segment-{index}">{head}\n{body}</section>'
+
+
+def _render_subpath(view: SubpathView, document: dict[str, Any], title: str) -> str:
+    esc = html.escape
+    figures = [("estimate", "estimated", view.estimate, f"{view.estimate:,.0f}"),
+               ("bound", f"± ({document['confidence']:.0%})", view.error,
+                bound_text(view.error)),
+               ("interval", "interval", view.low, _interval(view))]
+    if view.exact is not None:
+        figures.append(("exact", "exact", view.exact, f"{view.exact:,}"))
+    figures += [("length", "length", view.length, f"{view.length} blocks"),
+                ("sampled", "times sampled", view.sampled, f"{view.sampled:,}")]
+    figure_html = "".join(f'<div><dt>{esc(label)}</dt><dd id="{key}" data-value="{value!r}">'
+                          f"{esc(text)}</dd></div>" for key, label, value, text in figures)
+    return _template("subpath.html").substitute(
+        title=esc(f"subpath #{view.rank} — {title}"), rank=view.rank,
+        functions=esc(view.functions), figures=figure_html, route=esc(view.route),
+        segments="\n".join(_render_segment(i, s) for i, s in enumerate(view.segments, 1)),
+        version=esc(__version__))
+
+
+def write_subpaths_html(document: dict[str, Any], directory: str, *,
+                        title: str = "pathprof hot") -> str:
+    """Write the report of ``document`` (what ``pathprof hot --json`` writes) into
+    ``directory`` (created); returns the index file's path."""
+    if document.get("format") != DOCUMENT_FORMAT:
+        raise DataError(f"a subpath report of format {document.get('format')!r}; this "
+                        f"pathprof reads format {DOCUMENT_FORMAT}")
+    os.makedirs(directory, exist_ok=True)
+    sources = _Sources()
+    views = [_view(subpath, sources) for subpath in document["subpaths"]]
+    for view in views:
+        with open(os.path.join(directory, view.page), "w", encoding="utf-8") as f:
+            f.write(_render_subpath(view, document, title))
+    index = os.path.join(directory, "index.html")
+    with open(index, "w", encoding="utf-8") as f:
+        f.write(_render_index(views, document, title))
+    copy_static_files(directory)
+    return index
