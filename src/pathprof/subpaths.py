@@ -25,6 +25,15 @@ ENCODINGS = ("exact", "rotation")
 #: ``uniform`` (each power of two up to the longest alike)
 LENGTHS = ("geometric", "uniform")
 
+#: What the reports say when no subpath was sampled.
+NOTHING_SAMPLED = ("No subpath was sampled: the run was shorter than one sampling period, "
+                   "or no selected code ran (see --period, --source).")
+
+
+def bound_text(error: float) -> str:
+    """A relative error bound as the reports show it: ``42.4%``, or ``≥100%``."""
+    return "≥100%" if error >= 1 else f"{error:.1%}"
+
 
 @dataclass(frozen=True)
 class HotSubpath:

@@ -16,15 +16,10 @@ the source, with the branch taken at each decision, and on the picture of the CF
 from __future__ import annotations
 
 import html
-import json
 import os
 import re
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import resources
-from string import Template
-from typing import Any
 
 from pathprof.analysis.edgepredict import cfg_edge_counts, predict_from_edges, summarize
 from pathprof.analysis.pathcoverage import CoverageTotals, missed_paths
@@ -33,6 +28,7 @@ from pathprof.data.store import Measurement
 from pathprof.graph import EdgeKind, regenerate, regenerate_prefix
 from pathprof.report.cfg_picture import cfg_picture
 from pathprof.report.coverage_text import FEASIBILITY_NOTE, format_percent
+from pathprof.report.htmlfiles import copy_static_files, json_for_script, template
 from pathprof.report.paths_json import decisions
 from pathprof.report.paths_text import format_duration
 from pathprof.version import __version__
@@ -41,7 +37,6 @@ __all__ = ["HTML_FORMAT_VERSION", "write_html"]
 
 #: Changes when the meaning of the embedded page data changes.
 HTML_FORMAT_VERSION = 1
-STATIC_FILES = ("style.css", "pathprof.js")
 MISSED_SHOWN = 20
 
 
@@ -86,11 +81,6 @@ class FunctionPage:
     picture_svg: str
     drawn_by: str
     prediction: str | None
-
-
-def _template(name: str) -> Template:
-    return Template(resources.files("pathprof.report.htmlfiles").joinpath(name)
-                    .read_text(encoding="utf-8"))
 
 
 def _slug(text: str) -> str:
@@ -197,12 +187,6 @@ def _index_row(fn: FunctionProfile, page: str) -> IndexRow:
                     CoverageTotals(fn.paths_run, fn.paths_possible), fn.total, hottest)
 
 
-def _json_for_script(data: Any) -> str:
-    """JSON that can sit inside <script>: no "<" can end the element early."""
-    return (json.dumps(data, separators=(",", ":")).replace("<", "\\u003c")
-            .replace(">", "\\u003e").replace("&", "\\u0026"))
-
-
 def _render_function(page: FunctionPage, title: str) -> str:
     esc = html.escape
     row = page.row
@@ -240,7 +224,7 @@ def _render_function(page: FunctionPage, title: str) -> str:
                       for v in page.paths]}
     drawn_by = ("Laid out by Graphviz" if page.drawn_by == "graphviz" else
                 "Laid out by pathprof (Graphviz's dot was not found)")
-    return _template("function.html").substitute(
+    return template("function.html").substitute(
         title=esc(f"{row.qualname} — {title}"),
         qualname=esc(row.qualname),
         where=esc(f"{os.path.relpath(row.file)}:{row.first_line}"),
@@ -248,7 +232,7 @@ def _render_function(page: FunctionPage, title: str) -> str:
         percent=esc(format_percent(row.totals)), executions=f"{row.executions:,}",
         prediction=esc(page.prediction or ""), note=esc(FEASIBILITY_NOTE),
         paths="\n".join(rows), source=source, picture=page.picture_svg,
-        drawn_by=esc(drawn_by), data=_json_for_script(data), version=esc(__version__))
+        drawn_by=esc(drawn_by), data=json_for_script(data), version=esc(__version__))
 
 
 def _render_index(rows: list[IndexRow], totals: CoverageTotals, title: str,
@@ -270,7 +254,7 @@ def _render_index(rows: list[IndexRow], totals: CoverageTotals, title: str,
             f'<td class="num" data-sort="{row.hottest_share or 0:.6f}">{hot}</td>'
             f'<td class="num" data-sort="{row.executions}">{row.executions:,}</td>'
             "</tr>")
-    return _template("index.html").substitute(
+    return template("index.html").substitute(
         title=esc(title), rows="\n".join(body), run=f"{totals.run:,}",
         possible=f"{totals.possible:,}", percent=esc(format_percent(totals)),
         note=esc(FEASIBILITY_NOTE), summary=esc(summary_text), version=esc(__version__),
@@ -307,10 +291,3 @@ def write_html(measurement: Measurement, directory: str, *, title: str = "pathpr
     copy_static_files(directory)
     return index
 
-
-def copy_static_files(directory: str) -> None:
-    """Copy the stylesheet and the script beside the pages in ``directory``."""
-    static = resources.files("pathprof.report.htmlfiles")
-    for name in STATIC_FILES:
-        with resources.as_file(static.joinpath(name)) as source_file:
-            shutil.copyfile(source_file, os.path.join(directory, name))

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pathprof.exceptions import DataError
-from pathprof.report.html import _template, copy_static_files
-from pathprof.report.subpaths_text import NOTHING_SAMPLED, bound_text
+from pathprof.report.htmlfiles import copy_static_files, template
+from pathprof.subpaths import NOTHING_SAMPLED, bound_text
 from pathprof.version import __version__
 
 __all__ = ["write_subpaths_html"]
@@ -216,7 +216,7 @@ def _render_index(views: Sequence[SubpathView], document: dict[str, Any], title:
         table = (f'<table id="subpaths" class="sortable"><thead><tr>{"".join(heads)}'
                  f'</tr></thead>\n<tbody>\n{chr(10).join(rows)}\n</tbody></table>')
     files = sorted({s.file for v in views for s in v.segments})
-    return _template("subpaths_index.html").substitute(
+    return template("subpaths_index.html").substitute(
         title=esc(title), summary=esc(_summary(document)), note=esc(NOTE),
         files=esc(", ".join(os.path.relpath(f) for f in files)), table=table,
         count=f"{len(views):,}", version=esc(__version__))
@@ -258,7 +258,7 @@ def _render_subpath(view: SubpathView, document: dict[str, Any], title: str) -> 
                 ("sampled", "times sampled", view.sampled, f"{view.sampled:,}")]
     figure_html = "".join(f'<div><dt>{esc(label)}</dt><dd id="{key}" data-value="{value!r}">'
                           f"{esc(text)}</dd></div>" for key, label, value, text in figures)
-    return _template("subpath.html").substitute(
+    return template("subpath.html").substitute(
         title=esc(f"subpath #{view.rank} — {title}"), rank=view.rank,
         functions=esc(view.functions), figures=figure_html, route=esc(view.route),
         segments="\n".join(_render_segment(i, s) for i, s in enumerate(view.segments, 1)),

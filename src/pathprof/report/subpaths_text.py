@@ -10,15 +10,10 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["NOTHING_SAMPLED", "bound_text", "render_hot", "subpath_table"]
+from pathprof.subpaths import NOTHING_SAMPLED, bound_text
 
-NOTHING_SAMPLED = ("No subpath was sampled: the run was shorter than one sampling period, "
-                   "or no selected code ran (see --period, --source).")
+__all__ = ["render_hot", "subpath_table"]
 
-
-def bound_text(error: float) -> str:
-    """The relative error as the reports show it: ``42.4%``, or ``≥100%``."""
-    return "≥100%" if error >= 1 else f"{error:.1%}"
 
 
 def _where(places: Sequence[tuple[str, str, int | None, int | None, int]]) -> Text:
