@@ -160,6 +160,16 @@ def test_memory_stays_within_the_budget_and_bulk_skipping_misses_nothing(
     assert in_bulk.counts == one_by_one.counts
     assert in_bulk.period == one_by_one.period
     assert in_bulk.positions == one_by_one.positions == len(stream)
+    # In runs (a path's blocks at once, as the stream hands them on): the same.
+    in_runs = SubpathSampler(period=period, budget=budget, lengths=lengths, seed=seed,
+                             encoding=encoding)
+    cuts = random.Random(seed).choices(range(1, 9), k=len(stream))
+    i = 0
+    for size in cuts:
+        in_runs._default.blocks(stream[i:i + size])
+        i += size
+    assert (in_runs.counts, in_runs.period, in_runs.positions) == (
+        one_by_one.counts, one_by_one.period, one_by_one.positions)
     # Everything kept is a subpath of the stream, of a length the distribution allows.
     windows = {encode(stream[i:i + n], encoding) for n in lengths.probabilities
                for i in range(len(stream) - n + 1)}

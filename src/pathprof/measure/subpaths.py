@@ -122,6 +122,7 @@ class SubpathProfiler:
         self.overshot = 0
         self.blocks: list[BlockInfo] = []
         self._block_ids: dict[tuple[int, int, int], int] = {}
+        self._ident_runs: dict[tuple[int, int, tuple[int, ...]], list[int]] = {}
         self._numberings: dict[tuple[int, int], Numbering] = {}
         self._paths: dict[tuple[int, int, int], tuple[tuple[int, ...], bool]] = {}
         self._prefixes: dict[tuple[int, int, int, int], tuple[int, ...]] = {}
@@ -224,8 +225,14 @@ class SubpathProfiler:
         caller = frame.f_back
         while caller is not None and self._function(caller) is None:
             caller = caller.f_back  # a comprehension, a wrapper pathprof does not measure
-        stream = stream_key(frame)
         caller_track = self._frames.get(id(caller)) if caller is not None else None
+        if (caller_track is not None and caller is frame.f_back
+                and caller_track.stream[0] != "hold"
+                and not frame.f_code.co_flags & _OWN_STREAM
+                and self._function(caller) == (caller_track.state, caller_track.index)):
+            stream = caller_track.stream  # stream_key(frame), without the walk
+        else:
+            stream = stream_key(frame)
         if caller_track is not None and caller_track.stream[0] == "hold" and (
                 stream[0] == "thread" or stream == caller_track.stream):
             stream = caller_track.stream  # called by a held __exit__: held too
@@ -332,16 +339,22 @@ class SubpathProfiler:
             self._arm()
             return False
         unseen = 0
+        callers = []
         caller = frame.f_back
         while caller is not None:
+            callers.append(caller)
+            caller = caller.f_back
+        key: Any = ("thread", _thread.get_ident())
+        for caller in reversed(callers):  # from the bottom: each one's stream_key
+            if caller.f_code.co_flags & _OWN_STREAM:
+                key = ("frame", id(caller))
             found = self._function(caller)
             if found is not None:
                 state, index = found
                 prefix = self._frame_prefix(caller, state, index)
                 done = len(prefix) if prefix is not None else 0
                 unseen += done
-                self._frames[id(caller)] = _Track(state, index, stream_key(caller), done)
-            caller = caller.f_back
+                self._frames[id(caller)] = _Track(state, index, key, done)
         remaining = far - unseen
         sampler.positions += max(sampler.gap - remaining, 0)
         if remaining < 1:
@@ -378,8 +391,7 @@ class SubpathProfiler:
         if not blocks and not track.held:
             return
         track.emitted += len(blocks)
-        key = id(track.state)
-        idents = [self._block_id(track.state, track.index, block, key) for block in blocks]
+        idents = self._idents(track.state, track.index, blocks)
         if track.stream[0] == "hold":
             found = self._held.get(track.stream)
             if found is not None:
@@ -450,9 +462,11 @@ class SubpathProfiler:
         if not idents:
             return
         stream, exact = self._stream(key)
-        for ident in idents:
-            stream.block(ident)
-            if exact is not None:
+        if exact is None:
+            stream.blocks(idents)
+        else:
+            for ident in idents:
+                stream.block(ident)
                 exact.block(ident)
                 if self.checkpoint_every and exact.counts and (
                         self.sampler.positions % self.checkpoint_every == 0):
@@ -557,6 +571,16 @@ class SubpathProfiler:
             return self._prefix(state, index, located[0], register)
         except Exception:  # a frame pathprof cannot read: it joins at its next event
             return None
+
+    def _idents(self, state: Any, index: int, blocks: tuple[int, ...]) -> list[int]:
+        """The stream's ids of ``blocks`` of a function (worked out once per run of
+        blocks: the same paths and prefixes come again and again)."""
+        key = (id(state), index, blocks)
+        idents = self._ident_runs.get(key)
+        if idents is None:
+            idents = self._ident_runs[key] = [
+                self._block_id(state, index, block, id(state)) for block in blocks]
+        return idents
 
     def _block_id(self, state: Any, index: int, block: int, key: int) -> int:
         ident = self._block_ids.get((key, index, block))

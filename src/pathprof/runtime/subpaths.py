@@ -261,6 +261,17 @@ class StreamState:
         self.sampler.gap -= count
         self.sampler.positions += count
 
+    def blocks(self, blocks: Sequence[Hashable]) -> None:
+        """The next blocks of the stream: as :meth:`block` for each, in bulk while
+        they start no sample and fill no window."""
+        sampler = self.sampler
+        if not self.windows and sampler.gap > len(blocks):
+            sampler.gap -= len(blocks)
+            sampler.positions += len(blocks)
+            return
+        for block in blocks:
+            self.block(block)
+
     def block(self, block: Hashable) -> None:
         """The next block of the stream."""
         sampler = self.sampler
