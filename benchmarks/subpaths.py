@@ -8,7 +8,8 @@ against the exact subpath counts (Oren 2002, §4: Tables 4.3, 4.8-4.10).
   under ``pathprof hot`` with a period too long to ever sample (skipping only: the
   bulk countdown where paths end); and sampling at the default period (10,000) and
   at 1,000. Ratios to plain: total overhead = sampling / plain - 1, skipping = skip
-  / plain - 1, sampling alone = the difference.
+  / plain - 1, sampling alone = the difference. Memory: the sample at the end of
+  the default-period run, distinct subpaths against the budget, and its bytes.
 - **Accuracy**: one run with ``--exact`` (the sampler and the exact counter see
   the same stream), at a period of 1,000 and a reduced number of loops: whether the
   estimated top 5 is the exact top 5 as a set, how many estimates of the top 10
@@ -49,11 +50,19 @@ def _hot(name: str, loops: int, *options: str) -> list[str]:
 def overhead(name: str, repeat: int) -> dict[str, Any]:
     loops = WORKLOADS[name].loops
     plain = [sys.executable, str(HERE / "workloads.py"), name, str(loops)]
-    modes = {"plain": plain, "skip": _hot(name, loops, "--period", "1e15"),
-             "hot": _hot(name, loops), "hot1000": _hot(name, loops, "--period", "1000")}
-    best = {mode: min(_timed(command) for _ in range(repeat)) for mode, command in modes.items()}
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "hot.json"
+        modes = {"plain": plain, "skip": _hot(name, loops, "--period", "1e15"),
+                 "hot": _hot(name, loops, "--json", str(report)),
+                 "hot1000": _hot(name, loops, "--period", "1000")}
+        best = {mode: min(_timed(command) for _ in range(repeat))
+                for mode, command in modes.items()}
+        # The sample's memory at the default period, at the end of the run (the JSON
+        # is written after the timed call).
+        memory = json.loads(report.read_text())
     return {mode: seconds / best["plain"] for mode, seconds in best.items()} | {
-        "plain_seconds": best["plain"]}
+        "plain_seconds": best["plain"], "distinct": memory["distinct_sampled"],
+        "budget": memory["budget"], "sample_bytes": memory["sample_bytes"]}
 
 
 def accuracy(name: str, loops: int, *options: str) -> dict[str, Any]:
@@ -105,12 +114,13 @@ def main() -> None:
     names = [n for n in args.workloads.split(",") if n]
     if names:
         print("| workload | plain (s) | skipping | sampling (period 10,000) | sampling "
-              "(period 1,000) |")
-        print("| --- | ---: | ---: | ---: | ---: |")
+              "(period 1,000) | sample: subpaths / budget, KiB |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: |")
         for name in names:
             r = overhead(name, args.repeat)
             print(f"| {name} | {r['plain_seconds']:.3f} | {r['skip']:.2f}x | {r['hot']:.2f}x "
-                  f"| {r['hot1000']:.2f}x |", flush=True)
+                  f"| {r['hot1000']:.2f}x | {r['distinct']:,} / {r['budget']:,}, "
+                  f"{r['sample_bytes'] / 1024:,.1f} |", flush=True)
     picked = [n for n in args.accuracy.split(",") if n]
     if picked:
         print("\n| workload | blocks | samples (distinct) | final period | top 5 = exact "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import statistics
+import sys
 from collections import Counter
 
 import pytest
@@ -43,6 +44,16 @@ def loop_stream(n: int, seed: int = 1) -> list[int]:
             stream.append(8)
         stream.append(9)
     return stream[:n]
+
+
+def bytes_bound(budget: int, longest: int) -> int:
+    """The most bytes a sample of ``budget`` distinct subpaths of up to ``longest``
+    blocks can take: two full tables, and per entry its key, its count (below 2^60)
+    and its chance."""
+    table = sys.getsizeof({i: i for i in range(budget)})
+    entry = (sys.getsizeof(tuple(range(longest))) + sys.getsizeof(2**60)
+             + sys.getsizeof(0.5))
+    return 2 * table + budget * entry
 
 
 def feed(sampler: SubpathSampler, stream: list[int]) -> None:
@@ -154,6 +165,7 @@ def test_memory_stays_within_the_budget_and_bulk_skipping_misses_nothing(
     for block in stream:
         one_by_one.block(block)
         assert len(one_by_one.counts) <= budget
+    assert one_by_one.sample_bytes() <= bytes_bound(budget, longest=8)
     in_bulk = SubpathSampler(period=period, budget=budget, lengths=lengths, seed=seed,
                              encoding=encoding)
     feed(in_bulk, stream)
@@ -267,3 +279,15 @@ def test_bad_settings_are_refused() -> None:
     sampler = SubpathSampler(period=10, seed=1)
     with pytest.raises(ValueError, match="skipped past"):
         sampler.skip(sampler._default.blocks_until_observed() + 1)
+
+
+def test_the_samples_bytes_stay_within_what_the_budget_allows_however_long_the_run() -> None:
+    rng = random.Random(11)
+    sampler = SubpathSampler(period=3, budget=50, lengths=LengthDistribution.geometric(5),
+                             seed=4)
+    bound = bytes_bound(50, longest=32)
+    for _ in range(4):
+        feed(sampler, [rng.randrange(60) for _ in range(50_000)])
+        assert len(sampler.counts) <= 50
+        assert 0 < sampler.sample_bytes() <= bound
+    assert sampler.resamplings > 0  # the budget was what held it

@@ -136,7 +136,7 @@ class SubpathSampling(contextlib.ContextDecorator):
         """What the sampler did: positions seen, period, sample size, resamplings."""
         sampler = self.profiler.sampler
         return {"positions": sampler.positions, "period": sampler.period,
-                "distinct_sampled": len(sampler.counts),
+                "distinct_sampled": len(sampler.counts), "sample_bytes": sampler.sample_bytes(),
                 "sampled": sum(sampler.counts.values()), "budget": sampler.budget,
                 "resamplings": sampler.resamplings, "failures": self.profiler.failures,
                 **({"moments": self.profiler.moments} if self.profiler.moments else {})}

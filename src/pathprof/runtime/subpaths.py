@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 import random
+import sys
 import threading
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -230,6 +231,14 @@ class SubpathSampler:
 
     def _period_changed(self) -> None:
         self.gap = geometric_gap(self.rng, 1.0 / self.period)
+
+    def sample_bytes(self) -> int:
+        """Bytes the sample takes (its two tables, their keys and counts): what the
+        budget bounds, whatever the run's length."""
+        size = sys.getsizeof(self.counts) + sys.getsizeof(self.kept_chance)
+        for key, count in self.counts.items():
+            size += sys.getsizeof(key) + sys.getsizeof(count)
+        return size + sum(sys.getsizeof(chance) for chance in self.kept_chance.values())
 
     def snapshot(self) -> SampleSnapshot:
         """What the sample holds now (a copy: the sampler goes on)."""
