@@ -156,3 +156,25 @@ def test_bad_configuration_is_a_usage_error(project: Path) -> None:
     assert done.returncode == 4
     assert "unknown setting tool.pathprof.colour" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("entry", ["pathprof run -m pytest", "pytest --pathprof"])
+def test_a_suite_that_turns_warnings_into_errors_runs_as_without_pathprof(
+        tmp_path: Path, entry: str) -> None:
+    """``filterwarnings = ["error"]``: pytest's "already imported, cannot be rewritten"
+    warning about the pathprof plugin (imported before pytest under ``pathprof run``)
+    and pathprof's own notices must not become errors."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n')
+    (tmp_path / "mod.py").write_text("def f(x):\n    if x:\n        return 1\n    return 2\n")
+    (tmp_path / "test_mod.py").write_text(
+        "from mod import f\n\ndef test_f():\n    assert f(1) == 1\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PATHPROF_"))}
+    # Measuring a module pytest imports before any plugin runs (its notice, if any).
+    run = ["-m", "pathprof", "run", "--source", ".", "-m", "pytest"] if entry.startswith(
+        "pathprof") else ["-m", "pytest", "--pathprof=mod", "--pathprof=pluggy"]
+    done = subprocess.run([sys.executable, *run, "-q", "-p", "no:cacheprovider"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+    assert "Warning" not in done.stdout + done.stderr

@@ -3,6 +3,11 @@
 The public API is small: :class:`Profiler` measures, :func:`load` reads a data
 file. Both are imported on first use, so that ``import pathprof.runtime`` inside a
 measured program stays cheap and imports only the standard library.
+
+PYTEST_DONT_REWRITE: pytest rewrites the asserts of its plugins' packages, this one
+among them (the ``pytest11`` entry point); under ``pathprof run -m pytest`` it is
+imported before pytest starts, and pytest's "already imported" warning would stop a
+suite that turns warnings into errors. pathprof has no asserts for pytest to rewrite.
 """
 
 from __future__ import annotations
