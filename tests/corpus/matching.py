@@ -42,7 +42,26 @@ def no_default(value):
     return label
 
 
+def ends_in_a_match(value, seen):
+    # No case matches some values: the function's last statement does nothing.
+    match value:
+        case 1:
+            seen.append("one")
+        case [a, b]:
+            seen.append(a + b)
+
+
+def ends_in_a_guard(value, seen):
+    match value:
+        case int(n) if n > 3:
+            seen.append(n)
+
+
 def drive():
     values = [0, 1, -5, 7, [1, 2], [1, 2, 3, 4], [1, 2, 3], {"kind": "k", "a": 1},
               Point(0, 3), Point(2, 2), Point(1, 2), "abc", 2.5]
-    return [describe(v) for v in values] + [no_default(v) for v in (1, 2, 3)]
+    seen = []
+    for v in (1, "x", [1, 2], 3, 5, 2.5):
+        ends_in_a_match(v, seen)
+        ends_in_a_guard(v, seen)
+    return [describe(v) for v in values] + [no_default(v) for v in (1, 2, 3)] + seen

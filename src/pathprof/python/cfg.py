@@ -205,6 +205,9 @@ class FunctionCfg:
     body_start: int
     #: every loop, outer before inner
     loops: list[Loop] = field(default_factory=list)
+    #: edge id -> the branch taken, for a branch that falls off the function's end
+    #: (an ``if``'s false branch, a loop's exit): its edge is labelled "return"
+    fall_off: dict[int, str] = field(default_factory=dict)
 
     @property
     def backedges(self) -> tuple[int, ...]:
@@ -730,8 +733,17 @@ def build_cfg(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> Fu
     builder.pending = []
     if start < len(node.body):
         builder.body(node.body, start)
-    # Falling off the end returns None.
+    # Falling off the end returns None. A way off the end with no place for code (a
+    # match none of whose cases matched) joins the others first, so that the return
+    # edge, which ends the path and must count it, has a place: the function's end.
+    if any(p.site.kind is SiteKind.NONE for p in builder.pending):
+        join = builder.start_block("code")
+        builder.pending = [_Pending(join, "next", Site(SiteKind.INSERT, node.body,
+                                                       len(node.body)))]
+    fall_off = {}
     for p in builder.pending:
+        if p.label not in ("next", "with"):
+            fall_off[len(builder.edges)] = p.label
         builder.edge(p.src, builder.exit, "return", p.site)
     if not builder.blocks[first].pieces and start >= len(node.body):
         # A function with only a docstring: its one block returns.
@@ -750,6 +762,7 @@ def build_cfg(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> Fu
         star_handler_ends=builder.star_handler_ends,
         body_start=start,
         loops=[Loop(loop.header, frozenset(loop.body)) for loop in builder.loops],
+        fall_off=fall_off,
     )
 
 

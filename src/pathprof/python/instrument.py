@@ -61,7 +61,8 @@ __all__ = [
 
 #: Version of the metadata handed to the runtime and stored with the data.
 #: 6: "backedges" (declared from the loop structure: handler -> header edges too).
-FORMAT_VERSION = 6
+#: 7: "fall_off" (the branch a "return" edge off the function's end takes).
+FORMAT_VERSION = 7
 
 
 #: Builtins that, called without arguments, show the caller's local names.
@@ -444,6 +445,7 @@ def function_metadata(fp: FunctionPlan) -> dict[str, Any]:
         "exit": cfg.exit,
         "blocks": blocks,
         "edges": edges,
+        "fall_off": {str(eid): label for eid, label in cfg.fall_off.items()},
         "restarts": restarts,
         "backedges": list(dag.backedges),
         "num_paths": str(fp.num_paths),

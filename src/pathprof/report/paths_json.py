@@ -42,15 +42,29 @@ def _path(fn: FunctionProfile, path: Path, total: int) -> dict[str, Any]:
     return entry
 
 
+def edge_label(meta: dict[str, Any], eid: int) -> str:
+    """What the report calls edge ``eid``: its label, or for a branch that falls off
+    the function's end (labelled "return" in the CFG), the branch: ``false``,
+    ``exhausted``... (data files of format 6 and before say "return")."""
+    return meta.get("fall_off", {}).get(str(eid), meta["edges"][eid][2])
+
+
 def decisions(fn: FunctionProfile, path: Path) -> list[dict[str, Any]]:
-    """The branch taken at each block of the path that has a choice."""
+    """The branch taken at each block of the path that has a choice, the last one
+    included: the branch out of the function, or back to a loop's header."""
+    meta = fn.meta
     out_labels: dict[int, dict[int, list[str]]] = {}
-    for src, dst, label in fn.meta["edges"]:
-        out_labels.setdefault(src, {}).setdefault(dst, []).append(label)
+    for eid, (src, dst, _label) in enumerate(meta["edges"]):
+        out_labels.setdefault(src, {}).setdefault(dst, []).append(edge_label(meta, eid))
     result = []
     sequence = list(path.blocks)
     if path.end == "return" or path.end in ("raise", "reraise"):
-        sequence.append(fn.meta["exit"])
+        sequence.append(meta["exit"])
+    elif path.end == "loop-back" and sequence:
+        headers = {meta["edges"][eid][1] for eid in meta["backedges"]
+                   if meta["edges"][eid][0] == sequence[-1]}
+        if len(headers) == 1:  # the back edge the path ended on
+            sequence.append(headers.pop())
     for src, dst in itertools.pairwise(sequence):
         outs = out_labels.get(src, {})
         if len(outs) > 1 or sum(len(v) for v in outs.values()) > 1:
@@ -86,9 +100,9 @@ def function_json(fn: FunctionProfile, top: int | None = None) -> dict[str, Any]
             "executions": prediction.executions, "correct": prediction.correct}
     if fn.edges:
         data["edges"] = [
-            {"src": src, "dst": dst, "label": label, "count": fn.edges.get(i, 0),
+            {"src": src, "dst": dst, "label": edge_label(meta, i), "count": fn.edges.get(i, 0),
              "line": (fn.block_lines(src) or (None, None))[1]}
-            for i, (src, dst, label) in enumerate(meta["edges"])]
+            for i, (src, dst, _label) in enumerate(meta["edges"])]
     return data
 
 

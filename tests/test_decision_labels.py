@@ -1,0 +1,69 @@
+"""Every decision on a path has its documented label, in the text report and the
+JSON alike: a branch that falls off the function's end is the branch it is
+(``false``, ``exhausted``, ``case 2 fails``), not ``return``, and the decision a path
+ends on when it goes back to a loop's header is listed too."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+PROGRAM = Path(__file__).parent / "programs" / "decision_kinds.py"
+
+#: function -> its paths as (start, end, ((line, branch taken), ...)), sorted
+EXPECTED = {
+    "tail_if": [("entry", "return", ((2, "false"),)), ("entry", "return", ((2, "true"),))],
+    "tail_for": [("entry", "loop-back", ((7, "next"),)),
+                 ("entry", "return", ((7, "exhausted"),)),
+                 ("loop-header", "loop-back", ((7, "next"),)),
+                 ("loop-header", "return", ((7, "exhausted"),))],
+    "tail_while": [("entry", "loop-back", ((12, "true"),)),
+                   ("loop-header", "loop-back", ((12, "true"),)),
+                   ("loop-header", "return", ((12, "false"),))],
+    "back_if": [("entry", "loop-back", ((18, "next"), (19, "false"))),
+                ("loop-header", "loop-back", ((18, "next"), (19, "false"))),
+                ("loop-header", "loop-back", ((18, "next"), (19, "true"))),
+                ("loop-header", "return", ((18, "exhausted"),))],
+    "tail_match": [("entry", "return", ((26, "case 1"),)),
+                   ("entry", "return", ((26, "case 1 fails"), (28, "case 2"))),
+                   ("entry", "return", ((26, "case 1 fails"), (28, "case 2 fails")))],
+    "try_it": [("entry", "exception", ()), ("entry", "return", ()), ("handler", "return", ())],
+    "bad": [("entry", "raise", ())],
+}
+
+
+def _pathprof(cwd: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PATHPROF_")}
+    env["COLUMNS"] = "150"
+    done = subprocess.run([sys.executable, "-m", "pathprof", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_each_kind_of_decision_is_labelled_in_json_and_text(tmp_path: Path) -> None:
+    shutil.copy(PROGRAM, tmp_path / "kinds.py")
+    _pathprof(tmp_path, "run", "kinds.py")
+    report = json.loads(_pathprof(tmp_path, "report", "--format", "json"))
+    found = {fn["qualname"]: sorted(
+        (p["start"], p["end"], tuple((d["line"], d["taken"]) for d in p["decisions"]))
+        for p in fn["paths"]) for fn in report["functions"]}
+    assert found == EXPECTED
+    # The text report shows each decision on its line, with the same label.
+    text = _pathprof(tmp_path, "report", "--top", "10")
+    shown = set()
+    for row in text.splitlines():
+        if "  → " in row:
+            before, label = row.rsplit("  → ", 1)
+            # "... entry → return      2 if x:": the source line's number is the last
+            # number followed by a space (no code line here has one of its own)
+            shown.add((re.findall(r"(\d+) ", before)[-1], label.strip()))
+    wanted = {(str(line), label) for paths in EXPECTED.values() for _s, _e, taken in paths
+              for line, label in taken}
+    assert wanted <= shown
+    assert not any(row.rstrip().endswith(":  → return") for row in text.splitlines())
