@@ -159,7 +159,9 @@ def test_count_command_table_and_json(tmp_path: Path) -> None:
     assert by_name["main"]["self"] == 2
     assert by_name["main"]["inclusive"] == 2 + by_name["spin"]["self"] + by_name["bubble"]["self"]
     assert data["total"] == sum(f["self"] for f in data["functions"])
-    table = pathprof_cli(tmp_path, "count", "main.py").stdout
+    plain = pathprof_cli(tmp_path, "count", "main.py")
+    assert plain.stdout == ""  # the program prints nothing: neither does pathprof there
+    table = plain.stderr
     assert f"{data['total']} statements counted in 3 functions" in table
     assert "main main.py" in table
     instructions = json.loads(pathprof_cli(tmp_path, "count", "--kind", "instructions",

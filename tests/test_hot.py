@@ -136,8 +136,9 @@ def test_hot_reports_the_hottest_subpaths_and_writes_json(tmp_path: Path) -> Non
     done = _hot(tmp_path, "--period", "50", "--seed", "3", "--exact", "--top", "5",
                 "--checkpoint-every", "30000", "--json", "hot.json", "work.py")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[:2] == ["5333", "3"]  # the program's output, and
-    # the snapshot it took from inside
+    # The program's output, and the snapshot it took from inside: standard output is
+    # the program's alone; the report is on standard error.
+    assert done.stdout.splitlines() == ["5333", "3"]
     report = json.loads((tmp_path / "hot.json").read_text())
     assert report["failures"] == 0
     # Every 30,000 blocks: the exact top 5 so far, each one's rank among the estimates.
@@ -156,17 +157,18 @@ def test_hot_reports_the_hottest_subpaths_and_writes_json(tmp_path: Path) -> Non
     # Each block names its function's first line: classify's def on line 2, tally's on 12.
     assert {(b["function"], b["function_line"]) for s in report["subpaths"]
             for b in s["blocks"]} <= {("classify", 2), ("tally", 12)}
-    assert "Hottest subpaths" in done.stdout
-    assert "tally:" in done.stdout
-    assert "classify:" in done.stdout
-    assert "exact" in done.stdout
+    assert "Hottest subpaths" in done.stderr
+    assert "tally:" in done.stderr
+    assert "classify:" in done.stderr
+    assert "exact" in done.stderr
 
 
 def test_hot_with_a_short_run_says_nothing_was_sampled(tmp_path: Path) -> None:
     (tmp_path / "tiny.py").write_text("def f():\n    return 1\n\nf()\n")
     done = _hot(tmp_path, "--period", "1e9", "tiny.py")
     assert done.returncode == 0, done.stderr
-    assert "No subpath was sampled" in done.stdout
+    assert "No subpath was sampled" in done.stderr
+    assert done.stdout == ""
 
 
 @pytest.mark.parametrize(("args", "message"), [

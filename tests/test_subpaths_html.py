@@ -172,9 +172,9 @@ def _segments(blocks: list[dict]) -> list[list[tuple[int, dict]]]:
 
 
 def test_the_command_writes_the_report_beside_the_table(run: Run) -> None:
-    assert run.done.stdout.splitlines()[0] == "1600"  # the program's own output
-    assert "Hottest subpaths" in run.done.stdout  # the terminal table is still there
-    assert run.done.stdout.splitlines()[-1] == f"wrote {os.path.join('out', 'index.html')}"
+    assert run.done.stdout.splitlines() == ["1600"]  # the program's own output, alone
+    assert "Hottest subpaths" in run.done.stderr  # the terminal table is still there
+    assert run.done.stderr.splitlines()[-1] == f"wrote {os.path.join('out', 'index.html')}"
     for name in ("index.html", "style.css", "pathprof.js"):
         assert (run.report / name).is_file()
 

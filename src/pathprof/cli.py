@@ -348,7 +348,8 @@ def _command_count(args: argparse.Namespace) -> int:
             output.write(found.to_json() + "\n")
         if args.json_file == "-":
             return status
-    render_counts(Console(), found, sort=args.sort, top=args.top)
+    # The program's standard output is its own: the table goes to standard error.
+    render_counts(Console(stderr=True), found, sort=args.sort, top=args.top)
     return status
 
 
@@ -394,10 +395,11 @@ def _command_hot(args: argparse.Namespace) -> int:
     if args.json_file:
         with _output(None if to_stdout else args.json_file) as output:
             output.write(json.dumps(document, indent=2) + "\n")
+    # The program's standard output is its own: the report goes to standard error.
     if not to_stdout:
-        render_hot(Console(), found, summary, confidence=args.confidence)
+        render_hot(Console(stderr=True), found, summary, confidence=args.confidence)
     if args.html_dir:
-        _write_hot_html(document, args.html_dir, sys.stderr if to_stdout else sys.stdout)
+        _write_hot_html(document, args.html_dir, sys.stderr)
     return status
 
 
