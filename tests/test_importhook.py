@@ -46,7 +46,10 @@ def test_source_include_and_omit(tmp_path: Path) -> None:
     assert not include.wants("lib", str(tmp_path / "lib.py"))
 
 
-def test_cache_is_keyed_on_source_and_options(tmp_path: Path) -> None:
+def test_cache_is_keyed_on_source_and_options(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.setattr(sys, "pycache_prefix", None)
     path = tmp_path / "m.py"
     path.write_text("def f(x):\n    return 1 if x else 2\n")
     stats: dict[str, int] = {}
@@ -65,6 +68,49 @@ def test_cache_is_keyed_on_source_and_options(tmp_path: Path) -> None:
     cached.write_bytes(cached.read_bytes()[:40])
     instrumented_code(path.read_bytes(), str(path), options, stats)
     assert stats["instrumented"] == 4
+
+
+def test_the_cache_follows_pythons_bytecode_settings(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """-B / PYTHONDONTWRITEBYTECODE: nothing written (pathprof instrument still warms
+    the cache: that is what it is asked for); sys.pycache_prefix: the cache goes
+    there, not beside the source."""
+    path = tmp_path / "m.py"
+    path.write_text("def f(x):\n    return 1 if x else 2\n")
+    options = InstrumentOptions()
+    monkeypatch.setattr(sys, "pycache_prefix", None)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    stats: dict[str, int] = {}
+    for _ in range(2):
+        code = instrumented_code(path.read_bytes(), str(path), options, stats)
+    assert stats == {"instrumented": 2}
+    assert code.co_filename == str(path)
+    assert not (tmp_path / "__pycache__").exists()
+    assert importhook.warm_cache([str(path)], options).instrumented == 1
+    assert len(list((tmp_path / "__pycache__").glob("m.*.pathprof-*.pyc"))) == 1
+    # With a prefix: written under it, mirroring the source's directory.
+    other = tmp_path / "n.py"
+    other.write_text("def g():\n    return 2\n")
+    prefix = tmp_path / "prefix"
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.setattr(sys, "pycache_prefix", str(prefix))
+    instrumented_code(other.read_bytes(), str(other), options, stats)
+    assert [p.name.split(".")[0] for p in prefix.rglob("*.pathprof-*.pyc")] == ["n"]
+    assert not list((tmp_path / "__pycache__").glob("n.*"))
+
+
+def test_a_run_under_pythondontwritebytecode_writes_no_cache(tmp_path: Path) -> None:
+    import subprocess
+
+    (tmp_path / "lib.py").write_text("def f(x):\n    return x + 1\n")
+    (tmp_path / "app.py").write_text("from lib import f\n\nprint(f(1))\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PATHPROF_")}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    done = subprocess.run([sys.executable, "-m", "pathprof", "run", "app.py"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("2\n")
+    assert not list(tmp_path.rglob("*.pyc"))
 
 
 def test_pathprof_failure_warns_and_runs_unmeasured(tmp_path: Path,

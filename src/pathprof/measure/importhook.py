@@ -11,7 +11,9 @@ Instrumented code is cached in ``__pycache__`` beside the normal ``.pyc``, keyed
 on the source's SHA-256, the file's path, the interpreter's cache tag, pathprof's
 version and the instrumentation options, so a second run does no analysis. The
 cache is written atomically (a temporary file renamed into place) and a cache that
-cannot be written (read-only tree) is simply not used.
+cannot be written (read-only tree) is simply not used. It follows Python's own
+settings for bytecode: nothing written under ``-B``/``PYTHONDONTWRITEBYTECODE``, and
+the tree under ``sys.pycache_prefix`` when one is set.
 
 Source that does not parse is handed to the standard loader, so the import fails
 exactly as it would without pathprof. Should pathprof itself fail on a module,
@@ -137,9 +139,14 @@ def _write_cache(path: str, digest: bytes, filename: str, code: Any) -> None:
 
 
 def instrumented_code(source: bytes, filename: str, options: InstrumentOptions,
-                      stats: dict[str, int] | None = None, *, in_place: bool = False) -> Any:
+                      stats: dict[str, int] | None = None, *, in_place: bool = False,
+                      write: bool | None = None) -> Any:
     """Instrumented code for ``source``, from the cache when it is there (with
-    ``in_place``: what :func:`compile_instrumented` returns then, cached apart)."""
+    ``in_place``: what :func:`compile_instrumented` returns then, cached apart).
+
+    The cache is written as Python writes bytecode: not under ``-B`` or
+    ``PYTHONDONTWRITEBYTECODE`` (unless ``write``), and under ``sys.pycache_prefix``
+    when one is set (``PYTHONPYCACHEPREFIX``, ``-X pycache_prefix``)."""
     digest = hashlib.sha256(source).digest()
     cache = _cache_path(filename, options, in_place) if options.cache else None
     if cache is not None:
@@ -151,7 +158,7 @@ def instrumented_code(source: bytes, filename: str, options: InstrumentOptions,
     code = compile_instrumented(source, filename, options, in_place=in_place)
     if stats is not None:
         stats["instrumented"] = stats.get("instrumented", 0) + 1
-    if cache is not None:
+    if cache is not None and (write if write is not None else not sys.dont_write_bytecode):
         _write_cache(cache, digest, filename, code)
     return code
 
@@ -178,7 +185,7 @@ def warm_cache(paths: Sequence[str], options: InstrumentOptions,
         try:
             with open(path, "rb") as f:
                 source = f.read()
-            instrumented_code(source, path, options, stats)
+            instrumented_code(source, path, options, stats, write=True)
         except (OSError, SyntaxError, ValueError, UnicodeDecodeError, RecursionError) as err:
             result.failed.append((path, f"{type(err).__name__}: {err}"))
         else:
