@@ -131,6 +131,26 @@ def test_dash_m_and_console_script_forms(project: Path) -> None:
     assert functions_by_name(project / ".pathprof")["total"].total == 3
 
 
+def test_a_console_script_comes_from_pathprofs_own_environment_first(project: Path) -> None:
+    """A pyenv shim (a shell script) named pytest first on PATH: pathprof runs the
+    pytest beside its own interpreter, as ``python -m pytest`` would."""
+    if not (Path(sys.executable).parent / "pytest").exists():
+        pytest.skip("no pytest console script beside this interpreter")
+    shims = project / "shims"
+    shims.mkdir()
+    (shims / "pytest").write_text("#!/usr/bin/env bash\necho shim\nexit 7\n")
+    (shims / "pytest").chmod(0o755)
+    (project / "test_app.py").write_text(
+        "import helper\n\ndef test_total():\n    assert helper.total([1, 2]) == 0\n")
+    env = {**os.environ, "PATH": os.pathsep.join([str(shims), os.environ.get("PATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "pathprof", "run", "--", "pytest", "-q",
+                           "-p", "no:cacheprovider", "test_app.py"], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+    assert functions_by_name(project / ".pathprof")["total"].total == 3
+
+
 def test_selection_source_and_omit(project: Path) -> None:
     pathprof_cli(project, "run", "--omit", "*/helper.py", "app.py", "7")
     assert "total" not in functions_by_name(project / ".pathprof")

@@ -14,6 +14,7 @@ import os
 import runpy
 import shutil
 import sys
+import sysconfig
 import types
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -26,14 +27,19 @@ CompileFn = Callable[[bytes, str], Any]
 
 
 def resolve_program(name: str) -> tuple[str, bool]:
-    """The file to run for ``name``: a path, or a console script found on PATH.
+    """The file to run for ``name``: a path, or a console script -- of this
+    interpreter's environment first (beside ``sys.executable``, or its scripts
+    directory), then on PATH, where a shim (pyenv's) may stand for another one.
 
-    Returns the file and whether it was found on PATH (then the current
+    Returns the file and whether it was found as a console script (then the current
     directory, not the script's, is what the user means to measure).
     """
     if os.path.exists(name):
         return os.path.abspath(name), False
-    found = shutil.which(name)
+    own = os.pathsep.join(dict.fromkeys([os.path.dirname(sys.executable),
+                                         sysconfig.get_path("scripts")]))
+    found = None if os.sep in name else shutil.which(name, path=own)
+    found = found or shutil.which(name)
     if found is not None:
         try:
             with open(found, "rb") as f:
