@@ -178,3 +178,17 @@ def test_a_suite_that_turns_warnings_into_errors_runs_as_without_pathprof(
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
     assert "Warning" not in done.stdout + done.stderr
+
+
+def test_edge_mode_in_the_configuration_is_named_not_silently_ignored(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.pathprof]\nmode = "edge"\n')
+    (tmp_path / "mod.py").write_text("def f(x):\n    if x:\n        return 1\n    return 2\n")
+    (tmp_path / "test_mod.py").write_text(
+        "from mod import f\n\ndef test_f():\n    assert f(1) == 1\n")
+    done = pytest_in(tmp_path, "-q", "--pathprof=mod")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count('pathprof: mode = "edge" in the configuration is for '
+                             "pathprof run") == 1
+    # Paths were measured: path coverage is reported, 1 of the 2 paths run.
+    assert "TOTAL" in done.stdout
+    assert "50.0%" in done.stdout

@@ -201,6 +201,11 @@ class PathprofPlugin:
         self.results = CoverageReports(self.data_file, reports, fail_under)
         self.context = options.pathprof_context or config.context
         self.worker = os.environ.get("PYTEST_XDIST_WORKER")
+        #: said under the coverage table (pytest captures standard error meanwhile)
+        self.notes: list[str] = []
+        if config.mode == "edge":
+            self.notes.append('mode = "edge" in the configuration is for pathprof run: '
+                              "pytest --pathprof measures paths, which path coverage needs")
         if self.worker is None:
             self.token = uuid.uuid4().hex[:12]
             os.environ[TOKEN_VARIABLE] = self.token
@@ -266,3 +271,5 @@ class PathprofPlugin:
             width = terminalreporter._tw.fullwidth
         markup = bool(getattr(terminalreporter, "hasmarkup", False))
         self.results.show(terminalreporter.write_line, terminalreporter.write, width, markup)
+        for note in self.notes:
+            terminalreporter.write_line(f"pathprof: {note}")
