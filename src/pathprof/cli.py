@@ -304,9 +304,8 @@ def _apply_config(args: argparse.Namespace) -> None:
 
 
 def _command_plan(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from pathprof.graph.serial import cfg_from_data
+    from pathprof.report.console import report_console
     from pathprof.report.plan import render_plan, summarize_plan
 
     try:
@@ -316,7 +315,7 @@ def _command_plan(args: argparse.Namespace) -> int:
         raise PathprofError(f"cannot read {args.cfg_file}: {err.strerror}") from err
     except json.JSONDecodeError as err:
         raise PathprofError(f"{args.cfg_file} is not valid JSON: {err}") from err
-    console = Console()
+    console = report_console()
     if isinstance(data, dict) and data.get("description"):
         console.print(f"[bold]{data['description']}[/bold]")
     if args.parallel is not None:
@@ -329,9 +328,8 @@ def _command_plan(args: argparse.Namespace) -> int:
 
 
 def _command_count(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from pathprof.events import EventCounter
+    from pathprof.report.console import report_console
     from pathprof.report.events_text import render_counts
 
     path, program_args, default_dirs = _program(args)
@@ -349,13 +347,14 @@ def _command_count(args: argparse.Namespace) -> int:
         if args.json_file == "-":
             return status
     # The program's standard output is its own: the table goes to standard error.
-    render_counts(Console(stderr=True), found, sort=args.sort, top=args.top)
+    render_counts(report_console(stderr=True), found, sort=args.sort, top=args.top)
     return status
 
 
 def _command_hot(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from pathprof.report.console import report_console
     from pathprof.report.subpaths_text import render_hot, subpath_table
     from pathprof.subpaths import SubpathSampling
 
@@ -397,7 +396,7 @@ def _command_hot(args: argparse.Namespace) -> int:
             output.write(json.dumps(document, indent=2) + "\n")
     # The program's standard output is its own: the report goes to standard error.
     if not to_stdout:
-        render_hot(Console(stderr=True), found, summary, confidence=args.confidence)
+        render_hot(report_console(stderr=True), found, summary, confidence=args.confidence)
     if args.html_dir:
         _write_hot_html(document, args.html_dir, sys.stderr)
     return status
@@ -630,9 +629,8 @@ def _command_instrument(args: argparse.Namespace) -> int:
 
 
 def _command_report(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from pathprof.measure.profiler import load
+    from pathprof.report.console import report_console
 
     measurement = load(args.data_file)
     with _output(args.output) as output:
@@ -643,7 +641,7 @@ def _command_report(args: argparse.Namespace) -> int:
         else:
             from pathprof.report.paths_text import render_report
 
-            console = Console(file=output, width=120 if args.output else None)
+            console = report_console(output)
             render_report(measurement, console, top=args.top, functions=args.functions,
                           show_unrun=args.show_unrun)
     return OK
@@ -661,11 +659,10 @@ def _command_coverage(args: argparse.Namespace) -> int:
             data = coverage_json(coverage, 10 if args.missed is None else args.missed)
             print(json.dumps(data, indent=2), file=output)
         else:
-            from rich.console import Console
-
+            from pathprof.report.console import report_console
             from pathprof.report.coverage_text import render_coverage
 
-            console = Console(file=output, width=120 if args.output else None)
+            console = report_console(output)
             render_coverage(coverage, console, show_missing=args.show_missing,
                             missed_per_function=5 if args.missed is None else args.missed,
                             skip_covered=args.skip_covered)
@@ -769,11 +766,10 @@ def _command_diff(args: argparse.Namespace) -> int:
 
             print(json.dumps(diff_json(diff), indent=2), file=output)
         else:
-            from rich.console import Console
-
+            from pathprof.report.console import report_console
             from pathprof.report.diff_text import render_diff
 
-            render_diff(diff, Console(file=output, width=120 if args.output else None))
+            render_diff(diff, report_console(output))
     return DIFFERS if args.fail_on_change and diff.differs else OK
 
 

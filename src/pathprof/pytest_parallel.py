@@ -34,6 +34,8 @@ from typing import Any
 
 import pytest
 
+from pathprof.report.console import WIDE
+
 __all__ = ["ParallelSession"]
 
 #: options that make pytest show something instead of running a session
@@ -89,7 +91,10 @@ class ParallelSession:
         writer.sep("-", "pathprof: path coverage")
         for line in summary(result, self.results.data_file):
             writer.line(f"pathprof: {line}", red=not result.exact, bold=not result.exact)
-        self.results.show(writer.line, writer.write, writer.fullwidth, writer.hasmarkup)
+        width = writer.fullwidth
+        if not sys.stdout.isatty() and not os.environ.get("COLUMNS"):
+            width = WIDE  # a CI log: names and locations whole
+        self.results.show(writer.line, writer.write, width, writer.hasmarkup)
         writer.flush()
 
 

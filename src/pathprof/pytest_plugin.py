@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from pathprof.report.console import WIDE
 from pathprof.report.session import CoverageReports, report_kind, session_settings
 
 __all__ = ["EventsFixture", "PathprofPlugin", "pathprof_events"]
@@ -269,6 +270,8 @@ class PathprofPlugin:
         width = 100
         with contextlib.suppress(AttributeError):
             width = terminalreporter._tw.fullwidth
+        if not getattr(terminalreporter, "isatty", True) and not os.environ.get("COLUMNS"):
+            width = WIDE  # a CI log: names and locations whole, not fitted to 80 columns
         markup = bool(getattr(terminalreporter, "hasmarkup", False))
         self.results.show(terminalreporter.write_line, terminalreporter.write, width, markup)
         for note in self.notes:

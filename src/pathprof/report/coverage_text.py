@@ -71,7 +71,7 @@ def render_coverage(coverage: PathCoverage, console: Console, *, show_missing: b
         console.print("No functions were measured.")
         return
     table = Table(box=None, pad_edge=False, header_style="bold", show_footer=False)
-    table.add_column("Function")
+    table.add_column("Function", overflow="fold")
     table.add_column("Paths", justify="right")
     table.add_column("Run", justify="right")
     table.add_column("Missed", justify="right")

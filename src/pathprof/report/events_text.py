@@ -33,7 +33,7 @@ def render_counts(console: Console, counts: EventCounts, *, sort: str = "inclusi
     ordered = sort_functions(counts.functions, sort)
     shown = ordered if top <= 0 else ordered[:top]
     table = Table(box=None, header_style="bold")
-    table.add_column("function")
+    table.add_column("function", overflow="fold")
     table.add_column("self", justify="right")
     table.add_column("inclusive", justify="right")
     table.add_column("self %", justify="right")

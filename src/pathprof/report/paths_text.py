@@ -121,7 +121,7 @@ def render_function(measurement: Measurement, fn: FunctionProfile, top: int,
     if timed:
         table.add_column("time", justify="right", no_wrap=True, min_width=9)
     table.add_column("from → to", no_wrap=True, min_width=14)
-    table.add_column("path: line, code → branch taken", no_wrap=True, overflow="ellipsis")
+    table.add_column("path: line, code → branch taken", overflow="fold")
     total = fn.total
     for rank, path in enumerate(fn.paths[:top], 1):
         row = [str(rank), f"{path.count:,}", f"{path.count / total:.1%}"]

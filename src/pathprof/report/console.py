@@ -1,0 +1,33 @@
+"""The console the text reports are printed on.
+
+On a terminal, rich fits a report to the window. Anywhere else -- a CI log, a pipe,
+a file (``-o``) -- nobody resizes the window, and a log is read, not fitted to a
+screen: the console is :data:`WIDE` columns wide unless ``COLUMNS`` says otherwise,
+so names, locations and labels come out whole (tables still take only the room they
+need, and a column that must wrap folds its text: it never cuts it).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import IO, Any
+
+__all__ = ["WIDE", "report_console"]
+
+#: Columns of a report that is not printed on a terminal.
+WIDE = 200
+
+
+def report_console(file: IO[str] | None = None, *, stderr: bool = False) -> Any:
+    """A rich console for a text report written to ``file`` (default: standard
+    output, or standard error with ``stderr``)."""
+    from rich.console import Console
+
+    target = file if file is not None else (sys.stderr if stderr else sys.stdout)
+    try:
+        terminal = target.isatty()
+    except (AttributeError, ValueError):
+        terminal = False
+    width = None if terminal or os.environ.get("COLUMNS") else WIDE
+    return Console(file=file, stderr=stderr, width=width)
