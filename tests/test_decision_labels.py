@@ -67,3 +67,24 @@ def test_each_kind_of_decision_is_labelled_in_json_and_text(tmp_path: Path) -> N
               for line, label in taken}
     assert wanted <= shown
     assert not any(row.rstrip().endswith(":  → return") for row in text.splitlines())
+
+
+def test_the_text_reports_counts_add_up(tmp_path: Path) -> None:
+    """The header counts what is listed: complete paths, and paths an exception cut
+    short; singulars are singular; the closing summary covers every function that
+    ran, shown or not."""
+    shutil.copy(PROGRAM, tmp_path / "kinds.py")
+    _pathprof(tmp_path, "run", "kinds.py")
+    text = _pathprof(tmp_path, "report", "--top", "10")
+    heads = {row.split()[0]: row for row in text.splitlines()
+             if re.match(r"^\w+  kinds\.py:\d+  ", row)}
+    assert "2 of 2 paths run + 1 path cut short by an exception · 3 path executions" in (
+        heads["try_it"])
+    assert heads["bad"].endswith("1 of 1 paths run · 1 path execution · 1 call ended by an "
+                                 "exception")
+    listed = text.split("try_it  kinds.py")[1].split("\n\n")[0]
+    assert len(re.findall(r"^\s*\d+\s+1\s+33\.3%", listed, re.MULTILINE)) == 3
+    few = _pathprof(tmp_path, "report", "--functions", "2", "--top", "1")
+    assert "… and 3 more paths" in few  # back_if: 4 paths, 1 shown
+    assert "5 more functions ran (--functions shows more)" in few
+    assert "hottest path in 5 of 7 functions" in few.replace("\n", " ")

@@ -108,9 +108,12 @@ def render_function(measurement: Measurement, fn: FunctionProfile, top: int,
         head.append("edge profile (branch counts)")
         return Group(head, _edge_table(fn, lines), Text(""))
     head.append(f"{fn.paths_run} of {fn.paths_possible:,} paths run", style="green")
-    head.append(f" · {fn.total:,} path executions")
+    cut = sum(1 for count in fn.cuts.values() if count)
+    if cut:  # listed with the paths: the entries add up
+        head.append(f" + {_count(cut, 'path')} cut short by an exception")
+    head.append(f" · {_count(fn.total, 'path execution')}")
     if fn.raised:
-        head.append(f" · {fn.raised:,} calls ended by an exception")
+        head.append(f" · {_count(fn.raised, 'call')} ended by an exception")
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     paths = fn.paths[:top]
     count_width = max(5, *(len(f"{p.count:,}") for p in paths)) if paths else 5
@@ -132,12 +135,18 @@ def render_function(measurement: Measurement, fn: FunctionProfile, top: int,
         table.add_row(*row)
     parts: list = [head, table]
     if len(fn.paths) > top:
-        parts.append(Text(f"    … and {len(fn.paths) - top} more paths", style="dim"))
+        parts.append(Text(f"    … and {_count(len(fn.paths) - top, 'more path')}",
+                          style="dim"))
     prediction = predict_from_edges(fn)
     if prediction is not None and fn.paths_possible > 1:
         parts.append(_prediction_text(fn, prediction))
     parts.append(Text(""))
     return Group(*parts)
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 path``, ``2 paths``, ``1,000 calls``."""
+    return f"{number:,} {noun}" + ("" if number == 1 else "s")
 
 
 def _prediction_text(fn: FunctionProfile, prediction: EdgePrediction) -> Text:
@@ -148,7 +157,8 @@ def _prediction_text(fn: FunctionProfile, prediction: EdgePrediction) -> Text:
     else:
         ran = prediction.predicted.count
         text.append(path_brief(fn, prediction.predicted), style="yellow")
-        text.append(f" — ran {ran:,} times" if ran else " — never ran", style="yellow")
+        text.append(" — never ran" if not ran else " — ran once" if ran == 1
+                    else f" — ran {ran:,} times", style="yellow")
         text.append(", not the hottest", style="yellow")
     if prediction.executions:
         text.append(f" · executions off their start's predicted path: "
@@ -160,14 +170,17 @@ def render_report(measurement: Measurement, console: Console, *, top: int = 5,
                   functions: int | None = None, show_unrun: bool = False) -> None:
     measured = [f for f in measurement.functions if f.total or f.edges]
     measured.sort(key=lambda f: (-(f.total or sum(f.edges.values())), f.file, f.first_line))
-    if functions is not None:
-        measured = measured[:functions]
-    if not measured:
+    shown = measured if functions is None else measured[:functions]
+    if not shown:
         console.print("No paths were measured.")
         return
-    for fn in measured:
+    for fn in shown:
         console.print(render_function(measurement, fn, top,
                                       max(30, console.width - OTHER_COLUMNS)))
+    if len(shown) < len(measured):
+        console.print(Text(f"{_count(len(measured) - len(shown), 'more function')} ran "
+                           "(--functions shows more); the summary below covers all of them.",
+                           style="dim"))
     summary = summarize(measured).sentence()
     if summary:
         console.print(Text(summary, style="dim"))
