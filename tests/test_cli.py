@@ -151,3 +151,31 @@ def test_instrument_fills_the_cache_and_lists_what_it_cannot(tmp_path: Path) -> 
     assert cached == ["__init__", "good"]
     second = pathprof_cli(tmp_path, "instrument")
     assert second.stdout.strip() == "3 files: 0 instrumented, 2 already cached, 1 could not be"
+
+
+def test_erase_removes_the_data_files_and_nothing_else(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("def f(x):\n    return 1 if x else 2\n\nf(1)\n")
+    pathprof_cli(tmp_path, "run", "app.py")
+    data = tmp_path / ".pathprof"
+    leftover = tmp_path / ".pathprof.0123456789ab.host.42"  # a child's, never combined
+    leftover.write_bytes(data.read_bytes())
+    notes = tmp_path / ".pathprof.notes"
+    notes.write_text("mine")
+    other = tmp_path / "other.db"
+    other.write_bytes(data.read_bytes())
+    done = pathprof_cli(tmp_path, "erase")
+    assert (done.stdout, done.stderr) == ("", "")
+    assert not data.exists()
+    assert not leftover.exists()
+    assert notes.read_text() == "mine"  # not a data file: untouched
+    assert other.exists()
+    # Nothing to erase is not an error; a file that is not a data file is refused.
+    assert pathprof_cli(tmp_path, "erase").returncode == OK
+    data.write_text("my notes, not pathprof's")
+    refused = pathprof_cli(tmp_path, "erase", check=False)
+    assert refused.returncode == ERR
+    assert "is not a pathprof data file" in refused.stderr
+    assert data.read_text() == "my notes, not pathprof's"
+    # --data-file names another one.
+    pathprof_cli(tmp_path, "erase", "--data-file", "other.db")
+    assert not other.exists()

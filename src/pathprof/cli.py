@@ -251,6 +251,12 @@ def _parser() -> argparse.ArgumentParser:
     _data_file_option(combine)
     combine.add_argument("files", nargs="*", metavar="FILE",
                          help="files to add (default: DATA_FILE.* beside the data file)")
+    erase = commands.add_parser(
+        "erase", help="remove the data file",
+        description="Remove the data file and the data files other processes left beside it "
+        "(DATA_FILE.*), to start measuring afresh. A file that is not a pathprof data file is "
+        "left untouched.")
+    _data_file_option(erase)
     return parser
 
 
@@ -791,6 +797,13 @@ def _command_combine(args: argparse.Namespace) -> int:
     return OK
 
 
+def _command_erase(args: argparse.Namespace) -> int:
+    from pathprof.data.store import erase
+
+    erase(args.data_file)
+    return OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -809,7 +822,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "report": _command_report,
                 "coverage": _command_coverage, "html": _command_html, "diff": _command_diff,
                 "lcov": _command_export, "xml": _command_export,
-                "combine": _command_combine}
+                "combine": _command_combine, "erase": _command_erase}
     try:
         return handlers[args.command](args)
     except PathprofError as err:

@@ -27,6 +27,7 @@ another schema version, except that a new run (not ``append``) replaces it.
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import re
@@ -40,8 +41,8 @@ from pathprof.data.profile import FunctionProfile, merge
 from pathprof.exceptions import DataError, NoDataError
 from pathprof.version import __version__
 
-__all__ = ["SCHEMA_VERSION", "Measurement", "RunInfo", "combine", "read", "source_conflicts",
-           "write"]
+__all__ = ["SCHEMA_VERSION", "Measurement", "RunInfo", "combine", "erase", "read",
+           "source_conflicts", "write"]
 
 #: Versions: 1 first; 2 contexts and call stats; 3 the metadata in ``function.cfg``
 #: declares its backedges (every edge from a loop's body to its header), which changes
@@ -481,6 +482,36 @@ def source_conflicts(measurements: Iterable[Measurement]) -> list[tuple[str, str
             hashes.setdefault((fn.file, fn.qualname), set()).add(fn.source_hash)
     return [(file, qualname, len(h)) for (file, qualname), h in sorted(hashes.items())
             if len(h) > 1]
+
+
+def erase(path: str) -> list[str]:
+    """Remove the data file ``path`` and the data files other processes left beside
+    it (``path.*``: xdist workers, children that outlived their parent), as
+    ``coverage erase`` does; returns what was removed. A file there that is not a
+    pathprof data file (of any schema) is left untouched: DataError for ``path``
+    itself, skipped among the others."""
+    removed = []
+    beside = sorted(p for p in glob.glob(glob.escape(path) + ".*")
+                    if not p.endswith((".tmp", "-journal")))
+    candidates = [path, *beside]
+    for candidate in candidates:
+        if not os.path.isfile(candidate):
+            continue
+        db = _connect(candidate)
+        try:
+            try:
+                _check(db, candidate)
+            except OtherSchemaError:
+                pass  # an older pathprof's: erasing it is what the user asks
+            except DataError:
+                if candidate == path:
+                    raise
+                continue
+        finally:
+            db.close()
+        os.unlink(candidate)
+        removed.append(candidate)
+    return removed
 
 
 def combine(target: str, paths: Iterable[str],
