@@ -111,9 +111,9 @@ def test_a_loop_function(tmp_path: Path) -> None:
     """``for`` with an ``if`` inside: the DAG has ENTRY -> [s = 0] -> header, the
     header's two arms (body test, return), the test's arms (``s += x``, straight
     back), two latches -> EXIT and ENTRY -> header: 9 edges, 7 blocks, dimension 4
-    (one more than the CFG's cyclomatic number 3: the loop's cut adds a dummy edge
-    per latch), and 6 paths: from entry or from the header, then return, loop
-    back through ``s += x``, or loop back past it."""
+    (one more than the CFG's cyclomatic number 3: the two back edges become two
+    latch -> EXIT edges, and ENTRY -> header is new), and 6 paths: from entry or
+    from the header, then return, loop back through ``s += x``, or loop back past it."""
     path = write(tmp_path, """\
         def total(xs):
             s = 0
@@ -269,7 +269,7 @@ def test_no_one_function_decides_the_corpus_headline() -> None:
 
 def test_the_pathcov_example(tmp_path: Path) -> None:
     """examples/pathcov's calls, by hand: reserve (2 decisions, dimension 3) takes 2
-    paths, reorder_list (3 decisions and a second latch, dimension 5) 3, price (4
+    paths, reorder_list (3 decisions and a loop, dimension 5) 3, price (4
     decisions, dimension 5) 2, all independent: basis 7 of 13 = 53.85%, paths 7 of 23.
     Leaving out a function moves the basis total by at most 8.65 points (price:
     5 of 8), the paths total by up to 15.02 (price: 5 of 11 = 45.45%)."""

@@ -70,7 +70,7 @@ def page_data(page: Path) -> dict:
 def test_index_lists_every_function_with_its_figures(sample_report: Path) -> None:
     index = (sample_report / "report" / "index.html").read_text()
     # basis: dimensions 3 + 5 + 5 (reserve: 2 decisions; price: 4; reorder_list: 3
-    # decisions and a second latch), all the paths that ran independent: 2 + 3 + 2
+    # decisions and a loop header), all the paths that ran independent: 2 + 3 + 2
     assert "<strong>53.8%</strong> basis path coverage: 7 of 13 independent paths" in index
     assert "30.4% of paths: 7 of 23 paths run" in index  # 3 + 8 + 12 possible
     rows = re.findall(r"<tr>(.*?)</tr>", index, re.S)
