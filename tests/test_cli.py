@@ -97,9 +97,39 @@ def test_coverage_table_missed_paths_and_fail_under(
     assert "TOTAL" in out
     assert "Missed paths" in out
     assert f"{percent:.1f}%" in out
+    basis = report["totals"]["basis_percent"]
+    assert report["totals"]["basis_covered"] == sum(fn["basis_covered"]
+                                                    for fn in functions.values())
+    assert report["totals"]["basis_dimension"] == sum(fn["basis_dimension"]
+                                                      for fn in functions.values())
+    assert f"Basis path coverage {basis:.1f}%" in out
     assert main(["coverage", "--data-file", str(data), "--fail-under", "100"]) == 2
-    assert "is below --fail-under 100%" in capsys.readouterr().err
-    assert main(["coverage", "--data-file", str(data), "--fail-under", str(percent)]) == OK
+    assert (f"total basis path coverage {basis:.2f}% is below --fail-under 100\n"
+            in capsys.readouterr().err)
+    assert main(["coverage", "--data-file", str(data), "--fail-under", str(basis)]) == OK
+
+
+def test_fail_under_names_the_setting_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """``fail_under`` from pyproject.toml is named as such, not as a flag; the flag,
+    when given, wins and is named. The figure checked is basis path coverage."""
+    (tmp_path / "m.py").write_text(
+        "def two(a, b):\n    x = 0\n    if a:\n        x += 1\n    if b:\n        x += 2\n"
+        "    return x\n\n\ntwo(True, True)\ntwo(False, False)\n")
+    pathprof_cli(tmp_path, "run", "--data-file", str(tmp_path / "d"), str(tmp_path / "m.py"))
+    (tmp_path / "pyproject.toml").write_text("[tool.pathprof]\nfail_under = 80\n")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    # two ifs in a row: 4 paths, dimension 3; TT and FF ran: 2 of 3 = 66.67% (paths 50%)
+    assert main(["coverage", "--data-file", "d"]) == 2
+    assert capsys.readouterr().err == ("pathprof: total basis path coverage 66.67% is below "
+                                       "fail_under = 80 in pyproject.toml\n")
+    assert main(["coverage", "--data-file", "d", "--fail-under", "70"]) == 2
+    assert capsys.readouterr().err == ("pathprof: total basis path coverage 66.67% is below "
+                                       "--fail-under 70\n")
+    assert main(["coverage", "--data-file", "d", "--fail-under", "60"]) == OK
+    assert main(["lcov", "--data-file", "d", "-o", "-"]) == 2
+    assert capsys.readouterr().err.endswith("66.67% is below fail_under = 80 in pyproject.toml\n")
 
 
 def test_coverage_refuses_an_edge_profile(tmp_path: Path,

@@ -69,12 +69,15 @@ def page_data(page: Path) -> dict:
 
 def test_index_lists_every_function_with_its_figures(sample_report: Path) -> None:
     index = (sample_report / "report" / "index.html").read_text()
-    assert "30.4%" in index  # 7 of 23 paths: 3 + 8 + 12 possible, 2 + 3 + 2 run
-    assert "7 of 23 paths run in 3 functions" in index
+    # basis: dimensions 3 + 5 + 5 (reserve: 2 decisions; price: 4; reorder_list: 3
+    # decisions and a loop header), all the paths that ran independent: 2 + 3 + 2
+    assert "<strong>53.8%</strong> basis path coverage: 7 of 13 independent paths" in index
+    assert "30.4% of paths: 7 of 23 paths run" in index  # 3 + 8 + 12 possible
     rows = re.findall(r"<tr>(.*?)</tr>", index, re.S)
     price = next(r for r in rows if ">price</a>" in r)
     cells = re.findall(r'data-sort="([^"]*)"', price)
-    assert cells[2:5] == ["2", "12", "16.666667"]
+    assert cells[2:7] == ["2", "12", "16.666667", "5", "40.000000"]
+    assert ">2/5<" in price
     for page in re.findall(r'href="([^"]+\.html)"', index):
         assert (sample_report / "report" / page).is_file()
     for static in ("style.css", "pathprof.js"):

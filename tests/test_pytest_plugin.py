@@ -66,11 +66,14 @@ def test_path_coverage_of_the_sample_suite(project: Path) -> None:
 
 
 def test_fail_under(project: Path) -> None:
-    low = pytest_in(project, "--pathprof", "--pathprof-fail-under=25")
+    """The threshold applies to basis path coverage, 7 of 13 = 53.85% (paths run: 7 of
+    23 = 30.43%, which 50 would fail)."""
+    low = pytest_in(project, "--pathprof", "--pathprof-fail-under=50")
     assert low.returncode == 0, low.stdout
-    high = pytest_in(project, "--pathprof", "--pathprof-fail-under=50")
+    high = pytest_in(project, "--pathprof", "--pathprof-fail-under=60")
     assert high.returncode == 1
-    assert "is below --pathprof-fail-under 50%" in high.stdout
+    assert ("FAIL: total basis path coverage 53.85% is below --pathprof-fail-under 60"
+            in high.stdout)
     assert "5 passed" in high.stdout
 
 
@@ -78,7 +81,20 @@ def test_fail_under_from_pathprofrc(project: Path) -> None:
     (project / ".pathprofrc").write_text('source = ["inventory"]\nfail_under = 90\n')
     done = pytest_in(project, "--pathprof")
     assert done.returncode == 1
-    assert "below --pathprof-fail-under 90%" in done.stdout
+    assert "53.85% is below fail_under = 90 in .pathprofrc" in done.stdout
+    assert "--pathprof-fail-under" not in done.stdout
+
+
+def test_fail_under_from_pyproject_and_the_flag_over_it(project: Path) -> None:
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "fail_under = 80\n")
+    done = pytest_in(project, "--pathprof")
+    assert done.returncode == 1
+    assert "53.85% is below fail_under = 80 in pyproject.toml" in done.stdout
+    flag = pytest_in(project, "--pathprof", "--pathprof-fail-under=70.5")
+    assert flag.returncode == 1
+    assert "53.85% is below --pathprof-fail-under 70.5" in flag.stdout
+    assert "fail_under = 80" not in flag.stdout
 
 
 def test_test_contexts_say_which_test_ran_each_path(project: Path) -> None:

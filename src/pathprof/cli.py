@@ -14,11 +14,14 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from pathprof.exceptions import PathprofError
 from pathprof.messages import warn
 from pathprof.version import __version__
+
+if TYPE_CHECKING:
+    from pathprof.config import Threshold
 
 OK, ERR, USAGE = 0, 1, 2
 
@@ -191,7 +194,8 @@ def _parser() -> argparse.ArgumentParser:
     coverage.add_argument("--skip-covered", action="store_true",
                           help="leave out functions whose every path ran")
     coverage.add_argument("--fail-under", type=float, default=None, metavar="PERCENT",
-                          help="exit with status 2 if the total is below PERCENT")
+                          help="exit with status 2 if the total basis path coverage "
+                          "is below PERCENT")
     coverage.add_argument("--format", choices=("text", "json"), default="text")
     coverage.add_argument("-o", "--output", metavar="FILE", type=_file_name,
                           help="write to FILE")
@@ -221,7 +225,8 @@ def _parser() -> argparse.ArgumentParser:
         export.add_argument("-o", "--output", default=default, metavar="FILE", type=_file_name,
                             help=f"where to write (default {default}; - for standard output)")
         export.add_argument("--fail-under", type=float, default=None, metavar="PERCENT",
-                            help="exit with status 2 if total path coverage is below PERCENT")
+                            help="exit with status 2 if total basis path coverage is "
+                            "below PERCENT")
 
     diff = commands.add_parser(
         "diff",
@@ -293,7 +298,7 @@ def _data_file_option(parser: argparse.ArgumentParser) -> None:
 
 def _apply_config(args: argparse.Namespace) -> None:
     """Fill what the command line left unset from ``[tool.pathprof]``."""
-    from pathprof.config import read_config
+    from pathprof.config import Threshold, read_config
 
     config = read_config()
     if hasattr(args, "data_file") and args.data_file is None:
@@ -305,8 +310,8 @@ def _apply_config(args: argparse.Namespace) -> None:
         args.mode = config.mode or "path"
     if hasattr(args, "metric") and args.metric is None:
         args.metric = config.metric
-    if hasattr(args, "fail_under") and args.fail_under is None:
-        args.fail_under = config.fail_under
+    if hasattr(args, "fail_under"):
+        args.fail_under = Threshold.choose("--fail-under", args.fail_under, config)
 
 
 def _command_plan(args: argparse.Namespace) -> int:
@@ -672,19 +677,20 @@ def _command_coverage(args: argparse.Namespace) -> int:
             render_coverage(coverage, console, show_missing=args.show_missing,
                             missed_per_function=5 if args.missed is None else args.missed,
                             skip_covered=args.skip_covered)
-    return fail_under_status(coverage.totals.percent, args.fail_under)
+    return fail_under_status(coverage.basis.percent, args.fail_under)
 
 
 FAIL_UNDER = 2
 
 
-def fail_under_status(percent: float, fail_under: float | None) -> int:
+def fail_under_status(percent: float, fail_under: Threshold | None) -> int:
     """Exit status for ``--fail-under``: :data:`FAIL_UNDER` (2, as coverage.py) when the
-    total is below the threshold, with a message on stderr; otherwise 0."""
-    if fail_under is None or percent >= fail_under:
+    total basis path coverage is below the threshold, with a message on stderr naming
+    the setting it came from; otherwise 0."""
+    if fail_under is None or percent >= fail_under.percent:
         return OK
-    print(f"pathprof: total path coverage {percent:.2f}% is below --fail-under "
-          f"{fail_under:g}%", file=sys.stderr)
+    print(f"pathprof: total basis path coverage {percent:.2f}% is below "
+          f"{fail_under.setting}", file=sys.stderr)
     return FAIL_UNDER
 
 
@@ -729,7 +735,7 @@ def _command_export(args: argparse.Namespace) -> int:
     for file, versions in coverage.older_versions:
         print(f"pathprof: {os.path.relpath(file)} was measured in {versions + 1} versions "
               "of its source; only one is exported", file=sys.stderr)
-    return fail_under_status(coverage.path_rate.percent, args.fail_under)
+    return fail_under_status(coverage.basis_rate.percent, args.fail_under)
 
 
 #: Long work shows a progress bar from this many items on, when stderr is a terminal.

@@ -20,7 +20,7 @@ from typing import Any
 
 from pathprof.exceptions import ConfigError
 
-__all__ = ["Config", "read_config"]
+__all__ = ["Config", "Threshold", "read_config"]
 
 _LISTS = ("source", "include", "omit", "report")
 _STRINGS = ("data_file", "mode", "metric", "context")
@@ -40,6 +40,32 @@ class Config:
     context: str | None = None
     fail_under: float | None = None
     path: str | None = None  #: the file read, if any
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A ``fail_under`` percentage and the setting it came from, as messages name it:
+    ``--fail-under 80`` or ``fail_under = 80 in pyproject.toml``."""
+
+    percent: float
+    setting: str
+
+    @classmethod
+    def from_flag(cls, flag: str, percent: float) -> Threshold:
+        return cls(percent, f"{flag} {percent:g}")
+
+    @classmethod
+    def from_config(cls, config: Config) -> Threshold | None:
+        """The configuration file's ``fail_under``, if it sets one."""
+        if config.fail_under is None:
+            return None
+        where = os.path.relpath(config.path) if config.path else "the configuration"
+        return cls(config.fail_under, f"fail_under = {config.fail_under:g} in {where}")
+
+    @classmethod
+    def choose(cls, flag: str, value: float | None, config: Config) -> Threshold | None:
+        """The flag's value if given, else the configuration's."""
+        return cls.from_flag(flag, value) if value is not None else cls.from_config(config)
 
 
 def _find(start: str) -> str | None:

@@ -59,7 +59,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     "coverage.xml); repeatable")
     group.addoption("--pathprof-fail-under", type=float, default=None,
                     dest="pathprof_fail_under", metavar="PERCENT",
-                    help="fail the run if total path coverage is below PERCENT")
+                    help="fail the run if total basis path coverage is below PERCENT")
     group.addoption("--pathprof-context", choices=CONTEXTS, default=None,
                     dest="pathprof_context",
                     help="record which tests ran each path (test: one context per test)")

@@ -32,6 +32,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from pathprof.analysis.basis import basis_coverage
 from pathprof.analysis.edgepredict import cfg_edge_counts
 from pathprof.analysis.pathcoverage import CoverageTotals
 from pathprof.data.profile import FunctionProfile, numbering_of
@@ -102,6 +103,11 @@ class FunctionLines:
     def path_rate(self) -> CoverageTotals:
         return CoverageTotals(self.profile.paths_run, self.profile.paths_possible)
 
+    @property
+    def basis_rate(self) -> CoverageTotals:
+        """Basis paths covered of the dimension (:mod:`pathprof.analysis.basis`)."""
+        return CoverageTotals(*basis_coverage(self.profile))
+
 
 @dataclass
 class FileLines:
@@ -130,6 +136,10 @@ class FileLines:
     def path_rate(self) -> CoverageTotals:
         return _total(fn.path_rate for fn in self.functions)
 
+    @property
+    def basis_rate(self) -> CoverageTotals:
+        return _total(fn.basis_rate for fn in self.functions)
+
 
 @dataclass
 class LineCoverage:
@@ -152,6 +162,11 @@ class LineCoverage:
     @property
     def path_rate(self) -> CoverageTotals:
         return _total(file.path_rate for file in self.files)
+
+    @property
+    def basis_rate(self) -> CoverageTotals:
+        """Basis path coverage, the headline ``--fail-under`` checks."""
+        return _total(file.basis_rate for file in self.files)
 
     def summary(self) -> str:
         return (f"lines {self.line_rate}, branches {self.branch_rate}, "

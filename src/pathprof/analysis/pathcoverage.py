@@ -1,4 +1,5 @@
-"""Path coverage: paths run out of paths possible, per function, file and total.
+"""Path coverage: paths run out of paths possible, and basis paths covered out of the
+dimension of the path space, per function, file and total.
 
 "Possible" is the number of acyclic paths the control-flow graph allows
 (Ball-Larus 1996, §3.1: NumPaths(ENTRY) of the DAG, paths that start at a loop
@@ -7,15 +8,24 @@ conditions can hold together, so some possible paths may be infeasible: 100% is
 an upper bound no test suite is obliged to reach, and a missed path is a
 question for a human, not proof of a missing test.
 
-Invariant: for every function, ``0 <= paths_run <= paths_possible``; a file's and
-the total's figures are sums over their functions. Paths cut short by an
-exception are not complete paths and do not count as run.
+Paths possible grow exponentially with a function's decisions, so their sum over
+a suite is decided by its biggest function. The headline is therefore *basis path
+coverage* (:mod:`pathprof.analysis.basis`, McCabe's structured testing): per
+function, how many linearly independent paths ran out of the dimension of the
+space its paths span, which grows linearly with its decisions; a file's and the
+total's figures are sums over their functions.
+
+Invariant: for every function, ``0 <= paths_run <= paths_possible`` and
+``0 <= basis covered <= basis dimension``; a file's and the total's figures are
+sums over their functions. Paths cut short by an exception are not complete paths
+and count neither as run nor towards the basis.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from pathprof.analysis.basis import basis_coverage
 from pathprof.data.profile import FunctionProfile, Path, decode_paths, numbering_of
 from pathprof.data.store import Measurement
 from pathprof.exceptions import PathprofError
@@ -27,7 +37,8 @@ __all__ = ["CoverageTotals", "FileCoverage", "FunctionCoverage", "PathCoverage",
 
 @dataclass
 class CoverageTotals:
-    """Paths run and possible, summed over some functions; also lines, branch arms and
+    """Paths run and possible, summed over some functions; also basis paths covered out
+    of the dimension (:mod:`pathprof.analysis.basis`), and lines, branch arms and
     functions run (hit) out of those there are (:mod:`pathprof.analysis.linecoverage`)."""
 
     run: int = 0
@@ -58,10 +69,13 @@ class CoverageTotals:
 
 @dataclass
 class FunctionCoverage:
-    """One function's path coverage; ``missed`` lists the shortest missed paths."""
+    """One function's path coverage: ``totals`` counts paths run out of possible,
+    ``basis`` basis paths covered out of the dimension; ``missed`` lists the
+    shortest missed paths."""
 
     profile: FunctionProfile
     totals: CoverageTotals
+    basis: CoverageTotals = field(default_factory=CoverageTotals)
 
     @property
     def qualname(self) -> str:
@@ -81,14 +95,17 @@ class FileCoverage:
     file: str
     functions: list[FunctionCoverage]
     totals: CoverageTotals
+    basis: CoverageTotals = field(default_factory=CoverageTotals)
 
 
 @dataclass
 class PathCoverage:
-    """Path coverage of a measurement: files in name order, functions in line order."""
+    """Path coverage of a measurement: files in name order, functions in line order.
+    ``basis`` is the headline (basis path coverage), ``totals`` paths run of possible."""
 
     files: list[FileCoverage]
     totals: CoverageTotals
+    basis: CoverageTotals = field(default_factory=CoverageTotals)
 
     def functions(self) -> list[FunctionCoverage]:
         return [fn for f in self.files for fn in f.functions]
@@ -109,17 +126,20 @@ def path_coverage(measurement: Measurement) -> PathCoverage:
         if fn.meta.get("mode", "path") == "path":
             by_file.setdefault(fn.file, []).append(fn)
     files = []
-    totals = CoverageTotals()
+    totals, basis = CoverageTotals(), CoverageTotals()
     for file in sorted(by_file):
         functions = []
-        file_totals = CoverageTotals()
+        file_totals, file_basis = CoverageTotals(), CoverageTotals()
         for fn in sorted(by_file[file], key=lambda f: (f.first_line, f.qualname)):
             fn_totals = CoverageTotals(fn.paths_run, fn.paths_possible)
-            functions.append(FunctionCoverage(fn, fn_totals))
+            fn_basis = CoverageTotals(*basis_coverage(fn))
+            functions.append(FunctionCoverage(fn, fn_totals, fn_basis))
             file_totals.add(fn_totals.run, fn_totals.possible)
-        files.append(FileCoverage(file, functions, file_totals))
+            file_basis.add(fn_basis.run, fn_basis.possible)
+        files.append(FileCoverage(file, functions, file_totals, file_basis))
         totals.add(file_totals.run, file_totals.possible)
-    return PathCoverage(files, totals)
+        basis.add(file_basis.run, file_basis.possible)
+    return PathCoverage(files, totals, basis)
 
 
 def missed_paths(fn: FunctionProfile, limit: int | None = 10) -> list[Path]:

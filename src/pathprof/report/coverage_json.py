@@ -1,7 +1,9 @@
 """Path coverage as JSON (``pathprof coverage --format json``, ``--pathprof-report=json``).
 
 Documented in ``docs/json-format.md``. Path counts are strings where they can
-exceed 2**53 (``paths_possible``, ``missed``); ``percent`` is a float.
+exceed 2**53 (``paths_possible``, ``missed``); ``percent`` is a float. Basis path
+coverage (:mod:`pathprof.analysis.basis`, the headline) is in ``basis_covered``,
+``basis_dimension`` and ``basis_percent``, per function, per file and in the totals.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ __all__ = ["COVERAGE_JSON_VERSION", "coverage_json"]
 COVERAGE_JSON_VERSION = 1
 
 
-def _totals(totals: CoverageTotals) -> dict[str, Any]:
+def _totals(totals: CoverageTotals, basis: CoverageTotals) -> dict[str, Any]:
     return {"paths_possible": str(totals.possible), "paths_run": totals.run,
-            "missed": str(totals.missed), "percent": totals.percent}
+            "missed": str(totals.missed), "percent": totals.percent,
+            "basis_covered": basis.run, "basis_dimension": basis.possible,
+            "basis_percent": basis.percent}
 
 
 def coverage_json(coverage: PathCoverage, missed_per_function: int = 10) -> dict[str, Any]:
@@ -29,7 +33,7 @@ def coverage_json(coverage: PathCoverage, missed_per_function: int = 10) -> dict
         for fn in file.functions:
             profile = fn.profile
             entry = {"qualname": fn.qualname, "first_line": profile.meta["first_line"],
-                     "last_line": profile.meta["last_line"], **_totals(fn.totals),
+                     "last_line": profile.meta["last_line"], **_totals(fn.totals, fn.basis),
                      "missed_paths": [
                          {"id": p.key, "start": p.start, "end": p.end,
                           "lines": [list(span) if (span := profile.block_lines(b)) else None
@@ -39,7 +43,8 @@ def coverage_json(coverage: PathCoverage, missed_per_function: int = 10) -> dict
             if fn.contexts:
                 entry["contexts"] = fn.contexts
             functions.append(entry)
-        files.append({"file": file.file, **_totals(file.totals), "functions": functions})
+        files.append({"file": file.file, **_totals(file.totals, file.basis),
+                      "functions": functions})
     return {"format": "pathprof-coverage", "version": COVERAGE_JSON_VERSION,
-            "pathprof_version": __version__, "totals": _totals(coverage.totals),
+            "pathprof_version": __version__, "totals": _totals(coverage.totals, coverage.basis),
             "files": files}

@@ -1,7 +1,10 @@
 """The path coverage report for the terminal: ``term`` and ``term-missing``.
 
 A table in coverage.py's shape — one row per function, a subtotal per file and a
-total — with paths possible, run, missed and the percentage run. ``term-missing``
+total — with paths possible, run, missed and the percentage run, and the basis
+paths covered out of the dimension with their percentage
+(:mod:`pathprof.analysis.basis`); the total's basis percentage is the headline,
+said again under the table. ``term-missing``
 then lists each incompletely covered function's missed paths, shortest first, as
 the source lines they run with the branch taken at each decision (a path that
 starts at a loop header or handler, or ends by looping back, says so).
@@ -18,10 +21,15 @@ from pathprof.data.profile import FunctionProfile, Path
 from pathprof.report.paths_json import decisions
 from pathprof.report.terminal import printable_path
 
-__all__ = ["FEASIBILITY_NOTE", "format_percent", "path_brief", "render_coverage"]
+__all__ = ["BASIS_NOTE", "FEASIBILITY_NOTE", "format_percent", "headline", "path_brief",
+           "render_coverage"]
 
 FEASIBILITY_NOTE = ("Paths possible are the acyclic paths the control-flow graph allows; "
                     "some may be infeasible, so 100% may be out of reach.")
+
+
+BASIS_NOTE = ("Basis: linearly independent paths run of those a function's paths span "
+              "(McCabe's structured testing); see docs/commands/coverage.md.")
 
 
 def format_percent(totals: CoverageTotals) -> str:
@@ -32,6 +40,14 @@ def format_percent(totals: CoverageTotals) -> str:
     if totals.run < totals.possible and percent > 99.9:
         return ">99.9%"
     return f"{percent:.1f}%"
+
+
+def headline(coverage: PathCoverage) -> str:
+    """The suite's figures in one sentence, basis path coverage first."""
+    basis, paths = coverage.basis, coverage.totals
+    return (f"Basis path coverage {format_percent(basis)}: {basis.run:,} of "
+            f"{basis.possible:,} independent paths; paths run {paths.run:,} of "
+            f"{paths.possible:,} ({format_percent(paths)}).")
 
 
 def path_brief(fn: FunctionProfile, path: Path) -> str:
@@ -59,9 +75,11 @@ def path_brief(fn: FunctionProfile, path: Path) -> str:
     return " · ".join(parts)
 
 
-def _row(table: Table, name: str, totals: CoverageTotals, style: str | None = None) -> None:
+def _row(table: Table, name: str, totals: CoverageTotals, basis: CoverageTotals,
+         style: str | None = None) -> None:
     table.add_row(name, f"{totals.possible:,}", f"{totals.run:,}", f"{totals.missed:,}",
-                  format_percent(totals), style=style)
+                  format_percent(totals), f"{basis.run:,}/{basis.possible:,}",
+                  format_percent(basis), style=style)
 
 
 def render_coverage(coverage: PathCoverage, console: Console, *, show_missing: bool = False,
@@ -76,6 +94,8 @@ def render_coverage(coverage: PathCoverage, console: Console, *, show_missing: b
     table.add_column("Run", justify="right")
     table.add_column("Missed", justify="right")
     table.add_column("Cover", justify="right")
+    table.add_column("Basis", justify="right")
+    table.add_column("Basis %", justify="right")
     for file in coverage.files:
         rows = [fn for fn in file.functions
                 if not (skip_covered and fn.totals.run == fn.totals.possible)]
@@ -83,12 +103,15 @@ def render_coverage(coverage: PathCoverage, console: Console, *, show_missing: b
             continue
         for fn in rows:
             _row(table, f"{printable_path(file.file)}:{fn.profile.first_line} {fn.qualname}",
-                 fn.totals)
+                 fn.totals, fn.basis)
         if len(file.functions) > 1:
-            _row(table, f"{printable_path(file.file)} (file)", file.totals, style="bold")
+            _row(table, f"{printable_path(file.file)} (file)", file.totals, file.basis,
+                 style="bold")
         table.add_section()
-    _row(table, "TOTAL", coverage.totals, style="bold")
+    _row(table, "TOTAL", coverage.totals, coverage.basis, style="bold")
     console.print(table)
+    console.print(Text(headline(coverage), style="bold"))
+    console.print(Text(BASIS_NOTE, style="dim"))
     console.print(Text(FEASIBILITY_NOTE, style="dim"))
     if show_missing:
         _render_missing(coverage, console, missed_per_function)

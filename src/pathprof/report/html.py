@@ -21,13 +21,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from pathprof.analysis.basis import basis_coverage
 from pathprof.analysis.edgepredict import cfg_edge_counts, predict_from_edges, summarize
 from pathprof.analysis.pathcoverage import CoverageTotals, missed_paths
 from pathprof.data.profile import FunctionProfile, Path, numbering_of
 from pathprof.data.store import Measurement
 from pathprof.graph import EdgeKind, regenerate, regenerate_prefix
 from pathprof.report.cfg_picture import cfg_picture
-from pathprof.report.coverage_text import FEASIBILITY_NOTE, format_percent
+from pathprof.report.coverage_text import BASIS_NOTE, FEASIBILITY_NOTE, format_percent
 from pathprof.report.htmlfiles import copy_static_files, json_for_script, template
 from pathprof.report.paths_json import decisions
 from pathprof.report.paths_text import format_duration
@@ -70,6 +71,7 @@ class IndexRow:
     totals: CoverageTotals
     executions: int
     hottest_share: float | None
+    basis: CoverageTotals = field(default_factory=CoverageTotals)
 
 
 @dataclass
@@ -172,6 +174,7 @@ def _function_page(measurement: Measurement, fn: FunctionProfile, page: str) -> 
         first, last = fn.meta["first_line"], fn.meta["last_line"]
         source = [(n, all_lines[n - 1]) for n in range(first, min(last, len(all_lines)) + 1)]
     row = _index_row(fn, page)
+    row.basis = CoverageTotals(*basis_coverage(fn, numbering))
     return FunctionPage(row, source, views, missed_more, picture.svg, picture.drawn_by,
                         prediction_text)
 
@@ -230,13 +233,15 @@ def _render_function(page: FunctionPage, title: str) -> str:
         where=esc(f"{os.path.relpath(row.file)}:{row.first_line}"),
         run=f"{row.totals.run:,}", possible=f"{row.totals.possible:,}",
         percent=esc(format_percent(row.totals)), executions=f"{row.executions:,}",
+        basis_run=f"{row.basis.run:,}", basis_dimension=f"{row.basis.possible:,}",
+        basis_percent=esc(format_percent(row.basis)),
         prediction=esc(page.prediction or ""), note=esc(FEASIBILITY_NOTE),
         paths="\n".join(rows), source=source, picture=page.picture_svg,
         drawn_by=esc(drawn_by), data=json_for_script(data), version=esc(__version__))
 
 
-def _render_index(rows: list[IndexRow], totals: CoverageTotals, title: str,
-                  summary_text: str) -> str:
+def _render_index(rows: list[IndexRow], totals: CoverageTotals, basis: CoverageTotals,
+                  title: str, summary_text: str) -> str:
     esc = html.escape
     body = []
     for row in rows:
@@ -251,12 +256,18 @@ def _render_index(rows: list[IndexRow], totals: CoverageTotals, title: str,
             f'<td class="num" data-sort="{row.totals.possible}">{row.totals.possible:,}</td>'
             f'<td class="num" data-sort="{row.totals.percent:.6f}">'
             f"{esc(format_percent(row.totals))}</td>"
+            f'<td class="num" data-sort="{row.basis.possible}">'
+            f"{row.basis.run:,}/{row.basis.possible:,}</td>"
+            f'<td class="num" data-sort="{row.basis.percent:.6f}">'
+            f"{esc(format_percent(row.basis))}</td>"
             f'<td class="num" data-sort="{row.hottest_share or 0:.6f}">{hot}</td>'
             f'<td class="num" data-sort="{row.executions}">{row.executions:,}</td>'
             "</tr>")
     return template("index.html").substitute(
         title=esc(title), rows="\n".join(body), run=f"{totals.run:,}",
         possible=f"{totals.possible:,}", percent=esc(format_percent(totals)),
+        basis_run=f"{basis.run:,}", basis_dimension=f"{basis.possible:,}",
+        basis_percent=esc(format_percent(basis)), basis_note=esc(BASIS_NOTE),
         note=esc(FEASIBILITY_NOTE), summary=esc(summary_text), version=esc(__version__),
         count=f"{len(rows):,}")
 
@@ -269,7 +280,7 @@ def write_html(measurement: Measurement, directory: str, *, title: str = "pathpr
     os.makedirs(directory, exist_ok=True)
     functions = sorted(measurement.functions, key=lambda f: (f.file, f.first_line, f.qualname))
     rows = []
-    totals = CoverageTotals()
+    totals, basis = CoverageTotals(), CoverageTotals()
     used: set[str] = set()
     for i, fn in enumerate(functions):
         name = f"{_slug(os.path.basename(fn.file))}_{_slug(fn.qualname)}_{fn.first_line}"
@@ -282,12 +293,13 @@ def write_html(measurement: Measurement, directory: str, *, title: str = "pathpr
             f.write(_render_function(data, title))
         rows.append(data.row)
         totals.add(data.row.totals.run, data.row.totals.possible)
+        basis.add(data.row.basis.run, data.row.basis.possible)
         if progress is not None:
             progress(i + 1, len(functions))
     summary_text = summarize([f for f in functions if f.counts]).sentence()
     index = os.path.join(directory, "index.html")
     with open(index, "w", encoding="utf-8") as f:
-        f.write(_render_index(rows, totals, title, summary_text))
+        f.write(_render_index(rows, totals, basis, title, summary_text))
     copy_static_files(directory)
     return index
 

@@ -1,14 +1,17 @@
 """What the end of a measured test session shows (``pytest --pathprof``): path
-coverage of the data file, the report files asked for, the check against
-``--pathprof-fail-under``. Shared by the plugin's session and by a parallel one
-(:mod:`pathprof.pytest_parallel`)."""
+coverage of the data file, the report files asked for, the check of basis path
+coverage against ``--pathprof-fail-under`` (or ``fail_under`` in the configuration).
+Shared by the plugin's session and by a parallel one (:mod:`pathprof.pytest_parallel`)."""
 
 from __future__ import annotations
 
 import argparse
 import io
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathprof.config import Threshold
 
 __all__ = ["REPORT_KINDS", "CoverageReports", "report_kind", "session_settings"]
 
@@ -29,10 +32,12 @@ def report_kind(text: str) -> str:
 
 
 class CoverageReports:
-    """Path coverage of a data file, the report files asked for, and the check
-    against ``--pathprof-fail-under``: what the end of a measured session shows."""
+    """Path coverage of a data file, the report files asked for, and the check of
+    basis path coverage against the threshold: what the end of a measured session
+    shows."""
 
-    def __init__(self, data_file: str, reports: list[str], fail_under: float | None) -> None:
+    def __init__(self, data_file: str, reports: list[str], fail_under: Threshold | None
+                 ) -> None:
         self.data_file = data_file
         self.reports = reports
         self.fail_under = fail_under
@@ -62,9 +67,10 @@ class CoverageReports:
         except OSError as err:
             self.problems.append(f"cannot write a report: {err}")
         if (self.coverage is not None and self.fail_under is not None
-                and self.coverage.totals.percent < self.fail_under):
-            self.failed_under = (f"total path coverage {self.coverage.totals.percent:.2f}% "
-                                 f"is below --pathprof-fail-under {self.fail_under:g}%")
+                and self.coverage.basis.percent < self.fail_under.percent):
+            self.failed_under = (f"total basis path coverage "
+                                 f"{self.coverage.basis.percent:.2f}% is below "
+                                 f"{self.fail_under.setting}")
 
     def _write_json(self, path: str) -> None:
         import json
@@ -118,9 +124,9 @@ class CoverageReports:
 
 
 def session_settings(options: argparse.Namespace) -> tuple[Any, list[str], str, list[str],
-                                                    float | None]:
+                                                    Threshold | None]:
     """The configuration, sources, data file, reports and threshold of a session."""
-    from pathprof.config import read_config
+    from pathprof.config import Threshold, read_config
 
     config = read_config()
     sources = [s for s in options.pathprof_source if s is not True] or config.source
@@ -128,6 +134,6 @@ def session_settings(options: argparse.Namespace) -> tuple[Any, list[str], str, 
     reports: list[str] = options.pathprof_report or config.report or ["term"]
     for report in reports:
         report_kind(report)
-    fail_under = (options.pathprof_fail_under if options.pathprof_fail_under is not None
-                  else config.fail_under)
+    fail_under = Threshold.choose("--pathprof-fail-under", options.pathprof_fail_under,
+                                  config)
     return config, sources, data_file, reports, fail_under
