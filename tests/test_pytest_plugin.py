@@ -208,3 +208,66 @@ def test_edge_mode_in_the_configuration_is_named_not_silently_ignored(tmp_path: 
     # Paths were measured: path coverage is reported, 1 of the 2 paths run.
     assert "TOTAL" in done.stdout
     assert "50.0%" in done.stdout
+
+
+def test_the_terminal_report_is_per_file_by_default_and_can_be_left_out(project: Path
+                                                                        ) -> None:
+    """term: a row per file (a suite's log is not one row per function); term-missing:
+    a row per function; :skip-covered; an empty --pathprof-report: no report at all,
+    the data file still written (as pytest-cov's --cov-report=)."""
+    default = pytest_in(project, "--pathprof").stdout
+    table = default.split("pathprof: path coverage")[1]
+    assert "inventory/stock.py " in table or "inventory/stock.py\n" in table
+    assert " price" not in table
+    assert "reserve" not in table
+    assert table.count("TOTAL") == 1
+    missing = pytest_in(project, "--pathprof", "--pathprof-report=term-missing").stdout
+    assert "inventory/stock.py:33 price" in missing
+    # Fully covered functions leave the table with :skip-covered (none is, here, but
+    # a test that runs every path of reserve makes it so).
+    (project / "tests" / "test_more.py").write_text(
+        "import pytest\nfrom inventory.stock import reserve\n\n"
+        "def test_nonpositive():\n    with pytest.raises(ValueError):\n"
+        "        reserve({'bolt': 1}, 'bolt', 0)\n")
+    full = pytest_in(project, "--pathprof", "--pathprof-report=term-missing").stdout
+    skipped = pytest_in(project, "--pathprof",
+                        "--pathprof-report=term-missing:skip-covered").stdout
+    assert "reserve" in full.split("Missed paths")[0]
+    assert "reserve" not in skipped.split("Missed paths")[0]
+    assert "price" in skipped
+    none = pytest_in(project, "--pathprof", "--pathprof-report=")
+    assert none.returncode == 0, none.stdout + none.stderr
+    assert "TOTAL" not in none.stdout
+    assert "Missed paths" not in none.stdout
+    assert pathprof.load(str(project / ".pathprof")).functions
+    bad = pytest_in(project, "--pathprof", "--pathprof-report=term:everything")
+    assert bad.returncode != 0
+    assert "take only :skip-covered" in bad.stderr
+
+
+def test_no_pathprof_turns_off_what_addopts_turns_on(project: Path) -> None:
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(
+        'pythonpath = ["."]', 'pythonpath = ["."]\naddopts = "--pathprof"'))
+    on = pytest_in(project)
+    assert "pathprof: path coverage" in on.stdout
+    (project / ".pathprof").unlink()
+    off = pytest_in(project, "--no-pathprof")
+    assert off.returncode == 0, off.stdout + off.stderr
+    assert "pathprof: path coverage" not in off.stdout
+    assert not (project / ".pathprof").exists()
+
+
+def test_append_adds_a_session_to_the_data_file(project: Path) -> None:
+    pytest_in(project, "--pathprof", "-k", "reserve")
+    first = pathprof.load(str(project / ".pathprof"))
+    assert {f.qualname for f in first.functions if f.total} == {"reserve"}
+    pytest_in(project, "--pathprof", "--pathprof-append", "-k", "price")
+    both = pathprof.load(str(project / ".pathprof"))
+    assert len(both.runs) == 2
+    ran = {f.qualname: f.total for f in both.functions if f.total}
+    assert set(ran) == {"reserve", "price"}
+    assert ran["reserve"] == sum(f.total for f in first.functions if f.qualname == "reserve")
+    # Without --pathprof-append the file is replaced.
+    pytest_in(project, "--pathprof", "-k", "price")
+    assert len(pathprof.load(str(project / ".pathprof")).runs) == 1

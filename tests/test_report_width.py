@@ -76,6 +76,9 @@ def test_cli_reports_keep_names_whole_outside_a_terminal(tmp_path: Path) -> None
 def test_the_pytest_summary_keeps_names_whole_in_a_log(tmp_path: Path) -> None:
     project = _project(tmp_path)
     done = _run(project, "-m", "pytest", "-p", "no:cacheprovider", "-q",
-                "--pathprof=a_rather_long_package_name")
+                "--pathprof=a_rather_long_package_name", "--pathprof-report=term-missing")
     assert any(f"{FILE}:7 {QUALNAMES[1]}" in row for row in done.stdout.splitlines())
     assert "…" not in done.stdout
+    per_file = _run(project, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                    "--pathprof=a_rather_long_package_name").stdout
+    assert any(row.startswith(f"{FILE} ") for row in per_file.splitlines())

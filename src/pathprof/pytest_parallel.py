@@ -57,6 +57,7 @@ class ParallelSession:
         self.scheduler: str | None = options.pathprof_scheduler
         self.selection = Selection(sources, config.include, config.omit, [os.getcwd()])
         self.metric = config.metric
+        self.append = bool(options.pathprof_append)
         self.results = CoverageReports(data_file, reports, fail_under)
 
     def pytest_cmdline_main(self, config: pytest.Config) -> int | None:
@@ -71,7 +72,8 @@ class ParallelSession:
                 result = run_parallel(copy_arguments(config, aside), files,
                                       copies=self.copies, data_file=self.results.data_file,
                                       executor=self.executor, scheduler=self.scheduler,
-                                      partition=self.metric is None, kind="pytest")
+                                      partition=self.metric is None, kind="pytest",
+                                      append=self.append)
             except PathprofError as err:
                 raise pytest.UsageError(f"pathprof: {err}") from err
         self.results.produce()

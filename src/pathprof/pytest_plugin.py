@@ -51,12 +51,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     dest="pathprof_source", metavar="SOURCE",
                     help="measure path coverage of SOURCE, a directory or package "
                     "(repeatable; default: tool.pathprof.source, or the current directory)")
+    group.addoption("--no-pathprof", action="store_true", default=False,
+                    dest="pathprof_disabled",
+                    help="measure nothing, whatever --pathprof options addopts gives")
     group.addoption("--pathprof-report", action="append", default=None, type=report_kind,
                     dest="pathprof_report", metavar="TYPE",
-                    help="report to show or write: term (default), term-missing, "
-                    "html[:DIR] (default htmlpathprof), json[:FILE] (default pathprof.json), "
-                    "lcov[:FILE] (default coverage.lcov), xml[:FILE] (Cobertura, default "
-                    "coverage.xml); repeatable")
+                    help="report to show or write: term (default: a row per file), "
+                    "term-missing (a row per function, and the missed paths), either with "
+                    ":skip-covered, html[:DIR] (default htmlpathprof), json[:FILE] (default "
+                    "pathprof.json), lcov[:FILE] (default coverage.lcov), xml[:FILE] "
+                    "(Cobertura, default coverage.xml); repeatable; an empty value reports "
+                    "nothing")
+    group.addoption("--pathprof-append", action="store_true", default=False,
+                    dest="pathprof_append",
+                    help="add this session's paths to the data file instead of replacing it")
     group.addoption("--pathprof-fail-under", type=float, default=None,
                     dest="pathprof_fail_under", metavar="PERCENT",
                     help="fail the run if total basis path coverage is below PERCENT")
@@ -90,6 +98,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser,
                                   args: list[str]) -> None:
     options = early_config.known_args_namespace
+    if getattr(options, "pathprof_disabled", False):
+        return
     if getattr(options, "pathprof_events", None):
         if getattr(options, "pathprof_source", None):
             raise pytest.UsageError("pathprof: --pathprof and --pathprof-events cannot be "
@@ -217,7 +227,9 @@ class PathprofPlugin:
         self.profiler = Profiler(data_file=self._own_data_file(), source=sources,
                                  include=config.include, omit=config.omit,
                                  default_dirs=[os.getcwd()], mode="path",
-                                 metric=config.metric, argv=sys.argv)
+                                 metric=config.metric, argv=sys.argv,
+                                 append=(bool(options.pathprof_append) and self.worker is None
+                                         and not self.in_copy))
 
     def _own_data_file(self) -> str:
         if self.worker is None:

@@ -83,20 +83,23 @@ def _row(table: Table, name: str, totals: CoverageTotals, basis: CoverageTotals,
 
 
 def render_coverage(coverage: PathCoverage, console: Console, *, show_missing: bool = False,
-                    missed_per_function: int = 5, skip_covered: bool = False) -> None:
-    """Print the coverage table (and, with ``show_missing``, the missed paths)."""
+                    missed_per_function: int = 5, skip_covered: bool = False,
+                    per_file: bool = False) -> None:
+    """Print the coverage table (and, with ``show_missing``, the missed paths): a row
+    per function and per file, or with ``per_file`` a row per file only.
+    ``skip_covered`` leaves out the rows whose every path ran."""
     if not coverage.files:
         console.print("No functions were measured.")
         return
     table = Table(box=None, pad_edge=False, header_style="bold", show_footer=False)
-    table.add_column("Function", overflow="fold")
+    table.add_column("File" if per_file else "Function", overflow="fold")
     table.add_column("Paths", justify="right")
     table.add_column("Run", justify="right")
     table.add_column("Missed", justify="right")
     table.add_column("Cover", justify="right")
     table.add_column("Basis", justify="right")
     table.add_column("Basis %", justify="right")
-    for file in coverage.files:
+    for file in coverage.files if not per_file else ():
         rows = [fn for fn in file.functions
                 if not (skip_covered and fn.totals.run == fn.totals.possible)]
         if not rows:
@@ -107,6 +110,11 @@ def render_coverage(coverage: PathCoverage, console: Console, *, show_missing: b
         if len(file.functions) > 1:
             _row(table, f"{printable_path(file.file)} (file)", file.totals, file.basis,
                  style="bold")
+        table.add_section()
+    if per_file:
+        for file in coverage.files:
+            if not (skip_covered and file.totals.run == file.totals.possible):
+                _row(table, printable_path(file.file), file.totals, file.basis)
         table.add_section()
     _row(table, "TOTAL", coverage.totals, coverage.basis, style="bold")
     console.print(table)

@@ -19,14 +19,21 @@ REPORT_KINDS = ("term", "term-missing", "html", "json", "lcov", "xml")
 
 
 def report_kind(text: str) -> str:
-    kind = text.split(":", 1)[0]
+    """A ``--pathprof-report`` value, checked: a kind, ``term``/``term-missing``
+    with ``:skip-covered``, a file kind with its destination, or "" (no report, as
+    pytest-cov's ``--cov-report=``)."""
+    if text == "":
+        return text
+    kind, colon, rest = text.partition(":")
     if kind not in REPORT_KINDS:
         raise argparse.ArgumentTypeError(
             f"{text!r}: choose from {', '.join(REPORT_KINDS)} (html:DIR, json:FILE, "
-            "lcov:FILE and xml:FILE name where to write)")
-    if kind.startswith("term") and ":" in text:
-        raise argparse.ArgumentTypeError(f"{text!r}: only html, json, lcov and xml take a "
-                                         "destination")
+            "lcov:FILE and xml:FILE name where to write; term:skip-covered and "
+            "term-missing:skip-covered leave out what is fully covered; an empty value "
+            "reports nothing)")
+    if kind.startswith("term") and colon and rest != "skip-covered":
+        raise argparse.ArgumentTypeError(f"{text!r}: term and term-missing take only "
+                                         ":skip-covered")
     return text
 
 
@@ -103,15 +110,20 @@ class CoverageReports:
         for problem in self.problems:
             write_line(f"pathprof: {problem}", red=True)
         if self.coverage is not None:
-            terms = [r for r in self.reports if r.startswith("term")]
+            terms = [r.partition(":") for r in self.reports if r.startswith("term")]
             if terms:
-                write(self._render_term("term-missing" in terms, width, markup))
+                missing = any(kind == "term-missing" for kind, _c, _o in terms)
+                skip_covered = any(option == "skip-covered" for _k, _c, option in terms)
+                write(self._render_term(missing, skip_covered, width, markup))
             for path in self.written:
                 write_line(f"pathprof: wrote {path}")
         if self.failed_under:
             write_line(f"FAIL: {self.failed_under}", red=True, bold=True)
 
-    def _render_term(self, show_missing: bool, width: int, markup: bool) -> str:
+    def _render_term(self, show_missing: bool, skip_covered: bool, width: int,
+                     markup: bool) -> str:
+        """``term``: a row per file; ``term-missing``: a row per function, and the
+        paths each one missed."""
         from rich.console import Console
 
         from pathprof.report.coverage_text import render_coverage
@@ -119,7 +131,8 @@ class CoverageReports:
         buffer = io.StringIO()
         console = Console(file=buffer, width=width, force_terminal=markup,
                           color_system="standard" if markup else None)
-        render_coverage(self.coverage, console, show_missing=show_missing)
+        render_coverage(self.coverage, console, show_missing=show_missing,
+                        skip_covered=skip_covered, per_file=not show_missing)
         return buffer.getvalue()
 
 
@@ -134,6 +147,7 @@ def session_settings(options: argparse.Namespace) -> tuple[Any, list[str], str, 
     reports: list[str] = options.pathprof_report or config.report or ["term"]
     for report in reports:
         report_kind(report)
+    reports = [report for report in reports if report]  # "": no report
     fail_under = Threshold.choose("--pathprof-fail-under", options.pathprof_fail_under,
                                   config)
     return config, sources, data_file, reports, fail_under
