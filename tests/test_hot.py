@@ -40,11 +40,12 @@ WORKLOAD = textwrap.dedent('''
 ''')
 
 
-def _sample(directory: Path, seed: int, exact: bool, limit: int) -> tuple[dict, SubpathSampling]:
+def _sample(directory: Path, seed: int, exact: bool, limit: int, costs: str | None = None,
+            rank: str = "count") -> tuple[dict, SubpathSampling]:
     """Run ``tally(limit)`` under sampling; (subpath named by (function, block) ->
     estimate object, the sampling)."""
     sampling = SubpathSampling(source=[str(directory)], period=200, budget=300, longest=3,
-                               seed=seed, exact=exact, cache=False)
+                               seed=seed, exact=exact, cache=False, costs=costs)
     sys.modules.pop("osp_workload", None)
     sys.path.insert(0, str(directory))
     sampling.start()
@@ -58,7 +59,7 @@ def _sample(directory: Path, seed: int, exact: bool, limit: int) -> tuple[dict, 
         sys.modules.pop("osp_workload", None)
     blocks = sampling.profiler.blocks
     named = {tuple((blocks[i].qualname, blocks[i].block) for i in h.blocks): h
-             for h in sampling.hottest(top=None)}
+             for h in sampling.hottest(top=None, rank=rank)}
     return named, sampling
 
 
@@ -91,6 +92,32 @@ def test_sampled_estimates_are_unbiased_and_within_their_bounds(tmp_path: Path) 
         runs = estimates[key] + [0.0] * (len(seeds) - len(estimates[key]))
         error = statistics.stdev(runs) / len(runs) ** 0.5
         assert abs(statistics.fmean(runs) - exact[key]) <= 4 * error, key
+
+
+def test_with_block_costs_estimates_stay_within_their_bounds_and_rank_by_cost(
+        tmp_path: Path) -> None:
+    """--costs statements (Oren 5.1.2): a subpath is kept with probability its mean
+    block cost / 8, and estimates divide by it: over 20 seeds they stay within their
+    95 % bounds at least 95 % of the time; --rank cost orders by count x mean cost."""
+    (tmp_path / "osp_workload.py").write_text(WORKLOAD)
+    _named, reference = _sample(tmp_path, 0, True, 30_000)
+    blocks = reference.profiler.blocks
+    exact = {tuple((blocks[i].qualname, blocks[i].block) for i in key): count
+             for key, count in reference.profiler.exact.counts.items()}
+    within = checked = 0
+    for seed in range(1, 21):
+        named, sampling = _sample(tmp_path, seed, False, 30_000, costs="statements",
+                                  rank="cost")
+        assert sampling.profiler.failures == 0
+        found = list(named.values())
+        assert all(h.cost is not None and 1 <= h.cost <= 8 for h in found)
+        weights = [h.estimate * h.cost for h in found]
+        assert weights == sorted(weights, reverse=True)
+        for key, h in named.items():
+            within += h.low <= exact[key] <= h.high
+            checked += 1
+    assert checked > 200
+    assert within / checked >= 0.95
 
 
 def test_a_start_beyond_the_countdowns_reach_is_counted_down_to_again(
@@ -174,6 +201,7 @@ def test_hot_with_a_short_run_says_nothing_was_sampled(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (["--confidence", "1.5", "x.py"], "--confidence is a probability"),
     (["--period", "0", "x.py"], "period"),
+    (["--rank", "cost", "x.py"], "--rank cost needs --costs statements"),
 ])
 def test_bad_hot_options_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     (tmp_path / "x.py").write_text("pass\n")

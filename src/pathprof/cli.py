@@ -123,8 +123,12 @@ def _parser() -> argparse.ArgumentParser:
     hot.add_argument("--encoding", choices=("exact", "rotation"), default="exact",
                      help="count block sequences as they are (default), or a loop entered "
                      "at another block as the same subpath (rotation)")
-    hot.add_argument("--rank", choices=("count", "length"), default="count",
-                     help="order by estimated count (default), or count x length")
+    hot.add_argument("--rank", choices=("count", "length", "cost"), default="count",
+                     help="order by estimated count (default), count x length, or (with "
+                     "--costs) count x mean block cost")
+    hot.add_argument("--costs", choices=("statements",), default=None,
+                     help="weigh blocks by the statements and tests they run (1 to 8): "
+                     "costly subpaths are sampled more (Oren 5.1.2)")
     hot.add_argument("--top", type=_positive, default=10, metavar="K",
                      help="show the K hottest (default 10)")
     hot.add_argument("--confidence", type=float, default=0.95, metavar="C",
@@ -371,13 +375,15 @@ def _command_hot(args: argparse.Namespace) -> int:
 
     if not 0.0 < args.confidence < 1.0:
         raise PathprofError("--confidence is a probability strictly between 0 and 1")
+    if args.rank == "cost" and args.costs is None:
+        raise PathprofError("--rank cost needs --costs statements (block costs to rank by)")
     path, program_args, default_dirs = _program(args)
     sampling = SubpathSampling(source=args.source, include=args.include, omit=args.omit,
                                default_dirs=default_dirs, period=args.period,
                                budget=args.memory, longest=args.longest,
                                lengths=args.lengths, encoding=args.encoding, seed=args.seed,
                                exact=args.exact, cache=not args.no_cache,
-                               checkpoint_every=args.checkpoint_every)
+                               checkpoint_every=args.checkpoint_every, costs=args.costs)
     compile_main = _main_compiler(sampling.selection, sampling.options)
 
     def hottest() -> list[Any]:
@@ -399,7 +405,8 @@ def _command_hot(args: argparse.Namespace) -> int:
     found = hottest()
     summary = sampling.summary()
     document = {"format": 1, "confidence": args.confidence, "one_sided": args.one_sided,
-                "rank": args.rank, "encoding": args.encoding, **summary,
+                "rank": args.rank, "encoding": args.encoding, "costs": args.costs,
+                **summary,
                 "subpaths": [h.to_json() for h in found]}
     to_stdout = args.json_file == "-"
     if args.json_file:

@@ -21,6 +21,10 @@ from pathprof.exceptions import ConfigError
 __all__ = ["ENCODINGS", "LENGTHS", "HotSubpath", "SubpathSampling", "snapshot"]
 
 ENCODINGS = ("exact", "rotation")
+#: With ``costs="statements"``: a block costs the statements and tests it runs, from 1
+#: to this many (more count as this many); a subpath is kept with probability its
+#: mean block cost / HIGHEST_COST (Oren §5.1.2).
+HIGHEST_COST = 8
 #: length distributions: ``geometric`` (2^n with probability 2^-n, Oren's default),
 #: ``uniform`` (each power of two up to the longest alike)
 LENGTHS = ("geometric", "uniform")
@@ -50,6 +54,7 @@ class HotSubpath:
     low: float
     high: float
     exact: int | None = None  #: with ``--exact``: the subpath's count
+    cost: float | None = None  #: with ``costs``: the mean cost of its blocks
 
     def to_json(self) -> dict[str, Any]:
         found = {"rank": self.rank, "length": len(self.blocks), "sampled": self.sampled,
@@ -60,6 +65,8 @@ class HotSubpath:
                              "function_line": line} for f, q, a, b, line in self.places]}
         if self.exact is not None:
             found["exact"] = self.exact
+        if self.cost is not None:
+            found["mean_cost"] = round(self.cost, 6)
         return found
 
 
@@ -70,13 +77,16 @@ class SubpathSampling(contextlib.ContextDecorator):
     ``budget`` distinct subpaths); ``longest``: sample lengths 2..2^longest;
     ``exact`` also counts every subpath (slow: for evaluation), and then with
     ``checkpoint_every`` N, every N blocks, notes the exact top 5's ranks among
-    the estimates (:attr:`~pathprof.measure.subpaths.SubpathProfiler.moments`)."""
+    the estimates (:attr:`~pathprof.measure.subpaths.SubpathProfiler.moments`).
+    ``costs="statements"`` weighs blocks by the statements they run (§5.1.2): costly
+    subpaths are sampled more, and ``rank="cost"`` ranks by count x mean cost."""
 
     def __init__(self, *, source: Sequence[str] = (), include: Sequence[str] = (),
                  omit: Sequence[str] = (), default_dirs: Sequence[str] | None = None,
                  period: float = 1000.0, budget: int = 2000, longest: int = 5,
                  lengths: str = "geometric", encoding: str = "exact", seed: int | None = None,
-                 exact: bool = False, cache: bool = True, checkpoint_every: int = 0) -> None:
+                 exact: bool = False, cache: bool = True, checkpoint_every: int = 0,
+                 costs: str | None = None) -> None:
         from pathprof.measure.importhook import ImportHook, InstrumentOptions
         from pathprof.measure.interpreter import require_gil
         from pathprof.measure.subpaths import SubpathProfiler
@@ -93,9 +103,13 @@ class SubpathSampling(contextlib.ContextDecorator):
             raise ConfigError("the longest sample is 2^N blocks with N from 1 to 16")
         distribution = (LengthDistribution.geometric(longest) if lengths == "geometric"
                         else LengthDistribution.uniform([2 ** n for n in range(1, longest + 1)]))
+        if costs not in (None, "statements"):
+            raise ConfigError(f"costs must be 'statements', not {costs!r}")
         try:
             sampler = SubpathSampler(period=period, budget=budget, lengths=distribution,
-                                     encoding=encoding, seed=seed)
+                                     encoding=encoding, seed=seed,
+                                     costs={} if costs else None,
+                                     highest_cost=HIGHEST_COST if costs else None)
         except ValueError as err:
             raise ConfigError(str(err)) from err
         self.profiler = SubpathProfiler(sampler, exact=exact,
@@ -158,10 +172,14 @@ def _hottest(profiler: Any, *, top: int | None, confidence: float, one_sided: bo
             info = profiler.blocks[ident]
             first, last = info.lines if info.lines is not None else (None, None)
             places.append((info.file, info.qualname, first, last, info.function_line))
+        costs = profiler.sampler.costs
+        cost = (sum(costs.get(b, 0.0) for b in estimate.blocks) / len(estimate.blocks)
+                if costs is not None else None)
         found.append(HotSubpath(number, estimate.blocks, tuple(places), estimate.sampled,
                                 estimate.estimate, estimate.error, estimate.low,
                                 estimate.high,
-                                exact.get(estimate.blocks, 0) if exact is not None else None))
+                                exact.get(estimate.blocks, 0) if exact is not None else None,
+                                cost))
     return found
 
 

@@ -591,6 +591,9 @@ class SubpathProfiler:
             ident = self._block_ids[(key, index, block)] = len(self.blocks)
             self.blocks.append(BlockInfo(state.filename, function["qualname"],
                                          function["code_line"], block, lines))
+            costs = self.sampler.costs
+            if costs is not None:  # a-priori cost: the statements and tests it runs
+                costs[ident] = min(max(len(pieces), 1), self.sampler.highest_cost)
         return ident
 
 

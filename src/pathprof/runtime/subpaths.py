@@ -153,7 +153,7 @@ class SubpathSampler:
     def __init__(self, *, period: float = 100.0, budget: int = 1000,
                  lengths: LengthDistribution | None = None, encoding: str = "exact",
                  costs: Mapping[Hashable, float] | None = None, growth: float = 1.25,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, highest_cost: float | None = None) -> None:
         if period < 1:
             raise ValueError("the sampling period is at least 1 (every position)")
         if budget < 1:
@@ -166,8 +166,13 @@ class SubpathSampler:
         self.budget = budget
         self.lengths = lengths or LengthDistribution.geometric()
         self.encoding = encoding
+        #: block -> a-priori cost; blocks may be added while the stream runs, at most
+        #: ``highest_cost`` each (given, or the largest of ``costs``)
         self.costs = dict(costs) if costs is not None else None
-        self.highest_cost = max(self.costs.values()) if self.costs else 1.0
+        self.highest_cost = (highest_cost if highest_cost is not None
+                             else max(self.costs.values()) if self.costs else 1.0)
+        if self.costs and max(self.costs.values()) > self.highest_cost:
+            raise ValueError("a block costs more than the highest cost")
         self.growth = growth
         self.rng = random.Random(seed)
         #: encoded subpath -> times sampled (kept)
