@@ -209,3 +209,37 @@ def test_erase_removes_the_data_files_and_nothing_else(tmp_path: Path) -> None:
     # --data-file names another one.
     pathprof_cli(tmp_path, "erase", "--data-file", "other.db")
     assert not other.exists()
+
+
+def test_reports_pick_files_and_sort_rows(tmp_path: Path) -> None:
+    """--include/--omit at report time pick among the files measured; coverage
+    --sort orders the rows across files (lowest first, -COLUMN highest first)."""
+    (tmp_path / "lib_a.py").write_text(
+        "def one(x):\n    if x:\n        return 1\n    return 2\n")
+    (tmp_path / "lib_b.py").write_text(
+        "def two(x, y):\n    if x:\n        x = 1\n    if y:\n        y = 1\n    return x\n")
+    (tmp_path / "app.py").write_text("import lib_a, lib_b\nlib_a.one(1)\nlib_a.one(0)\n"
+                                     "lib_b.two(1, 1)\n")
+    pathprof_cli(tmp_path, "run", "app.py")
+    only_b = pathprof_cli(tmp_path, "coverage", "--include", "*lib_b.py").stdout
+    assert "lib_b.py:1 two" in only_b
+    assert "lib_a" not in only_b
+    total = next(row for row in only_b.splitlines() if row.startswith("TOTAL"))
+    assert total.split()[1:] == ["4", "1", "3", "25.0%", "1/3", "33.3%"]  # two's alone
+    no_a = json.loads(pathprof_cli(tmp_path, "coverage", "--format", "json", "--omit",
+                                   "lib_a.py").stdout)
+    assert [f["file"].rsplit("/", 1)[-1] for f in no_a["files"]] == ["lib_b.py"]
+    report = pathprof_cli(tmp_path, "report", "--omit", "*/lib_b.py").stdout
+    assert "one" in report
+    assert "two" not in report
+    rows = [row.split()[1] for row in pathprof_cli(
+        tmp_path, "coverage", "--sort=-missed").stdout.splitlines()
+        if row.startswith(("lib_a.py:", "lib_b.py:"))]
+    assert rows == ["two", "one"]  # two missed 3, one none
+    rows = [row.split()[1] for row in pathprof_cli(
+        tmp_path, "coverage", "--sort", "cover").stdout.splitlines()
+        if row.startswith(("lib_a.py:", "lib_b.py:"))]
+    assert rows == ["two", "one"]  # 25 % before 100 %
+    bad = pathprof_cli(tmp_path, "coverage", "--sort", "size", check=False)
+    assert bad.returncode == ERR
+    assert "--sort size: choose from name, paths, run, missed, cover, basis" in bad.stderr

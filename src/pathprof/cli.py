@@ -174,6 +174,7 @@ def _parser() -> argparse.ArgumentParser:
         "paths possible and the hottest paths shown on the source.",
     )
     _data_file_option(report)
+    _report_filter_options(report)
     report.add_argument("--format", choices=("text", "json"), default="text")
     report.add_argument("--top", type=_count, default=5, metavar="N",
                         help="paths shown per function (text; default 5; json: all)")
@@ -191,6 +192,10 @@ def _parser() -> argparse.ArgumentParser:
         "(some of which may be infeasible), with the missed paths listed on request.",
     )
     _data_file_option(coverage)
+    _report_filter_options(coverage)
+    coverage.add_argument("--sort", default=None, metavar="COLUMN",
+                          help="order the rows by name, paths, run, missed, cover or basis "
+                          "(lowest first; -COLUMN for highest first); default: by file")
     coverage.add_argument("-m", "--show-missing", action="store_true",
                           help="list each function's missed paths, shortest first")
     coverage.add_argument("--missed", type=_count, default=None, metavar="N",
@@ -212,6 +217,7 @@ def _parser() -> argparse.ArgumentParser:
         "function with its paths highlighted on the source and a picture of its CFG.",
     )
     _data_file_option(html)
+    _report_filter_options(html)
     html.add_argument("-d", "--directory", default="htmlpathprof", metavar="DIR",
                       help="where to write the report (default htmlpathprof)")
     html.add_argument("--title", default="pathprof report", help="the report's title")
@@ -226,6 +232,7 @@ def _parser() -> argparse.ArgumentParser:
             "each function's path coverage (see docs/commands/exports.md).",
         )
         _data_file_option(export)
+        _report_filter_options(export)
         export.add_argument("-o", "--output", default=default, metavar="FILE", type=_file_name,
                             help=f"where to write (default {default}; - for standard output)")
         export.add_argument("--fail-under", type=float, default=None, metavar="PERCENT",
@@ -298,6 +305,29 @@ def _data_file_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-file", default=None, metavar="FILE", type=_file_name,
                         help="the data file (default: .pathprof, or tool.pathprof.data_file "
                         "in pyproject.toml)")
+
+
+def _report_filter_options(parser: argparse.ArgumentParser) -> None:
+    """--include, --omit of the commands that report on a data file."""
+    parser.add_argument("--include", action="append", default=[], dest="report_include",
+                        metavar="PATTERN",
+                        help="report only files matching this pattern (repeatable)")
+    parser.add_argument("--omit", action="append", default=[], dest="report_omit",
+                        metavar="PATTERN",
+                        help="leave out files matching this pattern (repeatable)")
+
+
+def _load_reported(args: argparse.Namespace) -> Any:
+    """The data file, with only the functions of the files --include and --omit let
+    through."""
+    from pathprof.measure.profiler import load
+    from pathprof.python.selection import matches_patterns
+
+    measurement = load(args.data_file)
+    if args.report_include or args.report_omit:
+        measurement.functions = [fn for fn in measurement.functions if matches_patterns(
+            fn.file, args.report_include, args.report_omit)]
+    return measurement
 
 
 def _apply_config(args: argparse.Namespace) -> None:
@@ -647,10 +677,9 @@ def _command_instrument(args: argparse.Namespace) -> int:
 
 
 def _command_report(args: argparse.Namespace) -> int:
-    from pathprof.measure.profiler import load
     from pathprof.report.console import report_console
 
-    measurement = load(args.data_file)
+    measurement = _load_reported(args)
     with _output(args.output) as output:
         if args.format == "json":
             from pathprof.report.paths_json import to_json
@@ -667,9 +696,14 @@ def _command_report(args: argparse.Namespace) -> int:
 
 def _command_coverage(args: argparse.Namespace) -> int:
     from pathprof.analysis.pathcoverage import path_coverage
-    from pathprof.measure.profiler import load
+    from pathprof.report.coverage_text import check_sort
 
-    coverage = path_coverage(load(args.data_file))
+    if args.sort is not None:
+        try:
+            check_sort(args.sort)
+        except ValueError as err:
+            raise PathprofError(str(err)) from err
+    coverage = path_coverage(_load_reported(args))
     with _output(args.output) as output:
         if args.format == "json":
             from pathprof.report.coverage_json import coverage_json
@@ -683,7 +717,7 @@ def _command_coverage(args: argparse.Namespace) -> int:
             console = report_console(output)
             render_coverage(coverage, console, show_missing=args.show_missing,
                             missed_per_function=5 if args.missed is None else args.missed,
-                            skip_covered=args.skip_covered)
+                            skip_covered=args.skip_covered, sort=args.sort)
     return fail_under_status(coverage.basis.percent, args.fail_under)
 
 
@@ -716,10 +750,9 @@ def _output(path: str | None) -> Iterator[TextIO]:
 
 
 def _command_html(args: argparse.Namespace) -> int:
-    from pathprof.measure.profiler import load
     from pathprof.report.html import write_html
 
-    measurement = load(args.data_file)
+    measurement = _load_reported(args)
     with _progress("writing function pages", len(measurement.functions)) as advance:
         try:
             index = write_html(measurement, args.directory, title=args.title,
@@ -732,10 +765,9 @@ def _command_html(args: argparse.Namespace) -> int:
 
 
 def _command_export(args: argparse.Namespace) -> int:
-    from pathprof.measure.profiler import load
     from pathprof.report.exports import write_export
 
-    coverage = write_export(args.command, load(args.data_file),
+    coverage = write_export(args.command, _load_reported(args),
                             None if args.output == "-" else args.output)
     if args.output != "-":
         print(f"wrote {args.output}: {coverage.summary()}")

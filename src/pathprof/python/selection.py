@@ -26,7 +26,7 @@ import sysconfig
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["Selection"]
+__all__ = ["Selection", "matches_patterns"]
 
 
 def _norm(path: str) -> str:
@@ -71,6 +71,16 @@ def _pattern(pattern: str) -> str:
     if os.path.isabs(pattern) or pattern.startswith("*"):
         return os.path.normcase(pattern)
     return os.path.normcase(os.path.join("*", pattern))
+
+
+def matches_patterns(filename: str, include: Sequence[str] = (),
+                     omit: Sequence[str] = ()) -> bool:
+    """Whether ``filename`` passes ``--include`` and ``--omit`` patterns (as the
+    selection reads them; for reports, which pick among the files measured)."""
+    path = _norm(filename)
+    if any(fnmatch.fnmatch(path, _pattern(p)) for p in omit):
+        return False
+    return not include or any(fnmatch.fnmatch(path, _pattern(p)) for p in include)
 
 
 @dataclass

@@ -12,6 +12,8 @@ starts at a loop header or handler, or ends by looping back, says so).
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -82,23 +84,41 @@ def _row(table: Table, name: str, totals: CoverageTotals, basis: CoverageTotals,
                   format_percent(basis), style=style)
 
 
+#: ``--sort`` columns: what each orders the rows by
+SORTS: dict[str, Any] = {
+    "name": lambda name, totals, basis: name,
+    "paths": lambda name, totals, basis: (totals.possible, name),
+    "run": lambda name, totals, basis: (totals.run, name),
+    "missed": lambda name, totals, basis: (totals.missed, name),
+    "cover": lambda name, totals, basis: (totals.percent, name),
+    "basis": lambda name, totals, basis: (basis.percent, name),
+}
+
+
+def check_sort(sort: str) -> str:
+    if sort.removeprefix("-") not in SORTS:
+        raise ValueError(f"--sort {sort}: choose from {', '.join(SORTS)} (-COLUMN: highest "
+                         "first)")
+    return sort
+
+
 def render_coverage(coverage: PathCoverage, console: Console, *, show_missing: bool = False,
                     missed_per_function: int = 5, skip_covered: bool = False,
-                    per_file: bool = False) -> None:
+                    per_file: bool = False, sort: str | None = None) -> None:
     """Print the coverage table (and, with ``show_missing``, the missed paths): a row
     per function and per file, or with ``per_file`` a row per file only.
-    ``skip_covered`` leaves out the rows whose every path ran."""
+    ``skip_covered`` leaves out the rows whose every path ran; ``sort`` (a column of
+    :data:`SORTS`, ``-`` first for highest first) orders the rows across files, with
+    no per-file rows among them."""
     if not coverage.files:
         console.print("No functions were measured.")
         return
-    table = Table(box=None, pad_edge=False, header_style="bold", show_footer=False)
-    table.add_column("File" if per_file else "Function", overflow="fold")
-    table.add_column("Paths", justify="right")
-    table.add_column("Run", justify="right")
-    table.add_column("Missed", justify="right")
-    table.add_column("Cover", justify="right")
-    table.add_column("Basis", justify="right")
-    table.add_column("Basis %", justify="right")
+    if sort is not None:
+        _render_sorted(coverage, console, check_sort(sort), skip_covered, per_file)
+        if show_missing:
+            _render_missing(coverage, console, missed_per_function)
+        return
+    table = _coverage_table(per_file)
     for file in coverage.files if not per_file else ():
         rows = [fn for fn in file.functions
                 if not (skip_covered and fn.totals.run == fn.totals.possible)]
@@ -123,6 +143,36 @@ def render_coverage(coverage: PathCoverage, console: Console, *, show_missing: b
     console.print(Text(FEASIBILITY_NOTE, style="dim"))
     if show_missing:
         _render_missing(coverage, console, missed_per_function)
+
+
+def _coverage_table(per_file: bool) -> Table:
+    table = Table(box=None, pad_edge=False, header_style="bold", show_footer=False)
+    table.add_column("File" if per_file else "Function", overflow="fold")
+    for heading in ("Paths", "Run", "Missed", "Cover", "Basis", "Basis %"):
+        table.add_column(heading, justify="right")
+    return table
+
+
+def _render_sorted(coverage: PathCoverage, console: Console, sort: str, skip_covered: bool,
+                   per_file: bool) -> None:
+    rows = []
+    for file in coverage.files:
+        if per_file:
+            rows.append((printable_path(file.file), file.totals, file.basis))
+            continue
+        rows += [(f"{printable_path(file.file)}:{fn.profile.first_line} {fn.qualname}",
+                  fn.totals, fn.basis) for fn in file.functions]
+    rows = [r for r in rows if not (skip_covered and r[1].run == r[1].possible)]
+    rows.sort(key=lambda r: SORTS[sort.removeprefix("-")](*r), reverse=sort.startswith("-"))
+    table = _coverage_table(per_file)
+    for name, totals, basis in rows:
+        _row(table, name, totals, basis)
+    table.add_section()
+    _row(table, "TOTAL", coverage.totals, coverage.basis, style="bold")
+    console.print(table)
+    console.print(Text(headline(coverage), style="bold"))
+    console.print(Text(BASIS_NOTE, style="dim"))
+    console.print(Text(FEASIBILITY_NOTE, style="dim"))
 
 
 def _render_missing(coverage: PathCoverage, console: Console, limit: int) -> None:
