@@ -227,9 +227,10 @@ def _check_modes(db: sqlite3.Connection, path: str, runs: list[RunInfo]) -> None
     added = {run.mode for run in runs}
     if held and added and held != added:
         db.execute("ROLLBACK")
-        raise DataError(f"{path} holds {'/'.join(sorted(held))}-mode data: a "
-                        f"{'/'.join(sorted(added))}-mode run cannot be added to it; use "
-                        "another data file")
+        adding = "/".join(sorted(added))
+        raise DataError(f"{path} holds {'/'.join(sorted(held))}-mode data: "
+                        f"{'an' if adding.startswith('e') else 'a'} {adding}-mode run cannot "
+                        "be added to it; use another data file")
 
 
 def _build_and_rename(path: str, fill: Callable[[sqlite3.Connection], None], *,
