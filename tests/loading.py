@@ -46,7 +46,8 @@ class Loaded:
         return infos
 
     def snapshot(self) -> Any:
-        for state, paths, cuts, raised, unattributed, _times in runtime.take_snapshot():
+        for state, paths, cuts, raised, unattributed, _times, _closed in (
+                runtime.take_snapshot()):
             if state.key == self.metadata["key"]:
                 return paths, cuts, raised, unattributed
         raise LookupError("module not registered")

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-import pathprof
 from pathprof.cli import ERR, OK, USAGE, main
 
 from .test_run import pathprof_cli
@@ -245,15 +244,3 @@ def test_reports_pick_files_and_sort_rows(tmp_path: Path) -> None:
     assert bad.returncode == ERR
     assert "--sort size: choose from name, paths, run, missed, cover, basis" in bad.stderr
 
-
-def test_a_run_of_the_other_mode_is_not_mixed_into_a_data_file(tmp_path: Path) -> None:
-    """An edge run appended to a path-mode file would make a file whose reports drop
-    one of them: it is refused, saved aside, and the file keeps its path data."""
-    (tmp_path / "app.py").write_text("def f(x):\n    return 1 if x else 2\n\nf(1)\n")
-    pathprof_cli(tmp_path, "run", "app.py")
-    before = (tmp_path / ".pathprof").read_bytes()
-    done = pathprof_cli(tmp_path, "run", "--append", "--mode", "edge", "app.py")
-    assert "holds path-mode data: an edge-mode run cannot be added to it" in done.stderr
-    assert (tmp_path / ".pathprof").read_bytes() == before
-    (aside,) = tmp_path.glob(".pathprof.saved-*")
-    assert {run.mode for run in pathprof.load(str(aside)).runs} == {"edge"}

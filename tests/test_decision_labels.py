@@ -88,3 +88,63 @@ def test_the_text_reports_counts_add_up(tmp_path: Path) -> None:
     assert "… and 3 more paths" in few  # back_if: 4 paths, 1 shown
     assert "5 more functions ran (--functions shows more)" in few
     assert "hottest path in 5 of 7 functions" in few.replace("\n", " ")
+
+
+GENERATORS = '''
+def numbers(n):
+    for i in range(n):
+        yield i
+
+
+def failing(n):
+    for i in range(n):
+        if i == 1:
+            raise ValueError(i)
+        yield i
+
+
+def first(items):
+    for x in items:
+        return x
+
+
+first(numbers(5))
+first(numbers(5))
+list(numbers(2))
+try:
+    list(failing(3))
+except ValueError:
+    pass
+'''
+
+
+def test_a_generator_closed_early_is_said_so_and_saved(tmp_path: Path) -> None:
+    """``for x in gen(): return x``: the consumer's close() throws GeneratorExit into
+    the generator at its yield. Such calls are counted apart from the calls an
+    exception ended, in the data file, the JSON and the text."""
+    (tmp_path / "gens.py").write_text(GENERATORS)
+    _pathprof(tmp_path, "run", "gens.py")
+    report = json.loads(_pathprof(tmp_path, "report", "--format", "json"))
+    calls = {fn["qualname"]: (fn["raised"], fn["closed"]) for fn in report["functions"]}
+    assert calls["numbers"] == (2, 2)  # closed twice, exhausted once
+    assert calls["failing"] == (1, 0)  # a ValueError: not a close
+    text = _pathprof(tmp_path, "report")
+    heads = {row.split()[0]: row for row in text.splitlines()
+             if re.match(r"^\w+  gens\.py:\d+  ", row)}
+    assert heads["numbers"].endswith(
+        "· 2 calls closed early (the generator's consumer stopped)")
+    assert "ended by an exception" not in heads["numbers"]
+    assert heads["failing"].endswith("· 1 call ended by an exception")
+    # Appended runs add up; a file written before the table existed reads as none.
+    _pathprof(tmp_path, "run", "--append", "gens.py")
+    again = json.loads(_pathprof(tmp_path, "report", "--format", "json"))
+    assert {fn["qualname"]: fn["closed"] for fn in again["functions"]}["numbers"] == 4
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / ".pathprof")
+    db.execute("DROP TABLE closed_calls")
+    db.commit()
+    db.close()
+    older = json.loads(_pathprof(tmp_path, "report", "--format", "json"))
+    assert {fn["qualname"]: (fn["raised"], fn["closed"])
+            for fn in older["functions"]}["numbers"] == (4, 0)

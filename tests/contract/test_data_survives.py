@@ -195,7 +195,7 @@ def test_path_and_edge_data_are_not_mixed(tmp_path: Path) -> None:
     assert _run(tmp_path, "prog.py", "30", "0").returncode == 0
     result = _run(tmp_path, "--append", "--mode", "edge", "prog.py", "30", "0")
     assert result.returncode == 0
-    assert "holds path-mode data: a edge-mode run cannot be added" in result.stderr
+    assert "holds path-mode data: an edge-mode run cannot be added" in result.stderr
     saved = _saved_to(result.stderr)
     assert {run.mode for run in pathprof.load(str(tmp_path / ".pathprof")).runs} == {"path"}
     combined = pathprof_cli(tmp_path, "combine", str(saved), check=False)

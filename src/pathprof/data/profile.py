@@ -146,6 +146,8 @@ class FunctionProfile:
     times: dict[str, int] = field(default_factory=dict)
     edges: dict[int, int] = field(default_factory=dict)
     raised: int = 0
+    #: of the calls ``raised`` counts, generators their consumer closed early
+    closed: int = 0
     unattributed: int = 0
     #: Which contexts (e.g. test ids, with ``--pathprof-context=test``) ran each path:
     #: path key (as in ``counts``, or ``"cut:<block>:<value>"``) -> context names.
@@ -191,6 +193,7 @@ class FunctionProfile:
         for edge, count in other.edges.items():
             self.edges[edge] = self.edges.get(edge, 0) + count
         self.raised += other.raised
+        self.closed += other.closed
         self.unattributed += other.unattributed
         for key, names in other.contexts.items():
             self.contexts.setdefault(key, set()).update(names)

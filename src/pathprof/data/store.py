@@ -72,11 +72,18 @@ CREATE TABLE edge (
 CREATE TABLE call_stats (
     function_id INTEGER PRIMARY KEY REFERENCES function (id),
     raised INTEGER NOT NULL, unattributed INTEGER NOT NULL);
+CREATE TABLE closed_calls (
+    function_id INTEGER PRIMARY KEY REFERENCES function (id), closed INTEGER NOT NULL);
 CREATE TABLE context (
     function_id INTEGER NOT NULL REFERENCES function (id),
     kind TEXT NOT NULL CHECK (kind IN ('path', 'cut')), path TEXT NOT NULL,
     context TEXT NOT NULL, PRIMARY KEY (function_id, kind, path, context));
 """
+
+#: Generators closed early, per function (added within schema 3: a file without the
+#: table has none; older readers ignore it, and count those calls as raised anyway).
+_CLOSED_TABLE = ("CREATE TABLE IF NOT EXISTS closed_calls (function_id INTEGER PRIMARY KEY "
+                 "REFERENCES function (id), closed INTEGER NOT NULL)")
 
 #: Seconds to wait for another writer before reporting the file as locked.
 LOCK_TIMEOUT = 5.0
@@ -180,6 +187,11 @@ def _insert(db: sqlite3.Connection, runs: list[RunInfo], functions: Iterable[Fun
                    "UPDATE SET raised = raised + excluded.raised, "
                    "unattributed = unattributed + excluded.unattributed",
                    (fid, fn.raised, fn.unattributed))
+        if fn.closed:
+            # Files written before the table existed (the same schema) get it here.
+            db.execute(_CLOSED_TABLE)
+            db.execute("INSERT INTO closed_calls VALUES (?, ?) ON CONFLICT (function_id) DO "
+                       "UPDATE SET closed = closed + excluded.closed", (fid, fn.closed))
 
 
 def _split_key(key: str) -> tuple[str, str]:
@@ -463,6 +475,10 @@ def _read(db: sqlite3.Connection) -> Measurement:
         fn = _owner(functions, fid, "call_stats row")
         fn.raised = _whole(raised, f"call_stats of {fn.qualname}: raised")
         fn.unattributed = _whole(unattributed, f"call_stats of {fn.qualname}: unattributed")
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'closed_calls'").fetchone():
+        for fid, closed in db.execute("SELECT function_id, closed FROM closed_calls"):
+            fn = _owner(functions, fid, "closed_calls row")
+            fn.closed = _whole(closed, f"closed_calls of {fn.qualname}")
     for fid, kind, key, name in db.execute("SELECT function_id, kind, path, context "
                                            "FROM context"):
         full = key if kind == "path" else f"cut:{key}"

@@ -207,7 +207,7 @@ class Profiler:
     def _take(self, include_unrun: bool) -> list[FunctionProfile]:
         functions: list[FunctionProfile] = []
         known_before = getattr(self, "_known_before", set())
-        for state, paths, cuts, raised, unattributed, times in runtime.take_snapshot():
+        for state, paths, cuts, raised, unattributed, times, closed in runtime.take_snapshot():
             meta = state.meta
             digest = meta["source_hash"]
             for i, fmeta in enumerate(meta["functions"]):
@@ -228,9 +228,9 @@ class Profiler:
                 if fmeta.get("mode") == "edge":
                     fn.edges = edge_counts(fmeta, paths[i], cuts[i])
                     fn.counts, fn.cuts = {}, {}
-                fn.raised, fn.unattributed = raised[i], unattributed[i]
+                fn.raised, fn.unattributed, fn.closed = raised[i], unattributed[i], closed[i]
                 if "share" in fmeta and fmeta["share"]["index"] != fmeta["share"]["copies"][0]:
-                    fn.raised = fn.unattributed = 0  # per call: kept by one holder only
+                    fn.raised = fn.unattributed = fn.closed = 0  # per call: one holder keeps
                 if fn.counts or fn.cuts or fn.edges or fn.raised or fn.unattributed:
                     functions.append(fn)
                 elif (not self._in_child and id(state) not in known_before

@@ -66,8 +66,9 @@ from pathprof.python.cfg import (
 #: 8: exception exits counted in a dict. 9: observers keep the frame's last
 #: instruction (:mod:`pathprof.python.lasti`). 10: locals named ``@pp_*``, and
 #: ``locals()``, ``vars()`` and ``dir()`` calls filtered. 11: OSP's countdown.
-#: 12: with OSP's countdown, no path counts.
-CODE_VERSION = 12
+#: 12: with OSP's countdown, no path counts. 13: a generator's exit key says
+#: whether it was closed.
+CODE_VERSION = 13
 
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
@@ -1008,7 +1009,8 @@ def exception_position() -> list[ast.expr]:
 
 def _note_exit(fp: FunctionPlan, register: ast.expr) -> list[tuple[str, ast.expr]]:
     """The observer's effects: count the exit in ``_@pp_m.exits``, a dict from
-    ``(index, @pp_r, lasti, code, context lasti)`` (see :func:`exception_position`)
+    ``(index, @pp_r, lasti, code, context lasti, closed)`` (see
+    :func:`exception_position`; ``closed``: a generator closed by its consumer)
     to how often it happened, so that its size is bounded by the code, not by how
     many exceptions leave (with ``--metric time``, also add the path's time so far
     to ``_@pp_m.exit_times``). Only C calls: nothing can raise anew as the exception
@@ -1017,7 +1019,16 @@ def _note_exit(fp: FunctionPlan, register: ast.expr) -> list[tuple[str, ast.expr
         @pp_r := (index, @pp_r, ...)
         @pp_r := _@pp_m.exits.__setitem__(@pp_r, _@pp_m.exits.get(@pp_r, 0) + 1)
     """
-    key = ast.Tuple(elts=[_const(fp.index), register, *exception_position()], ctx=ast.Load())
+    # A generator's: whether its consumer closed it (close() throws GeneratorExit in).
+    closed: ast.expr = _const(False)
+    if _is_generator(fp.cfg.node):
+        thrown = ast.Attribute(value=ast.Call(func=ast.Attribute(
+            value=_load(RUNTIME), attr="exception", ctx=ast.Load()), args=[], keywords=[]),
+            attr="__class__", ctx=ast.Load())
+        closed = ast.Compare(left=thrown, ops=[ast.Is()], comparators=[ast.Attribute(
+            value=_load(RUNTIME), attr="closed_type", ctx=ast.Load())])
+    key = ast.Tuple(elts=[_const(fp.index), register, *exception_position(), closed],
+                    ctx=ast.Load())
 
     def add_to(table: str, amount: ast.expr) -> ast.expr:
         mapping = ast.Attribute(value=_load(MODULE), attr=table, ctx=ast.Load())
@@ -1037,6 +1048,20 @@ def _note_exit(fp: FunctionPlan, register: ast.expr) -> list[tuple[str, ast.expr
         effects.append((REGISTER, ast.Subscript(value=both, slice=_const(1), ctx=ast.Load())))
     effects.append((REGISTER, add_to("exits", _const(1))))
     return effects
+
+
+def _is_generator(node: ast.AST) -> bool:
+    """Whether the function ``node`` is a generator (or an async generator): a
+    ``yield`` of its own, not of a function, lambda or class inside it."""
+    pending = list(ast.iter_child_nodes(node))
+    while pending:
+        child = pending.pop()
+        if isinstance(child, ast.Yield | ast.YieldFrom):
+            return True
+        if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+                          | ast.ClassDef):
+            pending.extend(ast.iter_child_nodes(child))
+    return False
 
 
 def _artificial_try(node: ast.Try) -> ast.Try:

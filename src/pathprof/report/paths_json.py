@@ -88,6 +88,7 @@ def function_json(fn: FunctionProfile, top: int | None = None) -> dict[str, Any]
         "paths_run": fn.paths_run,
         "executions": total,
         "raised": fn.raised,
+        "closed": fn.closed,
         "unattributed": fn.unattributed,
         "paths": [_path(fn, p, total) for p in paths],
     }

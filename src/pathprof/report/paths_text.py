@@ -112,8 +112,11 @@ def render_function(measurement: Measurement, fn: FunctionProfile, top: int,
     if cut:  # listed with the paths: the entries add up
         head.append(f" + {_count(cut, 'path')} cut short by an exception")
     head.append(f" · {_count(fn.total, 'path execution')}")
-    if fn.raised:
-        head.append(f" · {_count(fn.raised, 'call')} ended by an exception")
+    if fn.raised > fn.closed:
+        head.append(f" · {_count(fn.raised - fn.closed, 'call')} ended by an exception")
+    if fn.closed:
+        head.append(f" · {_count(fn.closed, 'call')} closed early (the generator's consumer "
+                    "stopped)")
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     paths = fn.paths[:top]
     count_width = max(5, *(len(f"{p.count:,}") for p in paths)) if paths else 5

@@ -41,6 +41,9 @@ clock = time.perf_counter_ns
 #: What instrumented code calls as an exception leaves a function: C functions only.
 exception = sys.exception
 getframe = sys._getframe
+#: What a generator's ``close()`` throws in: a generator's exit key says whether it
+#: was that (the generator's consumer stopped early), compared by identity.
+closed_type = GeneratorExit
 _hooks: dict[str, Any] = {"after_fork_in_child": None, "after_fork_in_parent": None}
 
 
@@ -129,9 +132,9 @@ class InstrumentedModule:
 class ModuleState(InstrumentedModule):
     """The counters of one instrumented module, and what decodes its exceptions."""
 
-    __slots__ = ("_maps", "_meta", "counters", "cuts", "exit_times", "exits", "filename", "key",
-                 "lengths", "meta_json", "name", "namespace", "raised", "timed", "times",
-                 "unattributed", "unmeasured")
+    __slots__ = ("_maps", "_meta", "closed", "counters", "cuts", "exit_times", "exits",
+                 "filename", "key", "lengths", "meta_json", "name", "namespace", "raised",
+                 "timed", "times", "unattributed", "unmeasured")
 
     def __init__(self, name: str, filename: str, key: str, sizes: tuple[int, ...],
                  meta_json: str, timed: bool = False,
@@ -153,6 +156,8 @@ class ModuleState(InstrumentedModule):
         self.cuts: tuple[dict[tuple[int, int], int], ...] = tuple({} for _ in sizes)
         #: per function: calls that ended by an exception
         self.raised: list[int] = [0] * len(sizes)
+        #: per function: of those, generators closed early (``GeneratorExit``)
+        self.closed: list[int] = [0] * len(sizes)
         #: Exits by exception, counted by instrumented code without calling Python
         #: (``exits[(index, register, lasti, code, context's lasti or -1)] += 1``) so
         #: that nothing can raise anew as the exception leaves — not even a
@@ -219,8 +224,10 @@ class ModuleState(InstrumentedModule):
             elapsed = self.exit_times.get(key, 0) if self.timed else 0
             if elapsed:
                 self.exit_times[key] -= elapsed
-            index, register, lasti, code, context_lasti = key
+            index, register, lasti, code, context_lasti, closed = key
             self.raised[index] += count
+            if closed:
+                self.closed[index] += count
             if register is None:
                 continue
             try:
@@ -482,7 +489,7 @@ def _copy_table(table: Any, reset: bool) -> dict[int, int]:
 
 
 Snapshot = tuple[ModuleState, list[dict[int, int]], list[dict[tuple[int, int], int]],
-                 list[int], list[int], list[dict[int, int]]]
+                 list[int], list[int], list[dict[int, int]], list[int]]
 
 
 def take_snapshot(reset: bool = True) -> list[Snapshot]:
@@ -490,7 +497,8 @@ def take_snapshot(reset: bool = True) -> list[Snapshot]:
 
     Returns, per module: path counts per function ({path: count}), cut counts per
     function, calls ended by an exception per function, unattributed exceptions
-    per function, and nanoseconds per path per function. Copying a table and
+    per function, nanoseconds per path per function, and of the calls ended by an
+    exception, generators closed early, per function. Copying a table and
     subtracting the copy entry by entry loses no increment made meanwhile by
     another thread: each subtraction is as atomic as the increments are.
     """
@@ -508,12 +516,15 @@ def take_snapshot(reset: bool = True) -> list[Snapshot]:
             cuts.append(copy_c)
         raised = list(state.raised)
         unattributed = list(state.unattributed)
+        closed = list(state.closed)
         if reset:
             for i, c in enumerate(raised):
                 state.raised[i] -= c
             for i, c in enumerate(unattributed):
                 state.unattributed[i] -= c
-        result.append((state, paths, cuts, raised, unattributed, times))
+            for i, c in enumerate(closed):
+                state.closed[i] -= c
+        result.append((state, paths, cuts, raised, unattributed, times, closed))
     return result
 
 
@@ -529,6 +540,7 @@ def _zero_all() -> None:
         state.exits.clear()
         state.exit_times.clear()
         state.raised[:] = [0] * len(state.raised)
+        state.closed[:] = [0] * len(state.closed)
         state.unattributed[:] = [0] * len(state.unattributed)
 
 
