@@ -255,3 +255,21 @@ def test_the_live_view_in_a_real_terminal(tmp_path: Path) -> None:
     assert "EXITED 0" in seen_final
     assert "Hottest subpaths (work.py)" in seen_final
     assert "Hottest subpaths so far" not in seen_final  # the live view went away
+
+
+def test_threshold_reports_the_subpaths_estimated_at_least_that_often(tmp_path: Path
+                                                                      ) -> None:
+    (tmp_path / "work.py").write_text(WORKLOAD + "\ntally(20_000)\n")
+    everything = _hot(tmp_path, "--period", "50", "--seed", "4", "--top", "1000",
+                      "--json", "all.json", "work.py")
+    assert everything.returncode == 0, everything.stderr
+    estimates = sorted((s["estimate"] for s in json.loads(
+        (tmp_path / "all.json").read_text())["subpaths"]), reverse=True)
+    # Estimates are multiples of period / P(length): nothing lies a hundredth below one.
+    cut = estimates[len(estimates) // 2] - 0.01
+    done = _hot(tmp_path, "--period", "50", "--seed", "4", "--top", "1000",
+                "--threshold", str(cut), "--json", "hot.json", "work.py")
+    assert done.returncode == 0, done.stderr
+    kept = [s["estimate"] for s in json.loads((tmp_path / "hot.json").read_text())["subpaths"]]
+    assert kept == [e for e in estimates if e >= cut]  # the same run (same seed): the top
+    assert 0 < len(kept) < len(estimates)

@@ -131,6 +131,9 @@ def _parser() -> argparse.ArgumentParser:
                      "costly subpaths are sampled more (Oren 5.1.2)")
     hot.add_argument("--top", type=_positive, default=10, metavar="K",
                      help="show the K hottest (default 10)")
+    hot.add_argument("--threshold", type=float, default=None, metavar="COUNT",
+                     help="show only subpaths estimated to have run at least COUNT times "
+                     "(at most --top of them)")
     hot.add_argument("--confidence", type=float, default=0.95, metavar="C",
                      help="confidence of the error bounds (default 0.95)")
     hot.add_argument("--one-sided", action="store_true",
@@ -418,7 +421,8 @@ def _command_hot(args: argparse.Namespace) -> int:
 
     def hottest() -> list[Any]:
         return sampling.hottest(top=args.top, confidence=args.confidence,
-                                one_sided=args.one_sided, rank=args.rank)
+                                one_sided=args.one_sided, rank=args.rank,
+                                threshold=args.threshold)
 
     errors = Console(stderr=True)
     live_view = args.live if args.live is not None else errors.is_terminal
