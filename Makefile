@@ -6,7 +6,7 @@ BASE_PYTHON := $(firstword $(PYTHONS) python3)
 VENV := .venv
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: demo test test-all lint bench clean
+.PHONY: demo test test-all lint bench realsuites clean
 
 # One virtual environment per interpreter: .venv (baseline), .venv-3.12, .venv-3.13.
 $(VENV)/.installed: pyproject.toml
@@ -47,6 +47,13 @@ bench: $(VENV)/.installed
 	$(VENV)/bin/python benchmarks/graph_algorithms.py
 	$(VENV)/bin/python benchmarks/counter_kind.py
 	$(VENV)/bin/python benchmarks/overhead.py --out benchmarks/results $(BENCH_ARGS)
+
+# Issue 24: four real projects' own test suites (attrs, python-dateutil, jinja2, packaging,
+# from their sdists on the package index), plain, under --cov-branch and under --pathprof;
+# checks the results match and prints the table kept in docs/benchmarks.md. Minutes; not
+# part of `make test`. REALSUITES_ARGS passes options (e.g. --repeat 3 --workdir DIR).
+realsuites: $(VENV)/.installed
+	$(VENV)/bin/python benchmarks/realsuites.py $(REALSUITES_ARGS)
 
 clean:
 	rm -rf $(VENV) .venv-3.* .pytest_cache .hypothesis build src/*.egg-info
