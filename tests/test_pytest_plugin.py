@@ -235,6 +235,20 @@ def test_the_terminal_report_is_per_file_by_default_and_can_be_left_out(project:
     assert "reserve" in full.split("Missed paths")[0]
     assert "reserve" not in skipped.split("Missed paths")[0]
     assert "price" in skipped
+    # term:skip-covered: the rows of files whose every path ran go; the TOTAL stays.
+    (project / "inventory" / "units.py").write_text("def double(x):\n    return 2 * x\n")
+    (project / "tests" / "test_units.py").write_text(
+        "from inventory.units import double\n\ndef test_double():\n"
+        "    assert double(2) == 4\n")
+
+    def file_rows(*args: str) -> list[str]:
+        out = pytest_in(project, "--pathprof", *args).stdout
+        return [row.split()[0] for row in out.split("pathprof: path coverage")[1]
+                .splitlines() if row.startswith(("inventory", "TOTAL"))]
+
+    assert file_rows() == ["inventory/stock.py", "inventory/units.py", "TOTAL"]
+    assert file_rows("--pathprof-report=term:skip-covered") == ["inventory/stock.py",
+                                                                "TOTAL"]
     none = pytest_in(project, "--pathprof", "--pathprof-report=")
     assert none.returncode == 0, none.stdout + none.stderr
     assert "TOTAL" not in none.stdout
