@@ -103,6 +103,11 @@ def incremental(name: str, loops: int) -> list[dict[str, Any]]:
     return accuracy(name, loops, "--checkpoint-every", str(max(total // 10, 1)))["moments"]
 
 
+def _row(*cells: str) -> None:
+    """One row of a Markdown table, printed at once (runs take minutes)."""
+    print("| " + " | ".join(cells) + " |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
@@ -113,39 +118,38 @@ def main() -> None:
     args = parser.parse_args()
     names = [n for n in args.workloads.split(",") if n]
     if names:
-        print("| workload | plain (s) | skipping | sampling (period 10,000) | sampling "
-              "(period 1,000) | sample: subpaths / budget, KiB |")
-        print("| --- | ---: | ---: | ---: | ---: | ---: |")
+        _row("workload", "plain (s)", "skipping", "sampling (period 10,000)",
+             "sampling (period 1,000)", "sample: subpaths / budget, KiB")
+        _row("---", *["---:"] * 5)
         for name in names:
             r = overhead(name, args.repeat)
-            print(f"| {name} | {r['plain_seconds']:.3f} | {r['skip']:.2f}x | {r['hot']:.2f}x "
-                  f"| {r['hot1000']:.2f}x | {r['distinct']:,} / {r['budget']:,}, "
-                  f"{r['sample_bytes'] / 1024:,.1f} |", flush=True)
+            _row(name, f"{r['plain_seconds']:.3f}", f"{r['skip']:.2f}x", f"{r['hot']:.2f}x",
+                 f"{r['hot1000']:.2f}x", f"{r['distinct']:,} / {r['budget']:,}, "
+                 f"{r['sample_bytes'] / 1024:,.1f}")
     picked = [n for n in args.accuracy.split(",") if n]
     if picked:
-        print("\n| workload | blocks | samples (distinct) | final period | top 5 = exact "
-              "top 5 | top 10 within 95 % bound | hottest: error / bound (length) |")
-        print("| --- | ---: | ---: | ---: | :---: | ---: | ---: |")
+        print()
+        _row("workload", "blocks", "samples (distinct)", "final period", "top 5 = exact top 5",
+             "top 10 within 95 % bound", "hottest: error / bound (length)")
+        _row("---", "---:", "---:", "---:", ":---:", "---:", "---:")
         for name in picked:
             a = accuracy(name, args.accuracy_loops)
             hottest = ("-" if a["hottest_error"] is None else
                        f"{a['hottest_error']:.2%} / {a['hottest_bound']:.2%} "
                        f"({a['hottest_length']})")
-            print(f"| {name} | {a['blocks']:,} | {a['sampled']:,} ({a['distinct']:,}) | "
-                  f"{a['period']:,.0f} | {'yes' if a['top5_same'] else 'no'} | "
-                  f"{a['within10']}/{a['listed']} | {hottest} |", flush=True)
-
+            _row(name, f"{a['blocks']:,}", f"{a['sampled']:,} ({a['distinct']:,})",
+                 f"{a['period']:,.0f}", "yes" if a["top5_same"] else "no",
+                 f"{a['within10']}/{a['listed']}", hottest)
 
     if args.incremental:
         moments = incremental(args.incremental, args.accuracy_loops)
         print(f"\nTable 4.11 on {args.incremental}: rank among the estimates of each of "
               "the exact top 5 so far (- : not sampled)\n")
-        print("| exact rank | " + " | ".join(f"{m['positions']:,}" for m in moments) + " |")
-        print("| ---: | " + " | ".join("---:" for _ in moments) + " |")
+        _row("exact rank", *(f"{m['positions']:,}" for m in moments))
+        _row(*["---:"] * (len(moments) + 1))
         for row in range(5):
             cells = [m["ranks"][row] if row < len(m["ranks"]) else None for m in moments]
-            print(f"| {row + 1} | " + " | ".join("-" if c is None else str(c) for c in cells)
-                  + " |")
+            _row(str(row + 1), *("-" if c is None else str(c) for c in cells))
 
 
 if __name__ == "__main__":

@@ -63,16 +63,22 @@ def _sample(directory: Path, seed: int, exact: bool, limit: int, costs: str | No
     return named, sampling
 
 
+def _exact_counts(directory: Path) -> dict[tuple, int]:
+    """The workload's exact subpath counts for ``tally(30_000)``, subpaths named by
+    (function, block): the reference the sampled runs are judged against."""
+    (directory / "osp_workload.py").write_text(WORKLOAD)
+    _named, reference = _sample(directory, 0, True, 30_000)
+    blocks = reference.profiler.blocks
+    return {tuple((blocks[i].qualname, blocks[i].block) for i in key): count
+            for key, count in reference.profiler.exact.counts.items()}
+
+
 def test_sampled_estimates_are_unbiased_and_within_their_bounds(tmp_path: Path) -> None:
     """Bulk skipping and observation near the starts, 25 seeds, against the exact
     counts of the same (deterministic) stream: every estimate within its 95 %
     bounds at least 95 % of the time, and the hottest subpaths' mean estimates
     within 4 standard errors of their counts."""
-    (tmp_path / "osp_workload.py").write_text(WORKLOAD)
-    _named, reference = _sample(tmp_path, 0, True, 30_000)
-    blocks = reference.profiler.blocks
-    exact = {tuple((blocks[i].qualname, blocks[i].block) for i in key): count
-             for key, count in reference.profiler.exact.counts.items()}
+    exact = _exact_counts(tmp_path)
     within = checked = 0
     estimates: dict[tuple, list[float]] = defaultdict(list)
     seeds = range(1, 26)
@@ -99,11 +105,7 @@ def test_with_block_costs_estimates_stay_within_their_bounds_and_rank_by_cost(
     """--costs statements (Oren 5.1.2): a subpath is kept with probability its mean
     block cost / 8, and estimates divide by it: over 20 seeds they stay within their
     95 % bounds at least 95 % of the time; --rank cost orders by count x mean cost."""
-    (tmp_path / "osp_workload.py").write_text(WORKLOAD)
-    _named, reference = _sample(tmp_path, 0, True, 30_000)
-    blocks = reference.profiler.blocks
-    exact = {tuple((blocks[i].qualname, blocks[i].block) for i in key): count
-             for key, count in reference.profiler.exact.counts.items()}
+    exact = _exact_counts(tmp_path)
     within = checked = 0
     for seed in range(1, 21):
         named, sampling = _sample(tmp_path, seed, False, 30_000, costs="statements",
@@ -127,11 +129,7 @@ def test_a_start_beyond_the_countdowns_reach_is_counted_down_to_again(
     estimates come out as without it."""
     from pathprof import runtime
 
-    (tmp_path / "osp_workload.py").write_text(WORKLOAD)
-    _named, reference = _sample(tmp_path, 0, True, 30_000)
-    blocks = reference.profiler.blocks
-    exact = {tuple((blocks[i].qualname, blocks[i].block) for i in key): count
-             for key, count in reference.profiler.exact.counts.items()}
+    exact = _exact_counts(tmp_path)
     blocks_run = sum(count for key, count in exact.items() if len(key) == 2) + 1
     monkeypatch.setattr(runtime, "FAR", 97)
     within = checked = 0

@@ -73,3 +73,23 @@ def test_a_loop_header_is_entered_from_inside_its_body_only_at_a_path_start(
             assert previous not in body_lines, (
                 f"path {number} runs from line {previous} inside the loop into its header "
                 f"block {header} without a cut:\n{source}")
+
+
+def test_a_probe_with_no_place_for_its_code_is_refused_not_dropped() -> None:
+    """A path-ending edge whose site cannot hold code would lose its count silently
+    (a match no case of which matched, at a function's end, did): the rewrite
+    refuses it, so the function runs unmeasured instead of inexact."""
+    import ast
+
+    import pytest
+
+    from pathprof.exceptions import CfgError
+    from pathprof.python.cfg import NO_SITE, build_cfg
+    from pathprof.python.rewrite import plan_function, rewrite_function
+
+    node = ast.parse("def tail_if(x):\n    if x:\n        y = 1\n").body[0]
+    cfg = build_cfg(node, "tail_if")  # type: ignore[arg-type]
+    (eid,) = cfg.fall_off  # the if's false branch, off the end: it ends the path
+    cfg.edges[eid].site = NO_SITE
+    with pytest.raises(CfgError, match="the 'return' edge out of block"):
+        rewrite_function(plan_function(cfg))

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from pathprof.exceptions import CfgError
 from pathprof.graph import (
     CounterKind,
     EdgeCounterPlan,
@@ -458,6 +459,12 @@ class _FunctionRewriter:
         for eid, edge in enumerate(cfg.edges):
             site = edge.site
             if site.kind is SiteKind.NONE:
+                # No place for code: its probe must be nothing (forced into the spanning
+                # tree), or a raise's count, which the runtime makes. Anything else would
+                # be lost silently: refuse, and the function runs unmeasured.
+                if edge.label != "raise" and self.edge_code(eid):
+                    raise CfgError(f"{cfg.qualname}: the {edge.label!r} edge out of block "
+                                   f"{edge.src} needs code and has no place for it")
                 continue
             if site.kind is SiteKind.INSERT:
                 assert site.stmts is not None

@@ -113,29 +113,17 @@ def render_coverage(coverage: PathCoverage, console: Console, *, show_missing: b
     if not coverage.files:
         console.print("No functions were measured.")
         return
-    if sort is not None:
-        _render_sorted(coverage, console, check_sort(sort), skip_covered, per_file)
-        if show_missing:
-            _render_missing(coverage, console, missed_per_function)
-        return
     table = _coverage_table(per_file)
-    for file in coverage.files if not per_file else ():
-        rows = [fn for fn in file.functions
-                if not (skip_covered and fn.totals.run == fn.totals.possible)]
-        if not rows:
-            continue
-        for fn in rows:
-            _row(table, f"{printable_path(file.file)}:{fn.profile.first_line} {fn.qualname}",
-                 fn.totals, fn.basis)
-        if len(file.functions) > 1:
-            _row(table, f"{printable_path(file.file)} (file)", file.totals, file.basis,
-                 style="bold")
+    if sort is not None or per_file:
+        rows = _flat_rows(coverage, per_file, skip_covered)
+        if sort is not None:
+            column = SORTS[check_sort(sort).removeprefix("-")]
+            rows.sort(key=lambda r: column(*r), reverse=sort.startswith("-"))
+        for name, totals, basis in rows:
+            _row(table, name, totals, basis)
         table.add_section()
-    if per_file:
-        for file in coverage.files:
-            if not (skip_covered and file.totals.run == file.totals.possible):
-                _row(table, printable_path(file.file), file.totals, file.basis)
-        table.add_section()
+    else:
+        _add_grouped_rows(table, coverage, skip_covered)
     _row(table, "TOTAL", coverage.totals, coverage.basis, style="bold")
     console.print(table)
     console.print(Text(headline(coverage), style="bold"))
@@ -153,26 +141,34 @@ def _coverage_table(per_file: bool) -> Table:
     return table
 
 
-def _render_sorted(coverage: PathCoverage, console: Console, sort: str, skip_covered: bool,
-                   per_file: bool) -> None:
-    rows = []
+def _function_name(file: Any, fn: FunctionCoverage) -> str:
+    return f"{printable_path(file.file)}:{fn.profile.first_line} {fn.qualname}"
+
+
+def _flat_rows(coverage: PathCoverage, per_file: bool, skip_covered: bool
+               ) -> list[tuple[str, CoverageTotals, CoverageTotals]]:
+    """A row per file, or per function (without the files' own rows)."""
+    if per_file:
+        rows = [(printable_path(file.file), file.totals, file.basis) for file in coverage.files]
+    else:
+        rows = [(_function_name(file, fn), fn.totals, fn.basis)
+                for file in coverage.files for fn in file.functions]
+    return [r for r in rows if not (skip_covered and r[1].run == r[1].possible)]
+
+
+def _add_grouped_rows(table: Table, coverage: PathCoverage, skip_covered: bool) -> None:
+    """A row per function, grouped by file, with the file's row after them."""
     for file in coverage.files:
-        if per_file:
-            rows.append((printable_path(file.file), file.totals, file.basis))
+        rows = [fn for fn in file.functions
+                if not (skip_covered and fn.totals.run == fn.totals.possible)]
+        if not rows:
             continue
-        rows += [(f"{printable_path(file.file)}:{fn.profile.first_line} {fn.qualname}",
-                  fn.totals, fn.basis) for fn in file.functions]
-    rows = [r for r in rows if not (skip_covered and r[1].run == r[1].possible)]
-    rows.sort(key=lambda r: SORTS[sort.removeprefix("-")](*r), reverse=sort.startswith("-"))
-    table = _coverage_table(per_file)
-    for name, totals, basis in rows:
-        _row(table, name, totals, basis)
-    table.add_section()
-    _row(table, "TOTAL", coverage.totals, coverage.basis, style="bold")
-    console.print(table)
-    console.print(Text(headline(coverage), style="bold"))
-    console.print(Text(BASIS_NOTE, style="dim"))
-    console.print(Text(FEASIBILITY_NOTE, style="dim"))
+        for fn in rows:
+            _row(table, _function_name(file, fn), fn.totals, fn.basis)
+        if len(file.functions) > 1:
+            _row(table, f"{printable_path(file.file)} (file)", file.totals, file.basis,
+                 style="bold")
+        table.add_section()
 
 
 def _render_missing(coverage: PathCoverage, console: Console, limit: int) -> None:
