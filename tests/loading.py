@@ -69,7 +69,8 @@ def _walk_codes(code: types.CodeType):
 def load_instrumented(path: Path, name: str | None = None, *, mark_probes: bool = True,
                       mode: str = "path", metric: str | None = None,
                       events: str = "statements", placement: str = "tree",
-                      registers_outside: bool = False, subpaths: bool = False) -> Loaded:
+                      registers_outside: bool = False, subpaths: bool = False,
+                      switches: bool = False) -> Loaded:
     """Instrument ``path`` in memory. ``mark_probes`` locates inserted code on a
     marker line so the oracle can tell it apart; False is the production build."""
     source = path.read_text(encoding="utf-8")
@@ -78,7 +79,7 @@ def load_instrumented(path: Path, name: str | None = None, *, mark_probes: bool 
                                      mark_probes=mark_probes, mode=mode, metric=metric,
                                      events=events, placement=placement,
                                      registers_outside=registers_outside,
-                                     subpaths=subpaths)
+                                     subpaths=subpaths, switches=switches)
     code = instrumented.compile(str(path))
     module = types.ModuleType(name)
     module.__file__ = str(path)

@@ -59,6 +59,11 @@ def _parser() -> argparse.ArgumentParser:
                      "counts, the baseline")
     run.add_argument("--metric", choices=("time",), default=None,
                      help="also measure wall time spent on each path (inclusive of calls)")
+    run.add_argument("--stop-counting", choices=("never", "basis", "paths"), default=None,
+                     help="for path coverage: send a function back to its original code, "
+                     "which costs nothing, once the paths that ran span its basis (basis) or "
+                     "are all of its paths (paths); its counts are then lower bounds. "
+                     "Default: never")
     run.add_argument("-a", "--append", action="store_true",
                      help="add to the data file instead of replacing it")
     run.add_argument("--parallel", type=_positive, default=None, metavar="K",
@@ -347,6 +352,8 @@ def _apply_config(args: argparse.Namespace) -> None:
         args.mode = config.mode or "path"
     if hasattr(args, "metric") and args.metric is None:
         args.metric = config.metric
+    if hasattr(args, "stop_counting") and args.stop_counting is None:
+        args.stop_counting = config.stop_counting or "never"
     if hasattr(args, "fail_under"):
         args.fail_under = Threshold.choose("--fail-under", args.fail_under, config)
 
@@ -590,7 +597,7 @@ def _command_run(args: argparse.Namespace) -> int:
     profiler = Profiler(data_file=args.data_file, source=args.source, include=args.include,
                         omit=args.omit, default_dirs=default_dirs, mode=args.mode,
                         metric=args.metric, append=args.append, cache=not args.no_cache,
-                        argv=[args.program, *program_args])
+                        argv=[args.program, *program_args], stop_counting=args.stop_counting)
 
     compile_main = _main_compiler(profiler.selection, profiler.options)
     save_on_sigterm(profiler)

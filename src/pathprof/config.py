@@ -7,7 +7,8 @@ the same keys at the top level (or under ``[tool.pathprof]``).
 
 Keys, named as the flags are (``-`` or ``_``): ``source``, ``include``, ``omit``,
 ``report`` (lists of strings), ``data_file``, ``mode`` (``"path"`` or ``"edge"``),
-``metric`` (``"time"``), ``context`` (``"test"``), ``fail_under`` (a number).
+``metric`` (``"time"``), ``context`` (``"test"``), ``stop_counting`` (``"never"``,
+``"basis"`` or ``"paths"``), ``fail_under`` (a number).
 Relative paths in ``source`` and ``data_file`` are relative to the file's directory.
 """
 
@@ -23,7 +24,7 @@ from pathprof.exceptions import ConfigError
 __all__ = ["Config", "Threshold", "read_config"]
 
 _LISTS = ("source", "include", "omit", "report")
-_STRINGS = ("data_file", "mode", "metric", "context")
+_STRINGS = ("data_file", "mode", "metric", "context", "stop_counting")
 _NUMBERS = ("fail_under",)
 RC_FILE = ".pathprofrc"
 
@@ -38,6 +39,7 @@ class Config:
     metric: str | None = None
     report: list[str] = field(default_factory=list)
     context: str | None = None
+    stop_counting: str | None = None
     fail_under: float | None = None
     path: str | None = None  #: the file read, if any
 

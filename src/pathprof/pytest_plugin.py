@@ -33,6 +33,8 @@ __all__ = ["EventsFixture", "PathprofPlugin", "pathprof_events"]
 #: Set by the controlling pytest process; inherited by xdist workers.
 TOKEN_VARIABLE = "PATHPROF_PYTEST_TOKEN"
 CONTEXTS = ("test",)
+#: When a function stops counting (:data:`pathprof.measure.stopping.WHEN`)
+STOP_COUNTING = ("never", "basis", "paths")
 
 
 def _copies(text: str) -> int:
@@ -71,6 +73,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--pathprof-context", choices=CONTEXTS, default=None,
                     dest="pathprof_context",
                     help="record which tests ran each path (test: one context per test)")
+    group.addoption("--pathprof-stop-counting", choices=STOP_COUNTING, default=None,
+                    dest="pathprof_stop_counting",
+                    help="send a function back to its original code, which costs nothing, "
+                    "once the paths that ran span its basis (basis, the default) or are all "
+                    "of its paths (paths); never: count every run (always so with "
+                    "--pathprof-context)")
     group.addoption("--pathprof-data-file", default=None, dest="pathprof_data_file",
                     metavar="FILE", help="the data file (default: .pathprof)")
     group.addoption("--pathprof-parallel", type=_copies, default=None,
@@ -229,7 +237,24 @@ class PathprofPlugin:
                                  default_dirs=[os.getcwd()], mode="path",
                                  metric=config.metric, argv=sys.argv,
                                  append=(bool(options.pathprof_append) and self.worker is None
-                                         and not self.in_copy))
+                                         and not self.in_copy),
+                                 stop_counting=self._stop_counting(options, config))
+
+    def _stop_counting(self, options: argparse.Namespace, config: Any) -> str:
+        """When functions stop counting: coverage needs to know whether each path
+        ran, so by default once their basis is full; contexts and the time metric
+        need every run, so never with them."""
+        asked = options.pathprof_stop_counting or config.stop_counting
+        if asked not in (None, *STOP_COUNTING):
+            raise argparse.ArgumentTypeError(
+                f"stop_counting must be one of {', '.join(STOP_COUNTING)}, not {asked!r}")
+        needs_every_run = self.context is not None or config.metric is not None
+        if asked not in (None, "never") and needs_every_run:
+            why = "--pathprof-context" if self.context is not None else "metric = \"time\""
+            raise argparse.ArgumentTypeError(
+                f"{why} needs every run of every path: stop counting {asked!r} cannot go "
+                "with it")
+        return asked or ("never" if needs_every_run else "basis")
 
     def _own_data_file(self) -> str:
         if self.worker is None:

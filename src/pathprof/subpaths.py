@@ -189,7 +189,7 @@ def snapshot(*, top: int | None = 10, confidence: float = 0.95, one_sided: bool 
     (empty when no sampling runs)."""
     from pathprof import runtime
 
-    profiler = runtime.subpaths
+    profiler = runtime.subpath_sampler
     if profiler is None:
         return []
     return _hottest(profiler, top=top, confidence=confidence, one_sided=one_sided, rank=rank,

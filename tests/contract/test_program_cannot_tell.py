@@ -355,14 +355,16 @@ NAME_VIEWS = """
     def with_comprehension(xs):
         return [sorted(locals()) for x in xs if x]
 
-    print(make(3, 1), names(1), same_namespace(1), own_locals(), list(generator(2)),
-          with_comprehension([0, 1]))
+    for _ in range(2):  # with --stop-counting, the second time on original code
+        print(make(3, 1), names(1), same_namespace(1), own_locals(), list(generator(2)),
+              with_comprehension([0, 1]))
 """
 
 
 @pytest.mark.parametrize("command", [("run",), ("run", "--mode", "edge"),
-                                     ("run", "--metric", "time"), ("count",)],
-                         ids=["path", "edge", "time", "count"])
+                                     ("run", "--metric", "time"), ("count",),
+                                     ("run", "--stop-counting", "basis")],
+                         ids=["path", "edge", "time", "count", "stop-counting"])
 def test_locals_vars_and_dir_show_the_programs_names_only(
         tmp_path: Path, command: tuple[str, ...]) -> None:
     plain, measured = run_both(tmp_path, NAME_VIEWS, command=command)
@@ -423,14 +425,16 @@ FRAME_VIEWS = """
         frame = error.__traceback__.tb_next.tb_frame
         print("after the exception", sorted(frame.f_locals), frame.f_lineno)
 
-    print(via_getframe(4), via_inspect(3, 1), via_eval(6), via_exec(1), via_stack(2),
-          list(generator(2)))
+    for _ in range(2):  # with --stop-counting, the second time on original code
+        print(via_getframe(4), via_inspect(3, 1), via_eval(6), via_exec(1), via_stack(2),
+              list(generator(2)))
 """
 
 
 @pytest.mark.parametrize("command", [("run",), ("run", "--mode", "edge"),
-                                     ("run", "--metric", "time"), ("count",)],
-                         ids=["path", "edge", "time", "count"])
+                                     ("run", "--metric", "time"), ("count",),
+                                     ("run", "--stop-counting", "basis")],
+                         ids=["path", "edge", "time", "count", "stop-counting"])
 def test_a_function_that_looks_at_its_own_frame_sees_the_programs_names_only(
         tmp_path: Path, command: tuple[str, ...]) -> None:
     """``f_locals`` reached through ``sys._getframe``, ``inspect`` or a traceback,

@@ -35,7 +35,7 @@ from math import gcd
 from pathprof.data.profile import FunctionProfile, numbering_of
 from pathprof.graph import Dag, Numbering, regenerate
 
-__all__ = ["basis_coverage", "basis_rank", "path_space_dimension"]
+__all__ = ["BasisBuilder", "basis_coverage", "basis_rank", "path_space_dimension"]
 
 
 def _on_some_path(dag: Dag) -> tuple[set[int], set[int]]:
@@ -117,6 +117,47 @@ def _reduce(vector: dict[int, int], rows: dict[int, dict[int, int]]) -> dict[int
     return vector
 
 
+class BasisBuilder:
+    """Paths added one at a time, keeping a basis of the space they span.
+
+    Invariant: :attr:`rank` is the rank, over the rationals, of the edge vectors of
+    the paths added so far; it never exceeds :attr:`dimension`, and :attr:`full`
+    says it has reached it (no further path can raise it).
+    """
+
+    def __init__(self, numbering: Numbering, dimension: int | None = None) -> None:
+        self.numbering = numbering
+        self.dimension = (path_space_dimension(numbering.dag) if dimension is None
+                          else dimension)
+        self._rows: dict[int, dict[int, int]] = {}
+
+    @property
+    def rank(self) -> int:
+        return len(self._rows)
+
+    @property
+    def full(self) -> bool:
+        return len(self._rows) >= self.dimension
+
+    def add(self, number: int) -> bool:
+        """Add path ``number`` (regenerated: Ball-Larus 1996, §3.4); whether it
+        raised the rank."""
+        if self.full:
+            return False
+        edges = regenerate(self.numbering, number).edges
+        vector = _reduce({eid: 1 for eid in edges}, self._rows)
+        if not vector:
+            return False
+        divisor = 0
+        for value in vector.values():
+            divisor = gcd(divisor, value)
+        pivot = min(vector)
+        if vector[pivot] < 0:
+            divisor = -divisor
+        self._rows[pivot] = {k: v // divisor for k, v in vector.items()}
+        return True
+
+
 def basis_rank(numbering: Numbering, numbers: Iterable[int], dimension: int | None = None
                ) -> int:
     """The rank, over the rationals, of the edge vectors of the paths ``numbers``.
@@ -133,22 +174,12 @@ def basis_rank(numbering: Numbering, numbers: Iterable[int], dimension: int | No
     >>> basis_rank(n, [0, 3]), basis_rank(n, [0, 3, 1]), basis_rank(n, range(4))
     (2, 3, 3)
     """
-    if dimension is None:
-        dimension = path_space_dimension(numbering.dag)
-    rows: dict[int, dict[int, int]] = {}
+    builder = BasisBuilder(numbering, dimension)
     for number in numbers:
-        if len(rows) >= dimension:
+        if builder.full:
             break
-        vector = _reduce({eid: 1 for eid in regenerate(numbering, number).edges}, rows)
-        if vector:
-            divisor = 0
-            for value in vector.values():
-                divisor = gcd(divisor, value)
-            pivot = min(vector)
-            if vector[pivot] < 0:
-                divisor = -divisor
-            rows[pivot] = {k: v // divisor for k, v in vector.items()}
-    return len(rows)
+        builder.add(number)
+    return builder.rank
 
 
 def basis_coverage(fn: FunctionProfile, numbering: Numbering | None = None

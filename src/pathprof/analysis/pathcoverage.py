@@ -19,6 +19,10 @@ Invariant: for every function, ``0 <= paths_run <= paths_possible`` and
 ``0 <= basis covered <= basis dimension``; a file's and the total's figures are
 sums over their functions. Paths cut short by an exception are not complete paths
 and count neither as run nor towards the basis.
+
+A function that stopped counting once its basis was full (``--stop-counting``)
+keeps exact basis figures; its paths run are a lower bound, which
+:attr:`CoverageTotals.lower_bound` carries up to its file's and the total's figures.
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ class CoverageTotals:
 
     run: int = 0
     possible: int = 0
+    #: ``run`` is a lower bound (and ``missed`` an upper one): some function among
+    #: these stopped counting before all of its paths ran (:mod:`pathprof.measure.stopping`)
+    lower_bound: bool = False
 
     @property
     def missed(self) -> int:
@@ -59,9 +66,10 @@ class CoverageTotals:
         """Run as a fraction of possible (1.0 when nothing is possible, as Cobertura has it)."""
         return self.run / self.possible if self.possible else 1.0
 
-    def add(self, run: int, possible: int) -> None:
+    def add(self, run: int, possible: int, lower_bound: bool = False) -> None:
         self.run += run
         self.possible += possible
+        self.lower_bound = self.lower_bound or lower_bound
 
     def __str__(self) -> str:
         return f"{self.percent:.2f}% ({self.run} of {self.possible})"
@@ -131,13 +139,14 @@ def path_coverage(measurement: Measurement) -> PathCoverage:
         functions = []
         file_totals, file_basis = CoverageTotals(), CoverageTotals()
         for fn in sorted(by_file[file], key=lambda f: (f.first_line, f.qualname)):
-            fn_totals = CoverageTotals(fn.paths_run, fn.paths_possible)
+            fn_totals = CoverageTotals(fn.paths_run, fn.paths_possible,
+                                       fn.stopped and fn.paths_run < fn.paths_possible)
             fn_basis = CoverageTotals(*basis_coverage(fn))
             functions.append(FunctionCoverage(fn, fn_totals, fn_basis))
-            file_totals.add(fn_totals.run, fn_totals.possible)
+            file_totals.add(fn_totals.run, fn_totals.possible, fn_totals.lower_bound)
             file_basis.add(fn_basis.run, fn_basis.possible)
         files.append(FileCoverage(file, functions, file_totals, file_basis))
-        totals.add(file_totals.run, file_totals.possible)
+        totals.add(file_totals.run, file_totals.possible, file_totals.lower_bound)
         basis.add(file_basis.run, file_basis.possible)
     return PathCoverage(files, totals, basis)
 

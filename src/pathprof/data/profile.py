@@ -149,6 +149,11 @@ class FunctionProfile:
     #: of the calls ``raised`` counts, generators their consumer closed early
     closed: int = 0
     unattributed: int = 0
+    #: Coverage that stops paying: the function went back to its original code in
+    #: some run once its paths spanned its basis (or all ran), so its counts, its
+    #: paths run and whatever else it counted are lower bounds; its basis
+    #: coverage, lines and branches are exact (:mod:`pathprof.measure.stopping`).
+    stopped: bool = False
     #: Which contexts (e.g. test ids, with ``--pathprof-context=test``) ran each path:
     #: path key (as in ``counts``, or ``"cut:<block>:<value>"``) -> context names.
     contexts: dict[str, set[str]] = field(default_factory=dict)
@@ -195,6 +200,7 @@ class FunctionProfile:
         self.raised += other.raised
         self.closed += other.closed
         self.unattributed += other.unattributed
+        self.stopped = self.stopped or other.stopped
         for key, names in other.contexts.items():
             self.contexts.setdefault(key, set()).update(names)
         self.__dict__.pop("paths", None)

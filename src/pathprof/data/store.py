@@ -74,6 +74,7 @@ CREATE TABLE call_stats (
     raised INTEGER NOT NULL, unattributed INTEGER NOT NULL);
 CREATE TABLE closed_calls (
     function_id INTEGER PRIMARY KEY REFERENCES function (id), closed INTEGER NOT NULL);
+CREATE TABLE stopped_counting (function_id INTEGER PRIMARY KEY REFERENCES function (id));
 CREATE TABLE context (
     function_id INTEGER NOT NULL REFERENCES function (id),
     kind TEXT NOT NULL CHECK (kind IN ('path', 'cut')), path TEXT NOT NULL,
@@ -84,6 +85,11 @@ CREATE TABLE context (
 #: table has none; older readers ignore it, and count those calls as raised anyway).
 _CLOSED_TABLE = ("CREATE TABLE IF NOT EXISTS closed_calls (function_id INTEGER PRIMARY KEY "
                  "REFERENCES function (id), closed INTEGER NOT NULL)")
+
+#: Functions that went back to their original code in a coverage mode (added within
+#: schema 3, as closed_calls was: older readers ignore it and take the counts as exact).
+_STOPPED_TABLE = ("CREATE TABLE IF NOT EXISTS stopped_counting (function_id INTEGER PRIMARY "
+                  "KEY REFERENCES function (id))")
 
 #: Seconds to wait for another writer before reporting the file as locked.
 LOCK_TIMEOUT = 5.0
@@ -192,6 +198,9 @@ def _insert(db: sqlite3.Connection, runs: list[RunInfo], functions: Iterable[Fun
             db.execute(_CLOSED_TABLE)
             db.execute("INSERT INTO closed_calls VALUES (?, ?) ON CONFLICT (function_id) DO "
                        "UPDATE SET closed = closed + excluded.closed", (fid, fn.closed))
+        if fn.stopped:
+            db.execute(_STOPPED_TABLE)
+            db.execute("INSERT OR IGNORE INTO stopped_counting VALUES (?)", (fid,))
 
 
 def _split_key(key: str) -> tuple[str, str]:
@@ -479,6 +488,9 @@ def _read(db: sqlite3.Connection) -> Measurement:
         for fid, closed in db.execute("SELECT function_id, closed FROM closed_calls"):
             fn = _owner(functions, fid, "closed_calls row")
             fn.closed = _whole(closed, f"closed_calls of {fn.qualname}")
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'stopped_counting'").fetchone():
+        for (fid,) in db.execute("SELECT function_id FROM stopped_counting"):
+            _owner(functions, fid, "stopped_counting row").stopped = True
     for fid, kind, key, name in db.execute("SELECT function_id, kind, path, context "
                                            "FROM context"):
         full = key if kind == "path" else f"cut:{key}"

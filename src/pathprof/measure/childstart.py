@@ -48,6 +48,7 @@ def _measure(value: str) -> None:
                         include=settings["include"], omit=settings["omit"],
                         default_dirs=settings["default_dirs"], mode=settings["mode"],
                         metric=settings["metric"], cache=settings["cache"],
+                        stop_counting=settings.get("stop_counting", "never"),
                         argv=list(sys.argv))
     profiler._token = settings["token"]
     profiler.start()

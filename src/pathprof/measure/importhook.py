@@ -62,6 +62,9 @@ class InstrumentOptions:
     copy_plan: Any = None
     #: path mode with OSP's countdown and block observation (``pathprof hot``)
     subpaths: bool = False
+    #: path mode: functions carry their original code too, for coverage that stops
+    #: paying (:mod:`pathprof.measure.stopping`)
+    switches: bool = False
 
     def tag(self) -> str:
         from pathprof.python.instrument import FORMAT_VERSION
@@ -69,7 +72,8 @@ class InstrumentOptions:
         from pathprof.version import __version__
 
         text = (f"{__version__}|{FORMAT_VERSION}|{CODE_VERSION}|{self.mode}|{self.metric}"
-                f"|{self.events}|{self.placement}" + ("|subpaths" if self.subpaths else ""))
+                f"|{self.events}|{self.placement}" + ("|subpaths" if self.subpaths else "")
+                + ("|switches" if self.switches else ""))
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -90,7 +94,9 @@ def compile_instrumented(source: bytes, filename: str, options: InstrumentOption
     instrumented = instrument_source(source, filename, mode=options.mode,
                                      metric=options.metric, events=options.events,
                                      placement=options.placement, calls_only=calls_only,
-                                     shares=shares, subpaths=options.subpaths)
+                                     shares=shares, subpaths=options.subpaths,
+                                     switches=options.switches and calls_only == ()
+                                     and not shares)
     if in_place:
         return instrumented.compile(filename), instrumented.compile_prologue(filename)
     return instrumented.compile(filename)

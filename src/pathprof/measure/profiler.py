@@ -40,7 +40,7 @@ from pathprof.data import store
 from pathprof.data.profile import FunctionProfile, edge_counts, numbering_of
 from pathprof.exceptions import ConfigError, DataError
 from pathprof.graph.copyplan import CopyShare
-from pathprof.measure import inplace, partial
+from pathprof.measure import inplace, partial, stopping
 from pathprof.measure.importhook import ImportHook, InstrumentOptions
 from pathprof.measure.interpreter import require_gil
 from pathprof.messages import warn
@@ -72,7 +72,7 @@ class Profiler:
                  include: Sequence[str] = (), omit: Sequence[str] = (),
                  default_dirs: Sequence[str] | None = None, mode: str = "path",
                  metric: str | None = None, append: bool = False, cache: bool = True,
-                 argv: Sequence[str] | None = None) -> None:
+                 argv: Sequence[str] | None = None, stop_counting: str = "never") -> None:
         require_gil()
         if mode not in MODES:
             raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -80,14 +80,25 @@ class Profiler:
             raise ConfigError(f"metric must be 'time' or None, not {metric!r}")
         if metric is not None and mode != "path":
             raise ConfigError("--metric time needs path mode")
+        if stop_counting not in stopping.WHEN:
+            raise ConfigError(f"stop counting must be one of {', '.join(stopping.WHEN)}, "
+                              f"not {stop_counting!r}")
+        if stop_counting != "never" and (mode != "path" or metric is not None):
+            raise ConfigError("stopping counting is for path coverage: it needs path mode "
+                              "and no metric")
         self.data_file = os.path.abspath(data_file)
         try:
             #: in one copy of a parallel run: which functions this copy profiles
             self.copy = partial.from_environment()
         except ValueError as err:
             raise ConfigError(str(err)) from err
+        #: coverage that stops paying: when a function goes back to its original code
+        self.stop_counting = stop_counting if self.copy is None else "never"
         self.options = InstrumentOptions(mode=mode, metric=metric,
-                                         cache=cache and self.copy is None, copy_plan=self.copy)
+                                         cache=cache and self.copy is None, copy_plan=self.copy,
+                                         switches=self.stop_counting != "never")
+        self._stopping = (stopping.StopCounting(self.stop_counting)
+                          if self.stop_counting != "never" else None)
         #: calls counted of the functions another copy profiles, by
         #: ``file|qualname|line|source hash``
         self.calls: dict[str, int] = {}
@@ -115,6 +126,8 @@ class Profiler:
         # Instrumented code counts whether or not a profiler runs: what it counted
         # while none ran (after an earlier profiler stopped) belongs to no run.
         runtime.take_snapshot()
+        if self._stopping is not None:
+            self._stopping.start()
         if not hasattr(self, "_known_before"):
             # Modules instrumented by an earlier profiler in this process: reported
             # only for what they count now, not as "measured, never run".
@@ -137,6 +150,8 @@ class Profiler:
     def _stop(self) -> None:
         global _active
         self.hook.uninstall()
+        if self._stopping is not None:
+            self._stopping.stop()
         if self._started:
             self._hold(self._take(include_unrun=False))  # counted while running: ours
             for entry in self.selection.unmatched():
@@ -189,7 +204,11 @@ class Profiler:
         What was counted since the last switch is set aside with the context it
         ran in; the data file then says which contexts ran each path (pytest's
         ``--pathprof-context=test`` switches at every test). Like coverage.py's
-        dynamic contexts; the cost is one snapshot of the counters per switch."""
+        dynamic contexts; the cost is one snapshot of the counters per switch.
+        Contexts need every run of every path: not with ``stop_counting``."""
+        if self.stop_counting != "never":
+            raise ConfigError("contexts need every run of every path: a profiler that "
+                              f"stops counting ({self.stop_counting!r}) cannot switch them")
         with runtime.own_work:
             self._hold(self._take(include_unrun=False))
         self._context = context
@@ -229,6 +248,7 @@ class Profiler:
                     fn.edges = edge_counts(fmeta, paths[i], cuts[i])
                     fn.counts, fn.cuts = {}, {}
                 fn.raised, fn.unattributed, fn.closed = raised[i], unattributed[i], closed[i]
+                fn.stopped = i in state.sent_back
                 if "share" in fmeta and fmeta["share"]["index"] != fmeta["share"]["copies"][0]:
                     fn.raised = fn.unattributed = fn.closed = 0  # per call: one holder keeps
                 if fn.counts or fn.cuts or fn.edges or fn.raised or fn.unattributed:
@@ -245,7 +265,8 @@ class Profiler:
                 "source": list(self.selection.source), "include": list(self.selection.include),
                 "omit": list(self.selection.omit),
                 "default_dirs": list(self.selection.default_dirs), "mode": self.options.mode,
-                "metric": self.options.metric, "cache": self.options.cache}
+                "metric": self.options.metric, "cache": self.options.cache,
+                "stop_counting": self.stop_counting}
 
     def run_info(self) -> store.RunInfo:
         version = ".".join(map(str, sys.version_info[:3]))

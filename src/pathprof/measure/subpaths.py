@@ -139,7 +139,7 @@ class SubpathProfiler:
     # -- start and stop ----------------------------------------------------------
 
     def start(self) -> None:
-        runtime.subpaths = self
+        runtime.subpath_sampler = self
         if self.exact is not None:
             self._observe()
         else:
@@ -148,8 +148,8 @@ class SubpathProfiler:
     def stop(self) -> None:
         for track, _hold in list(self._held.values()):
             self._release(track)
-        if runtime.subpaths is self:
-            runtime.subpaths = None
+        if runtime.subpath_sampler is self:
+            runtime.subpath_sampler = None
         runtime.observe_blocks(False)
         runtime.countdown[0] = runtime.FAR
         self.observing = False

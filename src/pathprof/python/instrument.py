@@ -179,7 +179,7 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
                       placement: str = "tree", registers_outside: bool = False,
                       calls_only: Container[int] = (),
                       shares: Mapping[int, Share] | None = None,
-                      subpaths: bool = False) -> InstrumentedModule:
+                      subpaths: bool = False, switches: bool = False) -> InstrumentedModule:
     """Parse, plan and rewrite a module's source.
 
     Raises whatever :func:`ast.parse` raises for source that does not parse, so a
@@ -193,7 +193,10 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
     function whose paths the copies split to ``(tasks, copies, this copy)``
     (:class:`~pathprof.graph.copyplan.CopyShare`; path mode). ``subpaths`` adds
     OSP's bulk skipping and block observation to path mode
-    (:mod:`pathprof.measure.subpaths`).
+    (:mod:`pathprof.measure.subpaths`). ``switches`` gives every function that can
+    have one (:func:`~pathprof.python.rewrite.can_switch`) its original body beside
+    the measured one, which the runtime can send it back to (path mode's coverage
+    that stops paying: :mod:`pathprof.measure.stopping`).
     """
     previous = rewrite._probe_line
     rewrite._probe_line = PROBE_MARK_LINE if mark_probes else -1
@@ -202,7 +205,7 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
             return _instrument_events(source, filename, module_key, events, placement,
                                       registers_outside)
         return _instrument(source, filename, module_key, mode, metric, registers_outside,
-                           calls_only, shares or {}, subpaths)
+                           calls_only, shares or {}, subpaths, switches)
     finally:
         rewrite._probe_line = previous
 
@@ -211,7 +214,7 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
                 mode: str = "path", metric: str | None = None,
                 registers_outside: bool = False, calls_only: Container[int] = (),
                 shares: Mapping[int, Share] | None = None,
-                subpaths: bool = False) -> InstrumentedModule:
+                subpaths: bool = False, switches: bool = False) -> InstrumentedModule:
     tree = ast.parse(source, filename)
     if mode not in ("path", "edge"):
         raise ValueError(f"unknown instrumentation mode {mode!r}")
@@ -232,14 +235,23 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
     key = module_key or f"{filename}:{source_hash(source)}"
     for fp in plans:
         fp.subpaths = subpaths
-        if fp.index in calls_only:
+        fp.calls_only = fp.index in calls_only
+    originals = {fp.index: rewrite.original_body(fp) for fp in plans
+                 if switches and mode == "path" and rewrite.can_switch(fp)}
+    for index in originals:
+        plans[index].switch = True
+    for fp in plans:
+        if fp.calls_only:
             fp.timed = False
             count_calls(fp)
         else:
             rewrite_function(fp)
     moved = hide_own_names(tree, registers_outside)
+    for index, original in originals.items():
+        rewrite.add_switch(plans[index], original)
     metadata = module_metadata(plans, filename, key, source)
-    prologue = _add_prologue(tree, plans, filename, key, metadata, subpaths)
+    prologue = _add_prologue(tree, plans, filename, key, metadata, subpaths,
+                             tuple(originals))
     return InstrumentedModule(tree, plans, metadata, prologue, moved)
 
 
@@ -299,7 +311,8 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
 
 
 def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, key: str,
-                  metadata: dict[str, Any], subpaths: bool = False) -> list[ast.stmt]:
+                  metadata: dict[str, Any], subpaths: bool = False,
+                  switches: tuple[int, ...] = ()) -> list[ast.stmt]:
     position = 0
     body = tree.body
     if _is_docstring(body[0] if body else None):
@@ -327,6 +340,10 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
             value=ast.Attribute(value=_load(MODULE), attr="counters", ctx=ast.Load())))
     if subpaths:
         prologue += _subpath_prologue(plans, register)
+    if switches:  # every function measured until the runtime says otherwise
+        register.keywords.append(ast.keyword(arg="switches", value=_const(switches)))
+        prologue.append(ast.Assign(targets=[_store(rewrite.switch_name(i)) for i in switches],
+                                   value=_const(True)))
     if any(fp.timed for fp in plans):
         register.keywords.append(ast.keyword(arg="timed", value=_const(True)))
         targets = ast.Tuple(elts=[_store(timer_name(fp.index)) for fp in plans],

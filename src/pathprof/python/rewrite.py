@@ -102,6 +102,12 @@ def flag_name(index: int) -> str:
     return f"@pp_k{index}"
 
 
+def switch_name(index: int) -> str:
+    """The module global that is true while function ``index`` runs its measured
+    code, false once the runtime has sent it back to its original code."""
+    return f"_@pp_i{index}"
+
+
 # ---------------------------------------------------------------------------
 # Planning
 
@@ -131,6 +137,9 @@ class FunctionPlan:
     #: Subpath sampling: every path end counts its blocks down in bulk, and the
     #: runtime hears of path ends and calls while blocks are observed.
     subpaths: bool = False
+    #: Carries its original body beside the measured one (:func:`add_switch`): every
+    #: return counts after its value, so no count is ever taken back.
+    switch: bool = False
 
     @property
     def num_paths(self) -> int:
@@ -510,7 +519,7 @@ class _FunctionRewriter:
             return
         node: ast.Return = site.node
         value = node.value
-        if (early and not self.timed and value is not None
+        if (early and not self.timed and not self.fp.switch and value is not None
                 and not any(isinstance(n, ast.Yield | ast.YieldFrom | ast.Await)
                             for n in ast.walk(value))):
             self.fp.early_returns.add(block)
@@ -693,6 +702,79 @@ def rewrite_function(fp: FunctionPlan) -> None:
     edits = _Edits()
     apply_rewriter(_FunctionRewriter(fp, edits), edits)
     _wrap_function(fp)
+
+
+# ---------------------------------------------------------------------------
+# Coverage that stops paying (DESIGN.md §4): measured code, then the original
+
+
+def can_switch(fp: FunctionPlan) -> bool:
+    """Whether ``fp``'s function can carry its original body beside its measured
+    one. Not a function that defines functions or classes of its own: their
+    definitions would be compiled once per branch, and twice again per level of
+    nesting below; nor one with an empty body (nothing to save); nor one that
+    returns from inside a ``with``, whose return counts its path before
+    ``__exit__`` runs: should ``__exit__`` raise, the runtime takes the count back,
+    and a first run reported in between would not have been one.
+
+    A function given a switch has ``fp.switch`` set, so that its returns count after their
+    value is computed (a value that raises never counted).
+    """
+    node = fp.cfg.node
+    if fp.calls_only or fp.share is not None or fp.subpaths or fp.timed:
+        return False
+    if fp.edge_plan is not None or len(node.body) <= fp.cfg.body_start:
+        return False
+    pending = [(stmt, False) for stmt in node.body[fp.cfg.body_start:]]
+    while pending:
+        child, in_with = pending.pop()
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return False
+        if isinstance(child, ast.Return) and in_with:
+            return False
+        in_with = in_with or isinstance(child, ast.With | ast.AsyncWith)
+        pending.extend((grandchild, in_with) for grandchild in ast.iter_child_nodes(child))
+    return True
+
+
+def original_body(fp: FunctionPlan) -> list[ast.stmt]:
+    """A copy of ``fp``'s body as written (after the docstring), taken before the
+    probes go in, without its ``global`` and ``nonlocal`` statements: the measured
+    branch, which the compiler reads first, declares the same names, and a second
+    declaration after their use would be a SyntaxError. (They make no code, so no
+    line event goes with them.)"""
+    shell = ast.Module(body=copy.deepcopy(fp.cfg.node.body[fp.cfg.body_start:]),
+                       type_ignores=[])
+    for node in ast.walk(shell):
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, list) and any(isinstance(v, ast.Global | ast.Nonlocal)
+                                               for v in value):
+                kept = [v for v in value if not isinstance(v, ast.Global | ast.Nonlocal)]
+                setattr(node, name, kept or [_artificial(ast.Pass())])
+    return shell.body
+
+
+def add_switch(fp: FunctionPlan, original: list[ast.stmt]) -> None:
+    """``if _@pp_i<n>: <measured body> else: <original body>`` after the docstring.
+
+    One global load and test per call; once the runtime sets the switch false,
+    each call runs the program's own statements with no probe at all. A call that
+    began measured ends measured, so every path counted is a whole path. The test
+    is located at the first statement's code, as the register's start is, so
+    tracers see no extra line."""
+    node = fp.cfg.node
+    start = fp.cfg.body_start
+    head, measured = node.body[:start], node.body[start:]
+    test = _load(switch_name(fp.index))
+    first = _first_code(original)
+    if first is not None and _probe_line == -1:
+        ast.copy_location(test, first)
+    else:
+        _artificial(test)
+    switch = ast.If(test=test, body=measured, orelse=original)
+    ast.copy_location(switch, test)
+    switch.end_lineno, switch.end_col_offset = test.end_lineno, test.end_col_offset
+    node.body = [*head, switch]
 
 
 def _artificial_shell(node: ast.AST) -> None:

@@ -23,7 +23,9 @@ def _totals(totals: CoverageTotals, basis: CoverageTotals) -> dict[str, Any]:
     return {"paths_possible": str(totals.possible), "paths_run": totals.run,
             "missed": str(totals.missed), "percent": totals.percent,
             "basis_covered": basis.run, "basis_dimension": basis.possible,
-            "basis_percent": basis.percent}
+            "basis_percent": basis.percent,
+            # counting stopped once a basis was full: paths_run a lower bound
+            "paths_run_at_least": totals.lower_bound}
 
 
 def coverage_json(coverage: PathCoverage, missed_per_function: int = 10) -> dict[str, Any]:

@@ -47,9 +47,21 @@ def format_percent(totals: CoverageTotals) -> str:
 def headline(coverage: PathCoverage) -> str:
     """The suite's figures in one sentence, basis path coverage first."""
     basis, paths = coverage.basis, coverage.totals
+    at_least = "at least " if paths.lower_bound else ""
     return (f"Basis path coverage {format_percent(basis)}: {basis.run:,} of "
-            f"{basis.possible:,} independent paths; paths run {paths.run:,} of "
+            f"{basis.possible:,} independent paths; paths run {at_least}{paths.run:,} of "
             f"{paths.possible:,} ({format_percent(paths)}).")
+
+
+def stopped_note(coverage: PathCoverage) -> str | None:
+    """What the bounds (≥, ≤) in the table mean, when some function stopped counting."""
+    stopped = [fn for fn in coverage.functions() if fn.totals.lower_bound]
+    if not stopped:
+        return None
+    count = f"{len(stopped):,} function{'s' if len(stopped) != 1 else ''}"
+    return (f"≥ ≤: {count} stopped counting (stop counting = basis): each went back to "
+            "its original code once the paths that ran spanned its basis, and the paths "
+            "it ran after that are not known. Basis figures, lines and branches are exact.")
 
 
 def path_brief(fn: FunctionProfile, path: Path) -> str:
@@ -79,9 +91,10 @@ def path_brief(fn: FunctionProfile, path: Path) -> str:
 
 def _row(table: Table, name: str, totals: CoverageTotals, basis: CoverageTotals,
          style: str | None = None) -> None:
-    table.add_row(name, f"{totals.possible:,}", f"{totals.run:,}", f"{totals.missed:,}",
-                  format_percent(totals), f"{basis.run:,}/{basis.possible:,}",
-                  format_percent(basis), style=style)
+    at_least, at_most = ("≥", "≤") if totals.lower_bound else ("", "")
+    table.add_row(name, f"{totals.possible:,}", f"{at_least}{totals.run:,}",
+                  f"{at_most}{totals.missed:,}", at_least + format_percent(totals),
+                  f"{basis.run:,}/{basis.possible:,}", format_percent(basis), style=style)
 
 
 #: ``--sort`` columns: what each orders the rows by
@@ -129,6 +142,9 @@ def render_coverage(coverage: PathCoverage, console: Console, *, show_missing: b
     console.print(Text(headline(coverage), style="bold"))
     console.print(Text(BASIS_NOTE, style="dim"))
     console.print(Text(FEASIBILITY_NOTE, style="dim"))
+    note = stopped_note(coverage)
+    if note:
+        console.print(Text(note, style="dim"))
     if show_missing:
         _render_missing(coverage, console, missed_per_function)
 
@@ -187,7 +203,11 @@ def _render_function_missing(fn: FunctionCoverage, console: Console, limit: int)
     head = Text()
     head.append(fn.qualname, style="bold")
     head.append(f"  {printable_path(profile.file)}:{profile.first_line}", style="dim")
-    head.append(f"  {fn.totals.missed:,} of {fn.totals.possible:,} missed")
+    if fn.totals.lower_bound:
+        head.append(f"  at most {fn.totals.missed:,} of {fn.totals.possible:,} missed "
+                    "(stopped counting once its basis was full)")
+    else:
+        head.append(f"  {fn.totals.missed:,} of {fn.totals.possible:,} missed")
     console.print(head)
     for path in fn.missed(limit):
         console.print(Text("    " + path_brief(profile, path)))

@@ -179,6 +179,11 @@ def _function_page(measurement: Measurement, fn: FunctionProfile, page: str) -> 
                         prediction_text)
 
 
+def _at_least(totals: CoverageTotals) -> str:
+    """Paths run, marked ≥ where a function stopped counting (its later paths unknown)."""
+    return f"{'≥' if totals.lower_bound else ''}{totals.run:,}"
+
+
 def _times(count: int) -> str:
     return "once" if count == 1 else f"{count:,} times"
 
@@ -187,7 +192,9 @@ def _index_row(fn: FunctionProfile, page: str) -> IndexRow:
     paths = fn.paths
     hottest = paths[0].count / fn.total if paths and fn.total else None
     return IndexRow(fn.file, fn.qualname, fn.first_line, page,
-                    CoverageTotals(fn.paths_run, fn.paths_possible), fn.total, hottest)
+                    CoverageTotals(fn.paths_run, fn.paths_possible,
+                                   fn.stopped and fn.paths_run < fn.paths_possible),
+                    fn.total, hottest)
 
 
 def _render_function(page: FunctionPage, title: str) -> str:
@@ -231,7 +238,7 @@ def _render_function(page: FunctionPage, title: str) -> str:
         title=esc(f"{row.qualname} — {title}"),
         qualname=esc(row.qualname),
         where=esc(f"{os.path.relpath(row.file)}:{row.first_line}"),
-        run=f"{row.totals.run:,}", possible=f"{row.totals.possible:,}",
+        run=_at_least(row.totals), possible=f"{row.totals.possible:,}",
         percent=esc(format_percent(row.totals)), executions=f"{row.executions:,}",
         basis_run=f"{row.basis.run:,}", basis_dimension=f"{row.basis.possible:,}",
         basis_percent=esc(format_percent(row.basis)),
@@ -252,7 +259,7 @@ def _render_index(rows: list[IndexRow], totals: CoverageTotals, basis: CoverageT
             f"{esc(os.path.relpath(row.file))}</td>"
             f'<td data-sort="{esc(row.qualname)}"><a href="{esc(row.page)}">'
             f"{esc(row.qualname)}</a></td>"
-            f'<td class="num" data-sort="{row.totals.run}">{row.totals.run:,}</td>'
+            f'<td class="num" data-sort="{row.totals.run}">{_at_least(row.totals)}</td>'
             f'<td class="num" data-sort="{row.totals.possible}">{row.totals.possible:,}</td>'
             f'<td class="num" data-sort="{row.totals.percent:.6f}">'
             f"{esc(format_percent(row.totals))}</td>"
@@ -264,7 +271,7 @@ def _render_index(rows: list[IndexRow], totals: CoverageTotals, basis: CoverageT
             f'<td class="num" data-sort="{row.executions}">{row.executions:,}</td>'
             "</tr>")
     return template("index.html").substitute(
-        title=esc(title), rows="\n".join(body), run=f"{totals.run:,}",
+        title=esc(title), rows="\n".join(body), run=_at_least(totals),
         possible=f"{totals.possible:,}", percent=esc(format_percent(totals)),
         basis_run=f"{basis.run:,}", basis_dimension=f"{basis.possible:,}",
         basis_percent=esc(format_percent(basis)), basis_note=esc(BASIS_NOTE),
@@ -292,7 +299,7 @@ def write_html(measurement: Measurement, directory: str, *, title: str = "pathpr
         with open(os.path.join(directory, page), "w", encoding="utf-8") as f:
             f.write(_render_function(data, title))
         rows.append(data.row)
-        totals.add(data.row.totals.run, data.row.totals.possible)
+        totals.add(data.row.totals.run, data.row.totals.possible, data.row.totals.lower_bound)
         basis.add(data.row.basis.run, data.row.basis.possible)
         if progress is not None:
             progress(i + 1, len(functions))

@@ -90,6 +90,8 @@ def function_json(fn: FunctionProfile, top: int | None = None) -> dict[str, Any]
         "raised": fn.raised,
         "closed": fn.closed,
         "unattributed": fn.unattributed,
+        # went back to its original code (--stop-counting): every count a lower bound
+        "stopped_counting": fn.stopped,
         "paths": [_path(fn, p, total) for p in paths],
     }
     prediction = predict_from_edges(fn)

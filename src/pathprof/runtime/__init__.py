@@ -29,6 +29,7 @@ import sys
 import time
 from typing import Any
 
+from pathprof.runtime import stopping
 from pathprof.runtime.blockmap import BlockMap
 
 __all__ = ["InstrumentedModule", "ModuleState", "countdown", "modules", "observe_blocks",
@@ -134,12 +135,13 @@ class ModuleState(InstrumentedModule):
 
     __slots__ = ("_maps", "_meta", "closed", "counters", "cuts", "exit_times", "exits",
                  "filename", "key", "lengths", "meta_json", "name", "namespace", "raised",
-                 "timed", "times", "unattributed", "unmeasured")
+                 "sent_back", "switches", "timed", "times", "unattributed", "unmeasured")
 
     def __init__(self, name: str, filename: str, key: str, sizes: tuple[int, ...],
                  meta_json: str, timed: bool = False,
                  lengths: tuple[Any, ...] | None = None,
-                 namespace: dict[str, Any] | None = None) -> None:
+                 namespace: dict[str, Any] | None = None,
+                 switches: tuple[int, ...] = ()) -> None:
         super().__init__(name, filename, key, meta_json)
         #: subpath sampling: per function, the blocks on each path (a tuple, or a
         #: table that asks :data:`subpaths` the first time a path runs)
@@ -148,7 +150,14 @@ class ModuleState(InstrumentedModule):
             for i, known in enumerate(lengths or ()))
         #: subpath sampling: the module's globals, where ``_@pp_O`` is switched
         self.namespace = namespace
-        self.counters: tuple[Any, ...] = tuple(_new_table(n) for n in sizes)
+        #: functions that carry their original code beside the measured one
+        #: (:func:`pathprof.python.rewrite.add_switch`): their tables report first runs
+        self.switches = frozenset(switches)
+        #: of those, the ones sent back to their original code (:meth:`send_back`)
+        self.sent_back: set[int] = set()
+        self.counters: tuple[Any, ...] = tuple(
+            stopping.new_table(self, i, n) if i in self.switches else _new_table(n)
+            for i, n in enumerate(sizes))
         #: per function, with ``--metric time``: nanoseconds spent on each path
         self.timed = timed
         self.times: tuple[Any, ...] = tuple(_new_table(n if timed else -1) for n in sizes)
@@ -174,12 +183,30 @@ class ModuleState(InstrumentedModule):
         #: (:mod:`pathprof.measure.inplace`). Not reported as "never run".
         self.unmeasured: set[int] = set()
 
+    # -- coverage that stops paying --------------------------------------------
+
+    def send_back(self, index: int) -> None:
+        """From its next call on, function ``index`` runs its original code: no
+        probe, no count. A call under way ends measured."""
+        if index in self.switches and self.namespace is not None:
+            self.sent_back.add(index)
+            self.namespace[f"_@pp_i{index}"] = False
+
+    def rearm(self) -> None:
+        """Measure every function again, and hear of each path's next run as a first
+        one (a new measurement starts; what the tables held was taken)."""
+        for index in self.switches:
+            stopping.arm(self, index, self.counters[index])
+            if self.namespace is not None:
+                self.namespace[f"_@pp_i{index}"] = True
+        self.sent_back.clear()
+
     # -- called by instrumented code for subpath sampling ----------------------
 
     def osp_path(self, index: int, number: int) -> None:
         """A path ended and the countdown is at or below 0: a sample is near, or
         blocks are being observed."""
-        sampler = subpaths
+        sampler = subpath_sampler
         if sampler is None:
             countdown[0] = FAR
             return
@@ -187,7 +214,7 @@ class ModuleState(InstrumentedModule):
 
     def osp_enter(self, index: int) -> None:
         """A call begins while blocks are observed."""
-        sampler = subpaths
+        sampler = subpath_sampler
         if sampler is not None:
             sampler.enter(self, index, getframe(1))
 
@@ -241,8 +268,8 @@ class ModuleState(InstrumentedModule):
 
     def _record(self, index: int, register: int, frame: Any) -> None:
         located = self.locate(index, frame, sys.exception())
-        sampler = subpaths
-        if sampler is not None and self.namespace is not None:
+        sampler = subpath_sampler
+        if sampler is not None and self.lengths:
             sampler.cut(self, index, frame, located, register)
         started = frame.f_locals.get("@pp_s") if self.timed else None
         elapsed = clock() - started if started is not None else None
@@ -332,10 +359,12 @@ def _new_table(size: int) -> Any:
 
 
 def register(name: str, filename: str, key: str, sizes: tuple[int, ...], meta_json: str,
-             timed: bool = False, subpaths: tuple[Any, ...] | None = None) -> ModuleState:
+             timed: bool = False, subpaths: tuple[Any, ...] | None = None,
+             switches: tuple[int, ...] = ()) -> ModuleState:
     """Called once by an instrumented module when it is executed."""
-    namespace = getframe(1).f_globals if subpaths is not None else None
-    state = ModuleState(name, filename, key, sizes, meta_json, timed, subpaths, namespace)
+    namespace = getframe(1).f_globals if subpaths is not None or switches else None
+    state = ModuleState(name, filename, key, sizes, meta_json, timed, subpaths, namespace,
+                        switches)
     _modules.append(state)
     if subpaths is not None:
         _subpath_modules.append(state)
@@ -361,7 +390,9 @@ _subpath_modules: list[ModuleState] = []
 LONGEST_LISTED = 256
 longest_path = 0
 #: The sampler (:class:`pathprof.measure.subpaths.SubpathProfiler`) while one runs.
-subpaths: Any = None
+#: (Not named ``subpaths``: importing the submodule :mod:`pathprof.runtime.subpaths`
+#: binds that name in this package, and a module is not None.)
+subpath_sampler: Any = None
 
 
 class _Lengths(dict):  # type: ignore[type-arg]
@@ -376,7 +407,7 @@ class _Lengths(dict):  # type: ignore[type-arg]
         self.index = index
 
     def __missing__(self, number: int) -> int:
-        sampler = subpaths
+        sampler = subpath_sampler
         length = sampler.path_length(self.state, self.index, number) if sampler else 0
         self[number] = length
         return length
@@ -531,8 +562,8 @@ def take_snapshot(reset: bool = True) -> list[Snapshot]:
 def _zero_all() -> None:
     for state in _modules:
         for table in (*state.counters, *state.times):
-            if isinstance(table, list):
-                table[:] = [0] * len(table)
+            if isinstance(table, list):  # an unseen path stays unseen
+                table[:] = [c if type(c) is stopping.Unseen else 0 for c in table]
             else:
                 table.clear()
         for cuts in state.cuts:

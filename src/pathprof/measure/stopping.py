@@ -1,0 +1,111 @@
+"""Coverage that stops paying (DESIGN.md §4): when a function goes back to its
+original code.
+
+A coverage mode asks *whether* each path ran, not how often. The runtime's tables
+report each path's first run (:mod:`pathprof.runtime.stopping`); :class:`StopCounting`
+keeps, per function, what those first runs have shown, and sends the function back
+to its original code (:meth:`pathprof.runtime.ModuleState.send_back`) as soon as no
+later run can change what is reported:
+
+* ``"basis"``: the paths that ran span the space of all its paths (their rank
+  reaches the dimension E - N + 2 of its numbered DAG,
+  :class:`~pathprof.analysis.basis.BasisBuilder`). The basis headline, the lines and
+  the branches it ran are then final -- every edge on an ENTRY -> EXIT path lies on
+  a path that ran -- while "paths run" and every count are lower bounds. This is
+  the point where coverage.py's ``sys.monitoring`` core returns ``DISABLE``, one
+  probe at a time, carried over to paths: far sooner than every path, which big
+  functions never reach.
+* ``"paths"``: every one of its ``NumPaths(ENTRY)`` paths ran; "paths run" is then
+  final too (counts are still lower bounds). Functions with an infeasible path
+  never get there.
+
+Invariant: a function is sent back only once the criterion holds for the paths
+reported since the tables were armed; a call under way when it is sent back ends
+measured, so every path recorded is a whole path.
+"""
+
+from __future__ import annotations
+
+import _thread
+from typing import Any
+
+from pathprof import runtime
+from pathprof.analysis.basis import BasisBuilder
+from pathprof.data.profile import numbering_of
+from pathprof.runtime import stopping
+
+__all__ = ["WHEN", "StopCounting"]
+
+#: When a function stops counting: never (every count exact), once its basis is
+#: full, once every path ran.
+WHEN = ("never", "basis", "paths")
+
+
+class _Function:
+    """What the first runs of one function's paths have shown."""
+
+    __slots__ = ("basis", "numbers", "possible")
+
+    def __init__(self, meta: dict[str, Any], when: str) -> None:
+        self.numbers: set[int] = set()
+        self.possible = int(meta["num_paths"])
+        self.basis = BasisBuilder(numbering_of(meta)) if when == "basis" else None
+
+    def add(self, number: int) -> bool:
+        """Record a first run; whether nothing more is to be learned."""
+        if number in self.numbers or not 0 <= number < self.possible:
+            return False
+        self.numbers.add(number)
+        if self.basis is not None:
+            self.basis.add(number)
+            return self.basis.full
+        return len(self.numbers) >= self.possible
+
+
+class StopCounting:
+    """Hears of first runs (:data:`pathprof.runtime.stopping.watcher`) and sends each
+    function back to its original code once ``when`` holds for it.
+
+    Thread-safe without blocking the program: a thread that finds another one at
+    work leaves its report in the queue the other drains.
+    """
+
+    def __init__(self, when: str) -> None:
+        if when not in WHEN[1:]:
+            raise ValueError(f"stop counting when: {', '.join(WHEN[1:])}, not {when!r}")
+        self.when = when
+        self._functions: dict[tuple[int, int], _Function] = {}
+        self._queue: list[tuple[Any, int, int]] = []
+        self._lock = _thread.allocate_lock()
+
+    def start(self) -> None:
+        """Listen, with every function measured again from its next call."""
+        self._functions.clear()
+        for state in runtime.modules():
+            state.rearm()
+        stopping.watcher = self
+
+    def stop(self) -> None:
+        if stopping.watcher is self:
+            stopping.watcher = None
+
+    def seen(self, state: Any, index: int, number: int) -> None:
+        """Path ``number`` of function ``index`` of ``state``'s module ran for the
+        first time (called from the program, by the function's table)."""
+        self._queue.append((state, index, number))
+        while self._queue and self._lock.acquire(False):
+            try:
+                with runtime.own_work:
+                    while self._queue:
+                        self._add(*self._queue.pop())
+            finally:
+                self._lock.release()
+
+    def _add(self, state: Any, index: int, number: int) -> None:
+        key = (id(state), index)
+        function = self._functions.get(key)
+        if function is None:
+            function = self._functions[key] = _Function(state.meta["functions"][index],
+                                                        self.when)
+        if function.add(number):
+            state.send_back(index)

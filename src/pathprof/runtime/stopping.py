@@ -1,0 +1,105 @@
+"""Counter tables that say when a path runs for the first time (standard library only).
+
+Coverage that stops paying (DESIGN.md §4): in a coverage mode a function goes back to
+its original code once the paths that ran tell everything coverage can learn from it
+(:mod:`pathprof.measure.stopping` decides when). Instrumented code counts as always,
+``table[r] += 1``; what changes is the table's initial content, so the fast path
+keeps CPython's list specializations:
+
+* a list table starts with one :class:`Unseen` per path instead of 0; the first
+  ``+= 1`` on a slot calls :meth:`Unseen.__add__`, which reports the path and
+  leaves the int 1 in its place, so every later increment is an int add;
+* a hash table (functions with too many paths to list) is a :class:`FirstSeen`
+  dict whose ``__missing__`` reports the path.
+
+Invariant: a slot of a watched function's table holds an :class:`Unseen` exactly
+until the first count of that path since the tables were armed (:func:`arm`), and
+each first count is reported to :data:`watcher` once, when one is set. Reporting
+never raises into the program.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+__all__ = ["FirstSeen", "Unseen", "arm", "new_table", "watcher"]
+
+#: What hears of first runs: an object with ``seen(state, index, number)``, set by
+#: the profiler while a coverage mode measures (None: nobody listens).
+watcher: Any = None
+
+
+def _report(state: Any, index: int, number: int) -> None:
+    listener = watcher
+    if listener is None:
+        return
+    with contextlib.suppress(BaseException):
+        listener.seen(state, index, number)
+
+
+class Unseen:
+    """The content of a list slot whose path has not run since the table was armed."""
+
+    __slots__ = ("index", "number", "state", "table")
+
+    def __init__(self, state: Any, index: int, number: int, table: list[Any]) -> None:
+        self.state = state
+        self.index = index
+        self.number = number
+        self.table = table
+
+    def __add__(self, other: Any) -> Any:
+        _report(self.state, self.index, self.number)
+        # Another thread may have counted this path while the report ran: add to
+        # its count. From here to the caller's store nothing lets another thread run
+        # (no call, no backward jump), so no increment is lost.
+        current = self.table[self.number]
+        return current + other if type(current) is int else other
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> Any:
+        return -other
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "0"
+
+
+class FirstSeen(dict):  # type: ignore[type-arg]
+    """A hash table of path counts that reports each path's first count."""
+
+    __slots__ = ("index", "state")
+
+    def __init__(self, state: Any, index: int) -> None:
+        super().__init__()
+        self.state = state
+        self.index = index
+
+    def __missing__(self, number: int) -> int:
+        if type(number) is int:
+            _report(self.state, self.index, number)
+        return dict.get(self, number, 0)  # what another thread counted meanwhile
+
+
+def new_table(state: Any, index: int, size: int) -> Any:
+    """A watched function's empty counter table: a list of ``size`` slots, or a hash
+    table for ``size`` -1."""
+    if size < 0:
+        return FirstSeen(state, index)
+    table: list[Any] = [0] * size
+    table[:] = [Unseen(state, index, number, table) for number in range(size)]
+    return table
+
+
+def arm(state: Any, index: int, table: Any) -> None:
+    """Make every path of ``table`` report its next count as a first one, whatever
+    ran before. For counts already taken away (a snapshot): a count in the table
+    is dropped."""
+    if isinstance(table, list):
+        table[:] = [Unseen(state, index, number, table) for number in range(len(table))]
+    else:
+        table.clear()
