@@ -10,6 +10,10 @@ from the installed package) runs in every mode, each a fresh process:
 - ``path``:      ``python -m pathprof run --source F ... workloads.py NAME LOOPS``
 - ``edge``:      the same with ``--mode edge``
 - ``path-time``: path mode with ``--metric time``
+- ``cover``:     path mode with ``--stop-counting basis`` (what ``pytest --pathprof`` does):
+  a function goes back to its original code once its paths span its basis; the
+  share of path executions (and of calls) that ran on original code is worked out
+  from the data files of the last timed ``path`` and ``cover`` runs
 - ``coverage``:  ``python -m coverage run --branch --source ...``
 - ``slipcover``: ``python -m slipcover --branch --source DIRS ...``
 - ``cprofile``:  ``python -m cProfile -o FILE ...`` (profiles everything; no filter)
@@ -63,13 +67,14 @@ import probes  # noqa: E402
 import report  # noqa: E402
 from workloads import WORKLOADS, benchmarks_root, measured_files  # noqa: E402
 
-MODES = ("plain", "path", "edge", "path-time", "coverage", "slipcover", "cprofile",
+MODES = ("plain", "path", "edge", "path-time", "cover", "coverage", "slipcover", "cprofile",
          "settrace", "events", "events-statements", "events-blocks")
 EVENT_MODES = {"events": ["--placement", "tree"],
                "events-statements": ["--placement", "statements"],
                "events-blocks": ["--placement", "blocks"]}
 PATHPROF_MODES = {"path": ["--mode", "path"], "edge": ["--mode", "edge"],
-                  "path-time": ["--mode", "path", "--metric", "time"]}
+                  "path-time": ["--mode", "path", "--metric", "time"],
+                  "cover": ["--mode", "path", "--stop-counting", "basis"]}
 
 
 # --- One run -------------------------------------------------------------------------------
@@ -242,8 +247,32 @@ def measure(name: str, loops: int, repeats: int, modes: list[str]) -> dict[str, 
                                             "wall": data["wall"]})
                 print(f"  repeat {repeat + 1} {name:15} {mode:9} {data['seconds']:7.3f} s "
                       f"(process {data['wall']:.3f} s)", file=sys.stderr)
+        if "path" in modes and "cover" in modes and not {"path", "cover"} & set(entry["errors"]):
+            entry["uninstrumented"] = uninstrumented_share(
+                tmp / "path.pathprof", tmp / "cover.pathprof", measured_files(name)[0])
     summarize(entry, modes)
     return entry
+
+
+def uninstrumented_share(path_file: Path, cover_file: Path, target: str) -> dict[str, Any]:
+    """What the ``cover`` run left to original code, against the ``path`` run of the
+    same loops (deterministic workloads run the same paths): the share of path
+    executions and of calls (paths that start at the function's entry), and the
+    functions stopped out of those that ran."""
+    import pathprof
+
+    def totals(data_file: Path) -> tuple[int, int, int, int]:
+        functions = [f for f in pathprof.load(str(data_file)).functions
+                     if f.file == target and f.total]
+        calls = sum(p.count for f in functions for p in f.paths if p.start == "entry")
+        return (sum(f.total for f in functions), calls,
+                sum(1 for f in functions if f.stopped), len(functions))
+
+    full, full_calls, _, ran = totals(path_file)
+    kept, kept_calls, stopped, _ = totals(cover_file)
+    return {"paths": 1 - kept / full if full else 0.0,
+            "calls": 1 - kept_calls / full_calls if full_calls else 0.0,
+            "stopped": stopped, "functions": ran}
 
 
 def summarize(entry: dict[str, Any], modes: list[str]) -> None:

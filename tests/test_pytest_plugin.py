@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from typing import Any
+
 import pytest
 
 import pathprof
@@ -131,7 +133,7 @@ def test_xdist_workers_are_combined(project: Path) -> None:
 
     by_workers = totals()
     (project / ".pathprof").unlink()
-    alone = pytest_in(project, "--pathprof")
+    alone = pytest_in(project, "--pathprof", "--pathprof-stop-counting=never")
     assert alone.returncode == 0, alone.stdout + alone.stderr
     assert by_workers == totals()
     assert sum(by_workers.values()) > 0
@@ -285,3 +287,75 @@ def test_append_adds_a_session_to_the_data_file(project: Path) -> None:
     # Without --pathprof-append the file is replaced.
     pytest_in(project, "--pathprof", "-k", "price")
     assert len(pathprof.load(str(project / ".pathprof")).runs) == 1
+
+
+STOPPING_LIB = """
+def sign(x):
+    if x < 0:
+        return -1
+    return 1
+
+
+def two(a, b):
+    n = 0
+    if a:
+        n += 1
+    if b:
+        n += 2
+    return n
+
+
+def nested(x):
+    def inner():
+        return x
+    return inner()
+"""
+
+STOPPING_TESTS = """
+import lib
+
+
+def test_sign():
+    assert [lib.sign(x) for x in (-1, 1, *range(50))] == [-1, 1, *([1] * 50)]
+    assert [lib.nested(x) for x in range(5)] == list(range(5))
+    assert [lib.two(a, b) for a, b in ((1, 1), (1, 0), (0, 1), (0, 0))] == [3, 1, 2, 0]
+"""
+
+
+def test_functions_stop_counting_once_their_basis_is_full(tmp_path: Path) -> None:
+    """By default a function goes back to its original code once its basis is full:
+    ``sign``'s two paths ran once each, the 50 calls after them are not counted, and
+    the data file and the reports say its counts are lower bounds. ``nested`` defines
+    a function, so it keeps counting. ``two`` has 4 paths in a space of 3: the
+    fourth runs after its basis is full, so its paths run are "at least 3 of 4".
+    Contexts or ``never`` count every call."""
+    (tmp_path / "lib.py").write_text(STOPPING_LIB)
+    (tmp_path / "test_lib.py").write_text(STOPPING_TESTS)
+
+    def profile(*args: str) -> dict[str, Any]:
+        done = pytest_in(tmp_path, "--pathprof=lib", "--pathprof-report=term-missing",
+                         "--pathprof-report=json:cov.json", *args)
+        assert done.returncode == 0, done.stdout + done.stderr
+        functions = {f.qualname: f for f in read(str(tmp_path / ".pathprof")).functions}
+        report = functions_of(json.loads((tmp_path / "cov.json").read_text()))
+        return {"counts": {name: (f.total, f.stopped) for name, f in functions.items()},
+                "json": report, "out": done.stdout}
+
+    stopping = profile()
+    assert stopping["counts"] == {"sign": (2, True), "nested": (5, False),
+                                  "nested.<locals>.inner": (1, True), "two": (3, True)}
+    report = stopping["json"]
+    assert (report["sign"]["basis_covered"], report["sign"]["paths_run_at_least"]) == (2, False)
+    assert (report["two"]["basis_covered"], report["two"]["basis_dimension"]) == (3, 3)
+    assert (report["two"]["paths_run"], report["two"]["paths_run_at_least"]) == (3, True)
+    assert "≥3" in stopping["out"]
+    assert "at most 1 of 4 missed (stopped counting once its basis was full)" in stopping["out"]
+    assert "1 function stopped counting" in stopping["out"]
+    for args in (("--pathprof-stop-counting=never",), ("--pathprof-context=test",)):
+        assert profile(*args)["counts"] == {"sign": (52, False), "nested": (5, False),
+                                            "nested.<locals>.inner": (5, False),
+                                            "two": (4, False)}, args
+    wrong = pytest_in(tmp_path, "--pathprof=lib", "--pathprof-context=test",
+                      "--pathprof-stop-counting=basis")
+    assert wrong.returncode == 4
+    assert "needs every run of every path" in wrong.stderr
