@@ -19,7 +19,9 @@ from the installed package) runs in every mode, each a fresh process:
 - ``cprofile``:  ``python -m cProfile -o FILE ...`` (profiles everything; no filter)
 - ``events``:    ``python -m pathprof count --source F ...``: exact statement counts
   (chords of a spanning tree); ``events-statements``: the same with the naive
-  instrumentation, an add per statement; ``events-blocks``: an add per block run
+  instrumentation, an add per statement; ``events-blocks``: an add per block run;
+  ``events-totals``: the tree's adds with the hand-over that keeps the thread's
+  total only (``--total-only``, what budgets and ``pytest --pathprof-events`` use)
 - ``settrace``:  ``python settrace_paths.py --source F ...``: a ``sys.settrace``
   tracer that splits each call's lines into paths (:mod:`settrace_paths`)
 
@@ -68,10 +70,11 @@ import report  # noqa: E402
 from workloads import WORKLOADS, benchmarks_root, measured_files  # noqa: E402
 
 MODES = ("plain", "path", "edge", "path-time", "cover", "coverage", "slipcover", "cprofile",
-         "settrace", "events", "events-statements", "events-blocks")
+         "settrace", "events", "events-statements", "events-blocks", "events-totals")
 EVENT_MODES = {"events": ["--placement", "tree"],
                "events-statements": ["--placement", "statements"],
-               "events-blocks": ["--placement", "blocks"]}
+               "events-blocks": ["--placement", "blocks"],
+               "events-totals": ["--placement", "tree", "--total-only"]}
 PATHPROF_MODES = {"path": ["--mode", "path"], "edge": ["--mode", "edge"],
                   "path-time": ["--mode", "path", "--metric", "time"],
                   "cover": ["--mode", "path", "--stop-counting", "basis"]}
@@ -161,6 +164,10 @@ def check_measured(mode: str, name: str, tmp: Path) -> str:
         return f"{len(mine)} functions of the benchmark profiled"
     if mode in EVENT_MODES:
         counts = json.loads((tmp / f"{mode}.json").read_text(encoding="utf-8"))
+        if mode == "events-totals":
+            if not counts["total"]:
+                raise RunFailed(f"{mode} {name}: no event counted")
+            return f"{counts['total']} statements (totals only)"
         mine = [f for f in counts["functions"] if f["file"] == target]
         if not mine:
             raise RunFailed(f"{mode} {name}: no function of {target} counted")

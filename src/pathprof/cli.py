@@ -98,6 +98,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="where the adds go: on the chords of a spanning tree (default); "
                        "the baselines for comparison: one per block run (blocks) or one "
                        "per statement (statements, the naive instrumentation)")
+    count.add_argument("--total-only", action="store_true",
+                       help="count the program's total only, with no per-function counts: "
+                       "about half the cost per call (what budgets and events.read() use)")
     count.add_argument("--sort", choices=("inclusive", "self", "name"), default="inclusive",
                        help="order of the table (default: inclusive)")
     count.add_argument("--top", type=_count, default=20, metavar="N",
@@ -390,12 +393,13 @@ def _command_count(args: argparse.Namespace) -> int:
     path, program_args, default_dirs = _program(args)
     counter = EventCounter(source=args.source, include=args.include, omit=args.omit,
                            default_dirs=default_dirs, kind=args.kind,
-                           cache=not args.no_cache, placement=args.placement)
+                           cache=not args.no_cache, placement=args.placement,
+                           per_function=not args.total_only)
 
     compile_main = _main_compiler(counter.selection, counter.options)
 
     status = _run_program(args, path, program_args, counter.start, counter.stop, compile_main)
-    found = counter.counts()
+    found = counter.totals() if args.total_only else counter.counts()
     if args.json_file:
         with _output(None if args.json_file == "-" else args.json_file) as output:
             output.write(found.to_json() + "\n")

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pathprof.exceptions import ConfigError
+from pathprof.exceptions import ConfigError, PathprofError
 from pathprof.runtime import events as _eventrt
 from pathprof.runtime.events import EventBudgetExceeded
 
@@ -143,7 +143,14 @@ class EventCounts:
 
 def counts() -> EventCounts:
     """Every counted function's self and inclusive counts, summed over threads, and
-    the total of all threads (finished calls; active calls are not included)."""
+    the total of all threads (finished calls; active calls are not included).
+    Raises :class:`~pathprof.exceptions.PathprofError` when some module keeps totals
+    only (``pytest --pathprof-events``, ``EventCounter(per_function=False)``)."""
+    if any(state.meta.get("totals_only") for state in _eventrt.modules()):
+        raise PathprofError("per-function event counts were not kept: the code was "
+                            "instrumented for totals only (pytest --pathprof-events, or "
+                            "EventCounter(per_function=False)); events.read() and budgets "
+                            "work")
     inclusive = _eventrt.inclusive_counts()
     kinds = set()
     functions = []
@@ -166,12 +173,15 @@ class EventCounter(contextlib.ContextDecorator):
     events. Selection works as for :class:`pathprof.Profiler`. ``placement`` other
     than ``"tree"`` (the chords of a spanning tree) is a baseline: ``"blocks"`` adds
     on every edge into a block, ``"statements"`` once per statement -- the same counts,
-    more work; the benchmarks measure the difference."""
+    more work; the benchmarks measure the difference. ``per_function=False`` keeps
+    the threads' totals only -- what :func:`read`, :func:`budget` and
+    :func:`assert_events_at_most` need -- at about half the cost of a call's
+    hand-over; :func:`counts` then refuses to answer."""
 
     def __init__(self, *, source: Sequence[str] = (), include: Sequence[str] = (),
                  omit: Sequence[str] = (), default_dirs: Sequence[str] | None = None,
-                 kind: str = "statements", cache: bool = True, placement: str = "tree"
-                 ) -> None:
+                 kind: str = "statements", cache: bool = True, placement: str = "tree",
+                 per_function: bool = True) -> None:
         import os
 
         from pathprof.measure.importhook import ImportHook, InstrumentOptions
@@ -189,7 +199,7 @@ class EventCounter(contextlib.ContextDecorator):
             raise ConfigError(f"placement must be one of {', '.join(PLACEMENTS)}, "
                               f"not {placement!r}")
         self.options = InstrumentOptions(mode="events", cache=cache, events=kind,
-                                         placement=placement)
+                                         placement=placement, totals_only=not per_function)
         self.selection = Selection(source, include, omit,
                                    [os.getcwd()] if default_dirs is None else default_dirs)
         self.hook = ImportHook(self.selection, self.options)
@@ -218,3 +228,8 @@ class EventCounter(contextlib.ContextDecorator):
         found = counts()
         found.kind = self.kind
         return found
+
+    def totals(self) -> EventCounts:
+        """The events of every thread, with no per-function counts (what
+        ``per_function=False`` keeps): the calls still active included."""
+        return EventCounts(self.kind, read(all_threads=True), [])

@@ -149,7 +149,8 @@ def _start_event_counting(options: argparse.Namespace) -> None:
     config = read_config()
     sources = [s for s in options.pathprof_events if s is not True] or config.source
     EventCounter(source=sources, include=config.include, omit=config.omit,
-                 default_dirs=[os.getcwd()], kind=options.pathprof_events_kind).start()
+                 default_dirs=[os.getcwd()], kind=options.pathprof_events_kind,
+                 per_function=False).start()  # the fixture and budgets need totals only
 
 
 class EventsFixture:

@@ -76,10 +76,12 @@ def test_counts_equal_the_settrace_counter(path: Path, kind: str, placement: str
 READS = Path(__file__).resolve().parent.parent / "events_corpus" / "reads.py"
 
 
+@pytest.mark.parametrize("totals_only", [False, True], ids=["per-function", "totals-only"])
 @pytest.mark.parametrize("kind", ["statements", "instructions"])
-def test_reads_anywhere_equal_the_settrace_counter(kind: str) -> None:
+def test_reads_anywhere_equal_the_settrace_counter(kind: str, totals_only: bool) -> None:
     """Mid-loop, in generators (and while one is suspended), in except, finally and
-    with exits, deep in recursion and in threads: every read is exact."""
+    with exits, deep in recursion and in threads: every read is exact -- also with
+    the hand-over that keeps the thread's total only (``pytest --pathprof-events``)."""
     from pathprof import events
 
     plain, functions = plain_functions(READS, kind)
@@ -91,8 +93,9 @@ def test_reads_anywhere_equal_the_settrace_counter(kind: str) -> None:
         return plain.drive()
 
     oracle.run(execute_and_drive)
-    loaded = load_instrumented(READS, f"pathprof_events_reads_{kind}", mark_probes=False,
-                               mode="events", events=kind)
+    loaded = load_instrumented(READS, f"pathprof_events_reads_{kind}_{totals_only}",
+                               mark_probes=False, mode="events", events=kind,
+                               totals_only=totals_only)
     loaded.execute()
     loaded.module.drive()
     # A thread's reads are cumulative over the thread's life, including what the
@@ -110,10 +113,45 @@ def test_reads_anywhere_equal_the_settrace_counter(kind: str) -> None:
         assert [v - mine[0] for v in mine] == [v - values[0] for v in values], thread
         if thread.startswith("t"):  # a fresh thread starts from zero
             assert mine == values, thread
+    if totals_only:  # this process's later tests ask for counts of their own modules
+        next(m for m in _eventrt.modules()
+             if m.key == loaded.metadata["key"]).meta["totals_only"] = False
     own, whole, lost = counted(loaded.metadata["key"])
     assert lost == 0
-    assert own == {n: oracle.self_counts[n] for n in own}
-    assert whole == {n: oracle.inclusive[n] for n in whole}
+    if not totals_only:
+        assert own == {n: oracle.self_counts[n] for n in own}
+        assert whole == {n: oracle.inclusive[n] for n in whole}
+
+
+@pytest.mark.parametrize("kind", ["statements", "instructions"])
+@pytest.mark.parametrize("path", PROGRAMS, ids=[p.stem for p in PROGRAMS])
+def test_totals_only_hand_over_gives_the_settrace_counters_total(path: Path, kind: str
+                                                                  ) -> None:
+    """The totals-only hand-over: the thread's total grows by exactly the events the
+    program ran, and per-function counts are refused, not made up."""
+    from pathprof import events
+    from pathprof.exceptions import PathprofError
+
+    plain, functions = plain_functions(path, kind)
+    oracle = StatementCounter(functions)
+
+    def execute_and_drive() -> Any:
+        exec(plain.__pathprof_code__, plain.__dict__)
+        return plain.drive()
+
+    expected = oracle.run(execute_and_drive)
+    loaded = load_instrumented(path, f"pathprof_events_totals_{path.stem}_{kind}",
+                               mark_probes=False, mode="events", events=kind, totals_only=True)
+    before = events.read(all_threads=True)
+    loaded.execute()
+    assert loaded.module.drive() == expected
+    assert events.read(all_threads=True) - before == sum(oracle.self_counts.values()) > 0
+    state = _eventrt.modules()[-1]
+    try:
+        with pytest.raises(PathprofError, match="totals only"):
+            events.counts()
+    finally:  # this process's later tests ask for counts of their own modules
+        state.meta["totals_only"] = False
 
 
 #: Stdlib modules driven by their CPython tests: module -> (modules counted, test

@@ -65,6 +65,8 @@ class InstrumentOptions:
     #: path mode: functions carry their original code too, for coverage that stops
     #: paying (:mod:`pathprof.measure.stopping`)
     switches: bool = False
+    #: mode "events": hand counts to the thread's total only, no per-function counts
+    totals_only: bool = False
 
     def tag(self) -> str:
         from pathprof.python.instrument import FORMAT_VERSION
@@ -73,7 +75,8 @@ class InstrumentOptions:
 
         text = (f"{__version__}|{FORMAT_VERSION}|{CODE_VERSION}|{self.mode}|{self.metric}"
                 f"|{self.events}|{self.placement}" + ("|subpaths" if self.subpaths else "")
-                + ("|switches" if self.switches else ""))
+                + ("|switches" if self.switches else "")
+                + ("|totals" if self.totals_only else ""))
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -96,7 +99,8 @@ def compile_instrumented(source: bytes, filename: str, options: InstrumentOption
                                      placement=options.placement, calls_only=calls_only,
                                      shares=shares, subpaths=options.subpaths,
                                      switches=options.switches and calls_only == ()
-                                     and not shares)
+                                     and not shares,
+                                     totals_only=options.totals_only)
     if in_place:
         return instrumented.compile(filename), instrumented.compile_prologue(filename)
     return instrumented.compile(filename)

@@ -251,8 +251,10 @@ class EventRewriter(_ins._FunctionRewriter):
     """Puts event-counting probes on a function's sites (see the module docstring)."""
 
     def __init__(self, fp: Any, edits: Any, plan: EventPlan, weights: list[list[int]],
-                 adds: dict[int, int] | None = None) -> None:
+                 adds: dict[int, int] | None = None, totals_only: bool = False) -> None:
         super().__init__(fp, edits)
+        #: hand over to the thread's total only (:func:`_hand_over`)
+        self.totals_only = totals_only
         self.events = plan
         self.weights = weights
         self.backedges = backedges_of(fp.cfg)
@@ -403,7 +405,7 @@ class EventRewriter(_ins._FunctionRewriter):
             node.value = ast.copy_location(_name(SENT), operand)  # type: ignore[assignment]
             after.append(_ins._assign(SENT, _ins._const(None)))
         before += [
-            *_hand_over(index, done),
+            *_hand_over(index, done, self.totals_only),
             _ins._assign(_ins.REGISTER, _ins._const(-done)),
             _ins._assign(BASE, _ins._const(None)),
             _budget_check(index, _ins._const(0)),
@@ -472,10 +474,21 @@ def _drain_if_pending() -> ast.stmt:
         value=_ins._call_module("drain")))])
 
 
-def _hand_over(index: int, done: int = 0) -> list[ast.stmt]:
+def _hand_over(index: int, done: int = 0, totals_only: bool = False) -> list[ast.stmt]:
     """Hand the frame's count (register plus ``done``) over: pending exit notes
     first, then ``T[0] = u = T[0] + r`` (thread total), ``T[slot] = u - base``
-    (inclusive count) and ``S[i] += r`` (self count). The total is read once."""
+    (inclusive count) and ``S[i] += r`` (self count). The total is read once.
+
+    ``totals_only`` (nothing asks for per-function counts: budgets, ``read()``, the
+    ``pathprof_events`` fixture): ``T[0] += r`` alone, the least a hand-over can be
+    (issue 7's measurements put the per-function counts' part of it at about half)."""
+    if totals_only:
+        return [
+            _drain_if_pending(),
+            *([_ins._add(_ins.REGISTER, done)] if done else []),
+            _ins._artificial(ast.AugAssign(target=_subscript(THREAD, _ins._const(0), store=True),
+                                           op=ast.Add(), value=_name(_ins.REGISTER))),
+        ]
     total_store = ast.Assign(targets=[_subscript(THREAD, _ins._const(0), store=True),
                                       _ins._store(TOTAL)],
                              value=ast.BinOp(left=_subscript(THREAD, _ins._const(0)),
@@ -577,14 +590,15 @@ def _parents(func: ast.AST) -> dict[int, tuple[ast.AST, str]]:
 
 
 def rewrite_event_function(fp: Any, plan: EventPlan, weights: list[list[int]],
-                           adds: Any) -> None:
-    """Put the event-counting probes of ``plan`` into ``fp``'s function, in place."""
+                           adds: Any, totals_only: bool = False) -> None:
+    """Put the event-counting probes of ``plan`` into ``fp``'s function, in place;
+    with ``totals_only``, its count goes to the thread's total alone."""
     edits = _ins._Edits()
-    _ins.apply_rewriter(EventRewriter(fp, edits, plan, weights, adds), edits)
-    wrap_event_function(fp, plan)
+    _ins.apply_rewriter(EventRewriter(fp, edits, plan, weights, adds, totals_only), edits)
+    wrap_event_function(fp, plan, totals_only)
 
 
-def wrap_event_function(fp: Any, plan: EventPlan) -> None:
+def wrap_event_function(fp: Any, plan: EventPlan, totals_only: bool = False) -> None:
     """Entry, exit and exception code of one function (see the module docstring).
 
     Per call, on the way in: ``@pp_T = _@pp_G or _@pp_L.t``, the base, and the
@@ -616,7 +630,7 @@ def wrap_event_function(fp: Any, plan: EventPlan) -> None:
     observer = _ins._observer([(_ins.REGISTER, note)])
     inner = _ins._artificial_try(ast.Try(body=body, handlers=[observer], orelse=[],
                                          finalbody=[]))
-    flush = [*_hand_over(index), _budget_check(index, _ins._const(0))]
+    flush = [*_hand_over(index, 0, totals_only), _budget_check(index, _ins._const(0))]
     outer = _ins._artificial_try(ast.Try(
         body=[inner], handlers=[], orelse=[],
         finalbody=[_if(_is_not_none(_ins.REGISTER), flush)]))  # type: ignore[list-item]
@@ -625,7 +639,9 @@ def wrap_event_function(fp: Any, plan: EventPlan) -> None:
         # thread's total read here: count them first.
         _drain_if_pending(),
         _ins._assign(THREAD, _thread_table()),
-        _ins._assign(BASE, _base(index)),
+        # totals only: no inclusive count, so no base (the runtime's slow paths work
+        # one out where they need it)
+        _ins._assign(BASE, _ins._const(None) if totals_only else _base(index)),
         _ins._assign(_ins.REGISTER, _ins._const(initial)),
     ]
     if sets_done:

@@ -179,7 +179,8 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
                       placement: str = "tree", registers_outside: bool = False,
                       calls_only: Container[int] = (),
                       shares: Mapping[int, Share] | None = None,
-                      subpaths: bool = False, switches: bool = False) -> InstrumentedModule:
+                      subpaths: bool = False, switches: bool = False,
+                      totals_only: bool = False) -> InstrumentedModule:
     """Parse, plan and rewrite a module's source.
 
     Raises whatever :func:`ast.parse` raises for source that does not parse, so a
@@ -196,14 +197,16 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
     (:mod:`pathprof.measure.subpaths`). ``switches`` gives every function that can
     have one (:func:`~pathprof.python.rewrite.can_switch`) its original body beside
     the measured one, which the runtime can send it back to (path mode's coverage
-    that stops paying: :mod:`pathprof.measure.stopping`).
+    that stops paying: :mod:`pathprof.measure.stopping`). ``totals_only`` (mode
+    "events"): each call hands its count to the thread's total alone, with no
+    per-function self or inclusive count (:func:`pathprof.python.eventcode._hand_over`).
     """
     previous = rewrite._probe_line
     rewrite._probe_line = PROBE_MARK_LINE if mark_probes else -1
     try:
         if mode == "events":
             return _instrument_events(source, filename, module_key, events, placement,
-                                      registers_outside)
+                                      registers_outside, totals_only)
         return _instrument(source, filename, module_key, mode, metric, registers_outside,
                            calls_only, shares or {}, subpaths, switches)
     finally:
@@ -268,7 +271,8 @@ def _share_plan(cfg: Any, index: int, share: Share) -> FunctionPlan:
 
 def _instrument_events(source: str | bytes, filename: str, module_key: str | None,
                        kind: str, placement: str = "tree",
-                       registers_outside: bool = False) -> InstrumentedModule:
+                       registers_outside: bool = False,
+                       totals_only: bool = False) -> InstrumentedModule:
     """Event-counting instrumentation (Ball 1994): see :mod:`pathprof.python.eventcode`."""
     if placement not in eventcode.PLACEMENTS:
         raise ValueError(f"unknown event placement {placement!r}; choose from "
@@ -290,13 +294,15 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
         extra.append(eventcode.event_metadata(fp.cfg, plan, weights, kind))
         adds = (eventcode.statement_adds(fp.cfg, weights, kind, code, meta)
                 if placement == "statements" else None)
-        eventcode.rewrite_event_function(fp, plan, weights, adds)
+        eventcode.rewrite_event_function(fp, plan, weights, adds, totals_only)
     moved = hide_own_names(tree, registers_outside)
     metadata = module_metadata(plans, filename, key, source)
     for function, events in zip(metadata["functions"], extra, strict=True):
         function["mode"] = "events"
         function["events"] = events
     metadata["events"] = kind
+    if totals_only:
+        metadata["totals_only"] = True
     prologue = eventcode.event_prologue(len(plans), filename, key,
                                         json.dumps(metadata, separators=(",", ":")))
     for stmt in prologue:

@@ -24,6 +24,9 @@ def render_counts(console: Console, counts: EventCounts, *, sort: str = "inclusi
                   top: int = 20) -> None:
     """Total, then a table: function, self, inclusive, share of the total."""
     total = counts.total
+    if not counts.functions and total:  # pathprof count --total-only
+        console.print(f"[bold]{total:,}[/bold] {counts.kind} counted (totals only)")
+        return
     console.print(f"[bold]{total:,}[/bold] {counts.kind} counted in "
                   f"{len(counts.functions)} functions")
     if not counts.functions:
