@@ -9,7 +9,11 @@ each timed (wall time, best of ``--repeat``), with ``PYTHONHASHSEED=0``:
 
 - plain: ``python -m pytest -q -p no:cacheprovider ARGS``;
 - coverage.py: the same with ``--cov=PKG --cov-branch --cov-report=json:FILE``;
-- pathprof: the same with ``--pathprof=PKG --pathprof-report=json:FILE --pathprof-report=term``.
+- pathprof: the same with ``--pathprof=PKG --pathprof-report=json:FILE --pathprof-report=term``
+  (functions stop counting once their basis is full, the default);
+- pathprof counting every run: the same with ``--pathprof-stop-counting=never`` (issue 21:
+  what ``--pathprof`` cost before). The two must give the same basis path coverage,
+  function by function, and the default no more paths run: a difference is a failure.
 
 It checks that pytest's summary counts (passed, failed, skipped, xfailed, xpassed,
 errors, deselected) are the same in the three runs -- a difference is printed loudly
@@ -267,9 +271,13 @@ class Result:
     rc: dict[str, int] = field(default_factory=dict)
     logs: dict[str, Path] = field(default_factory=dict)
     pathprof: dict | None = None
+    #: the pathprof JSON report of the run that counted every run
+    pathprof_never: dict | None = None
     cov: dict | None = None
     term_lines: int = 0
     json_kib: float = 0.0
+    #: "N of M": functions that went back to original code under --pathprof
+    stopped: str = "-"
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -295,6 +303,7 @@ def run_suite(
     base = [str(py), "-m", "pytest", "-q", "-p", "no:cacheprovider", *p.args]
     cov_json = out_dir / "coverage.json"
     pp_json = out_dir / "pathprof.json"
+    never_json = out_dir / "pathprof-never.json"
     modes = {
         "plain": [],
         "cov": [
@@ -308,11 +317,19 @@ def run_suite(
             f"--pathprof-report=json:{pp_json}",
             "--pathprof-report=term",
         ],
+        "pathprof-never": [
+            *(f"--pathprof={k}" for k in p.packages),
+            f"--pathprof-data-file={out_dir / '.pathprof-never'}",
+            f"--pathprof-report=json:{never_json}",
+            "--pathprof-report=term",
+            "--pathprof-stop-counting=never",
+        ],
     }
     for mode, extra in modes.items():
         best = None
         for i in range(repeat):
-            for f in {"cov": [cov_json], "pathprof": [pp_json]}.get(mode, []):
+            for f in {"cov": [cov_json], "pathprof": [pp_json],
+                      "pathprof-never": [never_json]}.get(mode, []):
                 f.unlink(missing_ok=True)
             if not bytecode:
                 # As a user under -B sees it: no instrumentation cache from an earlier run.
@@ -347,6 +364,11 @@ def run_suite(
         res.json_kib = pp_json.stat().st_size / 1024
     else:
         res.problems.append(f"no pathprof JSON report ({pp_json}); see {res.logs['pathprof']}")
+    if never_json.exists():
+        res.pathprof_never = json.loads(never_json.read_text())
+    if (out_dir / ".pathprof").exists():
+        stopped, total = stopped_functions(out_dir / ".pathprof")
+        res.stopped = f"{stopped:,} of {total:,}"
     check(res)
     return res
 
@@ -358,7 +380,7 @@ def check(res: Result) -> None:
     plain = outcomes(res.counts["plain"])
     if plain is None:
         res.problems.append(f"no pytest summary line in the plain run ({res.logs['plain']})")
-    for mode in ("cov", "pathprof"):
+    for mode in ("cov", "pathprof", "pathprof-never"):
         got = outcomes(res.counts[mode])
         if got != plain:
             res.problems.append(
@@ -373,12 +395,50 @@ def check(res: Result) -> None:
         )
         if w != wp:
             res.notes.append(f"{mode}: {w} warnings, plain {wp} (see {res.logs[mode]})")
+    if res.pathprof is not None and res.pathprof_never is not None:
+        res.problems += stopping_differences(res.pathprof, res.pathprof_never)
     if res.pathprof is not None:
         m, who = one_out_max(res.pathprof)
         if m >= 2.0:
             res.problems.append(
                 f"issue 24 section 1: leaving out {who} moves the headline by {m:.2f} points"
             )
+
+
+def _by_function(report: dict) -> dict[tuple[str, str, int], dict]:
+    return {(f["file"], fn["qualname"], fn["first_line"]): fn
+            for f in report["files"] for fn in f["functions"]}
+
+
+def stopping_differences(stopping: dict, never: dict) -> list[str]:
+    """Issue 21: the run that stopped counting must have each function's basis path
+    coverage exactly as the run that counted everything, and no more paths run."""
+    problems = []
+    mine, full = _by_function(stopping), _by_function(never)
+    for key in sorted(set(mine) | set(full)):
+        a, b = mine.get(key), full.get(key)
+        if a is None or b is None:
+            problems.append(f"{key[0]}:{key[2]} {key[1]} is in one pathprof report only")
+        elif (a["basis_covered"], a["basis_dimension"]) != (b["basis_covered"],
+                                                            b["basis_dimension"]):
+            problems.append(f"{key[0]}:{key[2]} {key[1]}: basis {a['basis_covered']}/"
+                            f"{a['basis_dimension']} when stopping, {b['basis_covered']}/"
+                            f"{b['basis_dimension']} counting every run")
+        elif a["paths_run"] > b["paths_run"]:
+            problems.append(f"{key[1]}: more paths run when stopping ({a['paths_run']} > "
+                            f"{b['paths_run']})")
+    return problems
+
+
+def stopped_functions(data_file: Path) -> tuple[int, int]:
+    """Functions that went back to their original code, of those measured."""
+    import sqlite3
+
+    with sqlite3.connect(data_file) as db:
+        total = db.execute("SELECT count(*) FROM function").fetchone()[0]
+        has = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'stopped_counting'").fetchone()
+        stopped = db.execute("SELECT count(*) FROM stopped_counting").fetchone()[0] if has else 0
+    return stopped, total
 
 
 def fmt_counts(c: dict[str, int] | None) -> str:
@@ -393,11 +453,13 @@ def big(n: int) -> str:
 
 def table(results: list[Result]) -> str:
     head = (
-        "| project | tests | plain s | `--cov-branch` | `--pathprof` | basis path coverage "
+        "| project | tests | plain s | `--cov-branch` | `--pathprof` | `--pathprof` counting "
+        "every run | functions stopped | basis path coverage "
         "(paths run of possible) | coverage.py branches (lines+branches) "
         "| term lines | JSON KiB | max one-function move |"
     )
-    rows = [head, "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
+    rows = [head, "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: "
+            "| ---: |"]
     for r in results:
         p = r.project
         plain = r.times.get("plain")
@@ -423,7 +485,8 @@ def table(results: list[Result]) -> str:
             cov = "-"
         rows.append(
             f"| {p.name} {p.version} | {fmt_counts(r.counts.get('plain'))} | "
-            f"{plain:.2f} | {ratio('cov')} | {ratio('pathprof')} | {pp} | {cov} | "
+            f"{plain:.2f} | {ratio('cov')} | {ratio('pathprof')} | {ratio('pathprof-never')} | "
+            f"{r.stopped} | {pp} | {cov} | "
             f"{r.term_lines} | {r.json_kib:,.0f} | {move} |"
         )
     return "\n".join(rows)
