@@ -366,9 +366,11 @@ def run_suite(
         res.problems.append(f"no pathprof JSON report ({pp_json}); see {res.logs['pathprof']}")
     if never_json.exists():
         res.pathprof_never = json.loads(never_json.read_text())
-    if (out_dir / ".pathprof").exists():
-        stopped, total = stopped_functions(out_dir / ".pathprof")
-        res.stopped = f"{stopped:,} of {total:,}"
+    if (out_dir / ".pathprof").exists() and (out_dir / ".pathprof-never").exists():
+        stopped, total, counted = stopped_functions(out_dir / ".pathprof")
+        _, _, every = stopped_functions(out_dir / ".pathprof-never")
+        left = 1 - counted / every if every else 0.0
+        res.stopped = f"{stopped:,} of {total:,}; {left:.1%} of path executions uncounted"
     check(res)
     return res
 
@@ -430,15 +432,17 @@ def stopping_differences(stopping: dict, never: dict) -> list[str]:
     return problems
 
 
-def stopped_functions(data_file: Path) -> tuple[int, int]:
-    """Functions that went back to their original code, of those measured."""
+def stopped_functions(data_file: Path) -> tuple[int, int, int]:
+    """Functions that went back to their original code, of those measured; and the
+    path executions counted (complete and cut)."""
     import sqlite3
 
     with sqlite3.connect(data_file) as db:
         total = db.execute("SELECT count(*) FROM function").fetchone()[0]
         has = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'stopped_counting'").fetchone()
         stopped = db.execute("SELECT count(*) FROM stopped_counting").fetchone()[0] if has else 0
-    return stopped, total
+        executions = db.execute("SELECT coalesce(sum(count), 0) FROM path").fetchone()[0]
+    return stopped, total, executions
 
 
 def fmt_counts(c: dict[str, int] | None) -> str:

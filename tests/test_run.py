@@ -279,3 +279,34 @@ def test_source_takes_a_comma_list_and_names_what_matched_nothing(tmp_path: Path
     assert result.stderr.splitlines() == [
         "pathprof: source 'no_such_mod' matched no module or file imported while measuring: "
         "nothing of it was measured"]
+
+
+def test_stop_counting_sends_functions_back_and_says_so(project: Path) -> None:
+    """``run --stop-counting basis``: ``classify``'s 3 paths are its basis and ran in
+    the first calls, so the 700 calls are not all counted; its coverage is the same,
+    the data file and the report say its counts are lower bounds, and ``diff``
+    warns about comparing such counts."""
+    every = pathprof_cli(project, "run", "--data-file", "every", "app.py", "700")
+    stopping = pathprof_cli(project, "run", "--stop-counting", "basis", "--data-file",
+                            "stopping", "app.py", "700")
+    assert stopping.stdout == every.stdout == "2 400\n"
+    full, partial = functions_by_name(project / "every"), functions_by_name(project / "stopping")
+    classify = partial["classify"]
+    assert classify.stopped and not full["classify"].stopped
+    assert classify.paths_run == full["classify"].paths_run == 3
+    assert 3 <= classify.total < full["classify"].total == 700
+    report = pathprof_cli(project, "report", "--data-file", "stopping").stdout
+    assert "stopped counting once its paths spanned its basis: counts are lower bounds" in report
+    diff = pathprof_cli(project, "diff", "every", "stopping")
+    assert "stopped counting once their basis was full" in diff.stderr
+
+
+@pytest.mark.parametrize("extra", [("--metric", "time"), ("--mode", "edge"),
+                                   ("--parallel", "2")])
+def test_stop_counting_refuses_what_needs_every_count(project: Path,
+                                                      extra: tuple[str, ...]) -> None:
+    done = pathprof_cli(project, "run", "--stop-counting", "basis", *extra, "app.py", "7",
+                        check=False)
+    assert done.returncode != 0
+    assert "stop" in done.stderr and "counting" in done.stderr
+    assert not (project / ".pathprof").exists()

@@ -593,6 +593,10 @@ def _command_run(args: argparse.Namespace) -> int:
 
     path, program_args, default_dirs = _program(args)
     if args.parallel is not None:
+        if args.stop_counting != "never":
+            print("pathprof: --stop-counting does not go with --parallel (the copies' "
+                  "profiles are merged count by count)", file=sys.stderr)
+            return USAGE
         return _parallel_run(args, program_args, default_dirs)
     if args.executor != "local" or args.scheduler or args.verify or args.plan_from:
         print("pathprof: --executor, --scheduler, --verify and --plan-from go with "
@@ -824,8 +828,14 @@ def _command_diff(args: argparse.Namespace) -> int:
 
     if args.threshold < 0:
         raise PathprofError("--threshold must not be negative")
-    diff = diff_profiles(load(args.old), load(args.new), threshold=args.threshold,
-                         min_count=args.min_count)
+    old, new = load(args.old), load(args.new)
+    stopped = sum(1 for m in (old, new) for fn in m.functions if fn.stopped)
+    if stopped:
+        warn(f"{stopped} function profile(s) here stopped counting once their basis was full "
+             "(pytest --pathprof's default): their counts and paths are lower bounds, so "
+             "changes in them may be where counting stopped, not what ran; compare runs "
+             "made with --pathprof-stop-counting=never (or run --stop-counting never)")
+    diff = diff_profiles(old, new, threshold=args.threshold, min_count=args.min_count)
     with _output(args.output) as output:
         if args.format == "json":
             from pathprof.report.diff_text import diff_json

@@ -65,7 +65,10 @@ class Profiler:
     what is instrumented (see :class:`~pathprof.python.selection.Selection`; by
     default the current directory, never the standard library or site-packages);
     ``mode`` is ``"path"`` or ``"edge"``; ``metric="time"`` adds wall time per
-    path; ``append`` adds to an existing data file instead of replacing it.
+    path; ``append`` adds to an existing data file instead of replacing it;
+    ``stop_counting`` (``"never"``, ``"basis"`` or ``"paths"``) sends each function back
+    to its original code once what ran spans its basis, or is all its paths
+    (:mod:`pathprof.measure.stopping`; path mode without a metric, no contexts).
     """
 
     def __init__(self, *, data_file: str = DEFAULT_DATA_FILE, source: Sequence[str] = (),
