@@ -292,7 +292,8 @@ def test_stop_counting_sends_functions_back_and_says_so(project: Path) -> None:
     assert stopping.stdout == every.stdout == "2 400\n"
     full, partial = functions_by_name(project / "every"), functions_by_name(project / "stopping")
     classify = partial["classify"]
-    assert classify.stopped and not full["classify"].stopped
+    assert classify.stopped
+    assert not full["classify"].stopped
     assert classify.paths_run == full["classify"].paths_run == 3
     assert 3 <= classify.total < full["classify"].total == 700
     report = pathprof_cli(project, "report", "--data-file", "stopping").stdout
@@ -308,5 +309,6 @@ def test_stop_counting_refuses_what_needs_every_count(project: Path,
     done = pathprof_cli(project, "run", "--stop-counting", "basis", *extra, "app.py", "7",
                         check=False)
     assert done.returncode != 0
-    assert "stop" in done.stderr and "counting" in done.stderr
+    assert "stop" in done.stderr
+    assert "counting" in done.stderr
     assert not (project / ".pathprof").exists()
