@@ -340,7 +340,11 @@ def test_functions_stop_counting_once_their_basis_is_full(tmp_path: Path) -> Non
         return {"counts": {name: (f.total, f.stopped) for name, f in functions.items()},
                 "json": report, "out": done.stdout}
 
-    stopping = profile()
+    stopping = profile("--pathprof-report=html:report")
+    pages = {page.name: page.read_text() for page in (tmp_path / "report").glob("*.html")}
+    noted = [name for name, text in pages.items() if "went back to its original code" in text]
+    assert len(noted) == 3  # sign, two and inner: each says its counts are lower bounds
+    assert "≥3" in pages["index.html"]
     assert stopping["counts"] == {"sign": (2, True), "nested": (5, False),
                                   "nested.<locals>.inner": (1, True), "two": (3, True)}
     report = stopping["json"]

@@ -72,6 +72,8 @@ class IndexRow:
     executions: int
     hottest_share: float | None
     basis: CoverageTotals = field(default_factory=CoverageTotals)
+    #: went back to its original code (--stop-counting): counts are lower bounds
+    stopped: bool = False
 
 
 @dataclass
@@ -179,6 +181,11 @@ def _function_page(measurement: Measurement, fn: FunctionProfile, page: str) -> 
                         prediction_text)
 
 
+STOPPED_NOTE = (" This function went back to its original code once the paths that ran "
+                "spanned its basis (--stop-counting): its counts are lower bounds, and a path "
+                "shown as missed may have run after that; its basis coverage is exact.")
+
+
 def _at_least(totals: CoverageTotals) -> str:
     """Paths run, marked ≥ where a function stopped counting (its later paths unknown)."""
     return f"{'≥' if totals.lower_bound else ''}{totals.run:,}"
@@ -194,7 +201,7 @@ def _index_row(fn: FunctionProfile, page: str) -> IndexRow:
     return IndexRow(fn.file, fn.qualname, fn.first_line, page,
                     CoverageTotals(fn.paths_run, fn.paths_possible,
                                    fn.stopped and fn.paths_run < fn.paths_possible),
-                    fn.total, hottest)
+                    fn.total, hottest, stopped=fn.stopped)
 
 
 def _render_function(page: FunctionPage, title: str) -> str:
@@ -242,7 +249,8 @@ def _render_function(page: FunctionPage, title: str) -> str:
         percent=esc(format_percent(row.totals)), executions=f"{row.executions:,}",
         basis_run=f"{row.basis.run:,}", basis_dimension=f"{row.basis.possible:,}",
         basis_percent=esc(format_percent(row.basis)),
-        prediction=esc(page.prediction or ""), note=esc(FEASIBILITY_NOTE),
+        prediction=esc(page.prediction or ""),
+        note=esc(FEASIBILITY_NOTE + (STOPPED_NOTE if row.stopped else "")),
         paths="\n".join(rows), source=source, picture=page.picture_svg,
         drawn_by=esc(drawn_by), data=json_for_script(data), version=esc(__version__))
 
