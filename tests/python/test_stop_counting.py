@@ -20,11 +20,12 @@ from pathprof.data.profile import numbering_of
 from pathprof.measure.stopping import StopCounting
 from pathprof.runtime import stopping
 
-from ..loading import Loaded, corpus_programs, load_instrumented, load_plain
+from ..loading import CORPUS, Loaded, corpus_programs, load_instrumented, load_plain
 from .random_programs import functions
 from .test_random_programs import INPUTS, _known_difference, _outcome, _plain, _write
 
 PROGRAMS = corpus_programs()
+CORPUS_BASICS = CORPUS / "basics.py"
 _loads = itertools.count()
 
 
@@ -271,4 +272,26 @@ def test_a_tracer_sees_the_same_events_before_and_after_functions_go_back(path: 
     assert _state(loaded).sent_back
     for got, want in zip(events, expected, strict=True):
         assert _documented_differences(got) == _documented_differences(want)
+    sys.modules.pop(loaded.module.__name__, None)
+
+
+def test_tables_and_module_states_pickle_small() -> None:
+    """A program that pickles a measured function by value (cloudpickle, as attrs'
+    own tests do) takes its globals along: a table goes as the counts it holds,
+    a module state as a reference to the live one, never with the module's namespace."""
+    import pickle
+
+    path = CORPUS_BASICS
+    loaded = load_instrumented(path, f"pathprof_stop_pickle_{next(_loads)}",
+                               mark_probes=False, switches=True)
+    loaded.execute()
+    state = _state(loaded)
+    table = next(t for i, t in enumerate(state.counters) if i in state.switches)
+    assert pickle.loads(pickle.dumps(table)) == [0] * len(table)
+    big = stopping.new_table(state, 0, -1)
+    big[3] += 2
+    assert type(pickle.loads(pickle.dumps(big))) is dict
+    assert pickle.loads(pickle.dumps(big)) == {3: 2}
+    assert pickle.loads(pickle.dumps(state)) is state
+    assert len(pickle.dumps(state)) < 200
     sys.modules.pop(loaded.module.__name__, None)

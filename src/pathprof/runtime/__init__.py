@@ -183,6 +183,13 @@ class ModuleState(InstrumentedModule):
         #: (:mod:`pathprof.measure.inplace`). Not reported as "never run".
         self.unmeasured: set[int] = set()
 
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        """Pickled as a reference by key: a program that pickles a measured function
+        by value (cloudpickle) takes the function's globals along, this state among
+        them, which would otherwise carry the module's tables, metadata and namespace.
+        Unpickled where the module is registered, it is that module's live state."""
+        return _state_for_key, (self.key,)
+
     # -- coverage that stops paying --------------------------------------------
 
     def send_back(self, index: int) -> None:
@@ -350,6 +357,15 @@ class ModuleState(InstrumentedModule):
             # (its context) tells where the path was.
             exc = exc.__context__
         return None
+
+
+def _state_for_key(key: str) -> ModuleState:
+    """The registered state of the module ``key``; where none is (another process),
+    an empty one of that key, registered nowhere, that counts into tables nobody reads."""
+    for state in _modules:
+        if state.key == key:
+            return state
+    return ModuleState("", "", key, (), "{}")
 
 
 def _new_table(size: int) -> Any:

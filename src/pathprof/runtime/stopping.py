@@ -68,6 +68,12 @@ class Unseen:
     def __repr__(self) -> str:
         return "0"
 
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
+        # A program that pickles a measured function by value (cloudpickle) takes its
+        # globals along, this table among them: it goes as the 0 it stands for, not
+        # with the module state behind it.
+        return int, ()
+
 
 class FirstSeen(dict):  # type: ignore[type-arg]
     """A hash table of path counts that reports each path's first count."""
@@ -83,6 +89,9 @@ class FirstSeen(dict):  # type: ignore[type-arg]
         if type(number) is int:
             _report(self.state, self.index, number)
         return dict.get(self, number, 0)  # what another thread counted meanwhile
+
+    def __reduce__(self) -> tuple[Any, tuple[dict[int, int]]]:
+        return dict, (dict(self),)  # a plain dict of counts (see Unseen.__reduce__)
 
 
 def new_table(state: Any, index: int, size: int) -> Any:
