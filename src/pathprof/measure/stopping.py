@@ -42,24 +42,35 @@ WHEN = ("never", "basis", "paths")
 
 
 class _Function:
-    """What the first runs of one function's paths have shown."""
+    """What the first runs of one function's paths have shown.
 
-    __slots__ = ("basis", "numbers", "possible")
+    Distinct paths are linearly independent two at a time, so a function of one or
+    two paths has a basis of all of them, and its numbering (the costly part, built
+    from the metadata) is never needed."""
+
+    __slots__ = ("basis", "meta", "numbers", "possible", "when")
 
     def __init__(self, meta: dict[str, Any], when: str) -> None:
+        self.meta = meta
+        self.when = when
         self.numbers: set[int] = set()
         self.possible = int(meta["num_paths"])
-        self.basis = BasisBuilder(numbering_of(meta)) if when == "basis" else None
+        self.basis: BasisBuilder | None = None
 
     def add(self, number: int) -> bool:
         """Record a first run; whether nothing more is to be learned."""
         if number in self.numbers or not 0 <= number < self.possible:
             return False
         self.numbers.add(number)
-        if self.basis is not None:
+        if self.when == "paths" or self.possible <= 2:
+            return len(self.numbers) >= self.possible
+        if self.basis is None:
+            self.basis = BasisBuilder(numbering_of(self.meta))
+            for seen in self.numbers:
+                self.basis.add(seen)
+        else:
             self.basis.add(number)
-            return self.basis.full
-        return len(self.numbers) >= self.possible
+        return self.basis.full
 
 
 class StopCounting:
