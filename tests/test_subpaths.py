@@ -20,7 +20,7 @@ from pathprof.runtime.subpaths import LengthDistribution, SubpathSampler
 
 from .loading import corpus_programs, load_instrumented
 from .oracles import BlockTraceOracle
-from .python.random_programs import functions
+from .python.random_programs import PRELUDE, functions
 from .python.test_random_programs import _outcome
 
 PROGRAMS = corpus_programs()
@@ -141,30 +141,23 @@ def _breaks_a_with_in_a_finally(source: str) -> bool:
     return False
 
 
-BREAK_IN_FINALLY = '''
-class Boom(Exception):
-    pass
+def _stream_both(loaded: Any, inputs: list[tuple[int, int]]) -> tuple[Any, Any, Any]:
+    """Run ``f`` of ``loaded`` on ``inputs`` under the instruction-trace stream oracle
+    and pathprof's exact subpath recorder; the oracle, the profiler, the infos."""
+    infos = loaded.function_infos()
+    loaded.execute()
+    oracle = StreamOracle(infos)
+    profiler = SubpathProfiler(SubpathSampler(period=7, seed=3), exact=True, record=True)
+    profiler.start()
+    try:
+        oracle.run(lambda: [_outcome(loaded.module.f, s, n) for s, n in inputs])
+    finally:
+        profiler.stop()
+        sys.modules.pop(loaded.module.__name__, None)
+    return oracle, profiler, infos
 
 
-class Other(Exception):
-    pass
-
-
-class Gate:
-    def __init__(self, c):
-        self.c = c
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, value, traceback):
-        return kind is Boom and self.c()
-
-
-def pick(c):
-    return 2 * c() + c()
-
-def f(c, n):
+BREAK_IN_FINALLY = PRELUDE + '''def f(c, n):
     x = 0
     try:
         while c():
@@ -191,16 +184,7 @@ def test_a_break_out_of_a_with_in_a_finally_run_by_an_exception(tmp_path: Path) 
     path.write_text(BREAK_IN_FINALLY, encoding="utf-8")
     loaded = load_instrumented(path, f"pathprof_stream_finally_{next(_runs)}",
                                subpaths=True)
-    infos = loaded.function_infos()
-    loaded.execute()
-    oracle = StreamOracle(infos)
-    profiler = SubpathProfiler(SubpathSampler(period=7, seed=3), exact=True, record=True)
-    profiler.start()
-    try:
-        oracle.run(lambda: _outcome(loaded.module.f, 0, 0))
-    finally:
-        profiler.stop()
-        sys.modules.pop(loaded.module.__name__, None)
+    oracle, profiler, infos = _stream_both(loaded, [(0, 0)])
     expected = sorted(tuple(s) for s in oracle.streams.values() if s)
     assert pathprof_streams(profiler, infos) == expected
 
@@ -221,16 +205,7 @@ def test_random_programs_stream_the_blocks_that_ran(tmp_path_factory: Any, outsi
     path.write_text(source, encoding="utf-8")
     loaded = load_instrumented(path, f"pathprof_stream_{path.stem}_{next(_runs)}",
                                registers_outside=outside, subpaths=True)
-    infos = loaded.function_infos()
-    loaded.execute()
-    oracle = StreamOracle(infos)
-    profiler = SubpathProfiler(SubpathSampler(period=7, seed=3), exact=True, record=True)
-    profiler.start()
-    try:
-        oracle.run(lambda: [_outcome(loaded.module.f, s, n) for s, n in inputs])
-    finally:
-        profiler.stop()
-        sys.modules.pop(loaded.module.__name__, None)
+    oracle, profiler, infos = _stream_both(loaded, inputs)
     assert not oracle.errors, (oracle.errors, source)
     assert profiler.failures == 0, source
     expected = sorted(tuple(s) for s in oracle.streams.values() if s)
