@@ -139,6 +139,14 @@ class BasisBuilder:
     def full(self) -> bool:
         return len(self._rows) >= self.dimension
 
+    def spans(self, number: int) -> bool:
+        """Whether path ``number`` lies in the space the paths added span (once
+        :attr:`full`, every path does)."""
+        if self.full:
+            return True
+        edges = regenerate(self.numbering, number).edges
+        return not _reduce({eid: 1 for eid in edges}, self._rows)
+
     def add(self, number: int) -> bool:
         """Add path ``number`` (regenerated: Ball-Larus 1996, §3.4); whether it
         raised the rank."""

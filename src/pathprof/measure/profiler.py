@@ -251,7 +251,7 @@ class Profiler:
                     fn.edges = edge_counts(fmeta, paths[i], cuts[i])
                     fn.counts, fn.cuts = {}, {}
                 fn.raised, fn.unattributed, fn.closed = raised[i], unattributed[i], closed[i]
-                fn.stopped = i in state.sent_back
+                fn.stopped = state.stopped(i)
                 if "share" in fmeta and fmeta["share"]["index"] != fmeta["share"]["copies"][0]:
                     fn.raised = fn.unattributed = fn.closed = 0  # per call: one holder keeps
                 if fn.counts or fn.cuts or fn.edges or fn.raised or fn.unattributed:

@@ -19,9 +19,18 @@ later run can change what is reported:
   final too (counts are still lower bounds). Functions with an infeasible path
   never get there.
 
-Invariant: a function is sent back only once the criterion holds for the paths
-reported since the tables were armed; a call under way when it is sent back ends
-measured, so every path recorded is a whole path.
+The same holds loop by loop, sooner: a loop whose *hidden paths* (those its
+original body leaves uncounted: the paths that start at its header after a
+backedge and enter its body, and every path that starts inside its body,
+:class:`pathprof.python.rewrite.LoopSwitch`) all ran (``"paths"``), or all lie
+in the span of the paths that ran (``"basis"``: checked on a spanning set of
+them), can run its original body for the rest of each loop entry: the paths it
+then leaves uncounted would change nothing reported but counts.
+
+Invariant: a function (a loop) is sent back only once the criterion holds for the
+paths reported since the tables were armed; a call under way when it is sent back
+ends measured, so every path recorded is a whole path; a loop sent back leaves
+uncounted only its hidden paths, and counts its normal exit exactly.
 """
 
 from __future__ import annotations
@@ -48,29 +57,66 @@ class _Function:
     two paths has a basis of all of them, and its numbering (the costly part, built
     from the metadata) is never needed."""
 
-    __slots__ = ("basis", "meta", "numbers", "possible", "when")
+    __slots__ = ("basis", "loops", "meta", "numbers", "possible", "when")
 
-    def __init__(self, meta: dict[str, Any], when: str) -> None:
+    def __init__(self, meta: dict[str, Any], when: str, loops: tuple[Any, ...] = ()
+                 ) -> None:
         self.meta = meta
         self.when = when
         self.numbers: set[int] = set()
         self.possible = int(meta["num_paths"])
         self.basis: BasisBuilder | None = None
+        #: loops still measured: ordinal -> [hidden path ranges, how many hidden
+        #: paths, spanning paths, progress] (progress: hidden paths seen with
+        #: "paths", spanning paths known to be spanned with "basis" -- a span
+        #: only grows)
+        self.loops = {ordinal: [ranges, sum(count for _, count in ranges), spanning, 0]
+                      for ordinal, (ranges, spanning) in enumerate(loops)}
 
-    def add(self, number: int) -> bool:
-        """Record a first run; whether nothing more is to be learned."""
+    def add(self, number: int) -> tuple[bool, list[int]]:
+        """Record a first run; whether nothing more is to be learned, and the loops
+        whose hidden paths have nothing more to tell."""
         if number in self.numbers or not 0 <= number < self.possible:
-            return False
+            return False, []
         self.numbers.add(number)
         if self.when == "paths" or self.possible <= 2:
-            return len(self.numbers) >= self.possible
+            return len(self.numbers) >= self.possible, self._loops_known(number, True)
         if self.basis is None:
-            self.basis = BasisBuilder(numbering_of(self.meta))
-            for seen in self.numbers:
-                self.basis.add(seen)
+            grew = True  # (a third path may not raise the rank: checking is harmless)
+            if len(self.numbers) >= 3:
+                self.basis = BasisBuilder(numbering_of(self.meta))
+                for seen in self.numbers:
+                    self.basis.add(seen)
         else:
-            self.basis.add(number)
-        return self.basis.full
+            grew = self.basis.add(number)
+        full = self.basis is not None and self.basis.full
+        return full, self._loops_known(number, grew)
+
+    def _loops_known(self, number: int, grew: bool) -> list[int]:
+        known = []
+        for ordinal, loop in self.loops.items():
+            ranges, count, spanning, progress = loop
+            if self.when == "paths":
+                progress += any(first <= number < first + size for first, size in ranges)
+                done = progress >= count
+            else:
+                while grew and progress < len(spanning) and self._spans(spanning[progress]):
+                    progress += 1
+                done = progress >= len(spanning)
+            loop[3] = progress
+            if done:
+                known.append(ordinal)
+        for ordinal in known:
+            del self.loops[ordinal]
+        return known
+
+    def _spans(self, number: int) -> bool:
+        """Whether path ``number`` is in the span of the paths that ran (two distinct
+        paths span no third: each path's edge vector has one ENTRY edge and the
+        others 0 or 1, so a combination of two that is a path is one of them)."""
+        if self.basis is None:
+            return number in self.numbers
+        return self.basis.spans(number)
 
 
 class StopCounting:
@@ -116,7 +162,10 @@ class StopCounting:
         key = (id(state), index)
         function = self._functions.get(key)
         if function is None:
-            function = self._functions[key] = _Function(state.meta["functions"][index],
-                                                        self.when)
-        if function.add(number):
+            function = self._functions[key] = _Function(
+                state.meta["functions"][index], self.when, state.loops.get(index, ()))
+        full, loops = function.add(number)
+        if full:
             state.send_back(index)
+        for ordinal in loops:
+            state.send_loop_back(index, ordinal)

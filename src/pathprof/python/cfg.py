@@ -268,7 +268,7 @@ _Context = _Loop | _With | _Finally
 _CONSTANT_TRUE = (True, 1)
 
 
-def _is_constant_true(test: ast.expr) -> bool:
+def is_constant_true(test: ast.expr) -> bool:
     return isinstance(test, ast.Constant) and test.value in _CONSTANT_TRUE and bool(test.value)
 
 
@@ -525,7 +525,7 @@ class _Builder:
         self.close_loop(node, exits, header)
         self.context.pop()
         self.pending = []
-        if not _is_constant_true(node.test):
+        if not is_constant_true(node.test):
             done = _Pending(header, "false", Site(SiteKind.INSERT, node.orelse, 0))
             if node.orelse:
                 self.pending = self.branch(node.orelse, done)

@@ -243,6 +243,7 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
                  if switches and mode == "path" and rewrite.can_switch(fp)}
     for index in originals:
         plans[index].switch = True
+        plans[index].loop_switches = rewrite.plan_loop_switches(plans[index])
     for fp in plans:
         if fp.calls_only:
             fp.timed = False
@@ -350,6 +351,18 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
         register.keywords.append(ast.keyword(arg="switches", value=_const(switches)))
         prologue.append(ast.Assign(targets=[_store(rewrite.switch_name(i)) for i in switches],
                                    value=_const(True)))
+        loops = tuple((fp.index, tuple((tuple(loop.hidden_paths(fp.numbering)),
+                                        tuple(loop.spanning_paths(fp.numbering)))
+                                       for loop in fp.loop_switches))
+                      for fp in plans if fp.loop_switches)
+        if loops:  # every loop measured until the runtime says otherwise
+            register.keywords.append(ast.keyword(arg="loops", value=_const(loops)))
+            prologue.append(ast.Assign(targets=[_store(rewrite.PARKED)], value=ast.Attribute(
+                value=_load(RUNTIME), attr="PARKED", ctx=ast.Load())))
+            prologue.append(ast.Assign(
+                targets=[_store(rewrite.loop_switch_name(fp.index, loop.ordinal))
+                         for fp in plans for loop in fp.loop_switches],
+                value=_const(False)))
     if any(fp.timed for fp in plans):
         register.keywords.append(ast.keyword(arg="timed", value=_const(True)))
         targets = ast.Tuple(elts=[_store(timer_name(fp.index)) for fp in plans],

@@ -55,7 +55,9 @@ from pathprof.graph.copyplan import CopyShare
 from pathprof.python.cfg import (
     ROUTE_RAISE,
     FunctionCfg,
+    Role,
     SiteKind,
+    is_constant_true,
 )
 
 #: Version of the code the instrumentation writes: part of the cache tag, so that a
@@ -69,8 +71,9 @@ from pathprof.python.cfg import (
 #: ``locals()``, ``vars()`` and ``dir()`` calls filtered. 11: OSP's countdown.
 #: 12: with OSP's countdown, no path counts. 13: a generator's exit key says
 #: whether it was closed. 14: a function with a loop holds its counter table in a
-#: local.
-CODE_VERSION = 14
+#: local. 15: in a coverage mode, a loop whose hidden paths are all known runs
+#: its original body for the rest of the loop.
+CODE_VERSION = 15
 
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
@@ -87,6 +90,9 @@ NOW = "@pp_x"
 #: shared by every module, and the flag that is true while blocks are observed.
 COUNTDOWN = "_@pp_Q"
 OBSERVING = "_@pp_O"
+#: Coverage that stops paying, loop by loop: the parked register (the runtime's
+#: :data:`pathprof.runtime.stopping.PARKED`), a module global.
+PARKED = "_@pp_P"
 
 
 def timer_name(index: int) -> str:
@@ -112,8 +118,98 @@ def switch_name(index: int) -> str:
     return f"_@pp_i{index}"
 
 
+def loop_switch_name(index: int, ordinal: int) -> str:
+    """The module global that the runtime sets true once the hidden paths of loop
+    ``ordinal`` of function ``index`` are all known (:class:`LoopSwitch`)."""
+    return f"_@pp_j{index}_{ordinal}"
+
+
+def loop_mode_name(ordinal: int) -> str:
+    """The local that is true while loop ``ordinal`` runs its original body."""
+    return f"@pp_o{ordinal}"
+
+
 # ---------------------------------------------------------------------------
 # Planning
+
+
+@dataclass
+class LoopSwitch:
+    """A loop that can run its original body for the rest of the loop, once every
+    path its original body would leave uncounted is known (coverage that stops
+    paying, DESIGN.md §4).
+
+    While the original body runs, no path that *starts* inside the loop is
+    counted: the loop's *body paths* (from its header after a backedge -- the dummy
+    edge ENTRY -> header of Ball-Larus 1996, §4 -- into its body: ``start_edge``
+    then ``body_edge``, both dag edges), and every path from a path start inside
+    its body (an inner loop's header, a handler, the code after a ``with`` that
+    swallowed an exception: ``inner_starts``, their dummy or restart dag edges).
+    Those are the *hidden paths*. The register is *parked* meanwhile, so that
+    whatever counts before the next path start (a ``break``'s way on, a return, an
+    exception) counts nowhere; the loop's normal exit (the test false, the
+    iterator exhausted) sets the register to ``start_value``, as a measured
+    iteration would have left it, and is counted exactly; a ``break`` that ends
+    an enclosing loop's iteration starts that loop's next path as measured code
+    would (:attr:`breaks`).
+    """
+
+    node: ast.For | ast.AsyncFor | ast.While
+    ordinal: int
+    header: int
+    start_edge: int
+    body_edge: int
+    #: the register at the header after a backedge
+    start_value: int
+    #: the loop's body as written (a copy taken before the probes go in)
+    original: list[ast.stmt]
+    #: the loop's own ``break`` statements (by id) that end an enclosing loop's
+    #: iteration (their edge is its backedge) -> their copy in :attr:`original`
+    breaks: dict[int, ast.Break] = field(default_factory=dict)
+    #: dummy and restart dag edges of the path starts inside the loop's body
+    inner_starts: tuple[int, ...] = ()
+
+    def _starts(self, numbering: Numbering) -> list[tuple[int, int]]:
+        """``(first number, first block)`` of each kind of hidden path."""
+        dag, val = numbering.dag, numbering.val
+        starts = [(val[self.start_edge] + val[self.body_edge],
+                   dag.edges[self.body_edge].dst)]
+        starts += [(val[edge], dag.edges[edge].dst) for edge in self.inner_starts]
+        return starts
+
+    def hidden_paths(self, numbering: Numbering) -> list[tuple[int, int]]:
+        """``(first, count)`` ranges of path numbers, disjoint, that hold the hidden
+        paths: a path's number is the sum of its Ball-Larus edge values, so the
+        paths that begin with given edges are consecutive numbers."""
+        return [(first, numbering.num_paths[block])
+                for first, block in self._starts(numbering)]
+
+    def spanning_paths(self, numbering: Numbering) -> list[int]:
+        """Hidden paths whose edge vectors span those of every hidden path. For each
+        kind: one path through each dag edge that such a path can take, made of a
+        fixed way from its first block to the edge (a breadth-first tree) and a
+        fixed way from the edge on (the out-edge of value 0 at each block, so it
+        adds nothing to the number).
+
+        Why they span: for a path of edges e1..ek through blocks u1..uk, the sum
+        of the spanning paths through e1..ek counts each ei once and, at each
+        inner block ui, one fixed way in and one fixed way on -- which is the
+        spanning path through the tree edge into ui; subtract those, and
+        e1..ek remain, with the leading edges once."""
+        dag, val = numbering.dag, numbering.val
+        spanning: set[int] = set()
+        for first, start in self._starts(numbering):
+            prefix = {start: 0}
+            order = [start]
+            for block in order:
+                for eid in dag.out_edges[block]:
+                    dst = dag.edges[eid].dst
+                    if dst not in prefix:
+                        prefix[dst] = prefix[block] + val[eid]
+                        order.append(dst)
+            spanning.update(first + prefix[block] + val[eid]
+                            for block in order for eid in dag.out_edges[block])
+        return sorted(spanning)
 
 
 @dataclass
@@ -146,6 +242,8 @@ class FunctionPlan:
     switch: bool = False
     #: Counts through :data:`LOCAL_TABLE` (:func:`uses_local_table`).
     local_table: bool = False
+    #: Loops that can go back to their original body (:func:`plan_loop_switches`).
+    loop_switches: list[LoopSwitch] = field(default_factory=list)
 
     @property
     def num_paths(self) -> int:
@@ -454,6 +552,45 @@ class _FunctionRewriter:
                                ends_call=into_exit and not self.plain_return(eid))
         return code
 
+    def original_break_code(self, eid: int, stmt: ast.stmt, code: list[ast.stmt]) -> None:
+        """A ``break`` that ends an enclosing loop's iteration starts that loop's next
+        path: in a loop's original body too, its copy sets the register (and may
+        send the enclosing loop back); the path it ends was parked, so no count."""
+        if eid not in self.dag.backedges:
+            return
+        for loop in self.fp.loop_switches:
+            twin = loop.breaks.get(id(stmt))
+            if twin is None:
+                continue
+            kept = [copy.deepcopy(c) for c in code
+                    if not (isinstance(c, ast.AugAssign) and isinstance(c.target, ast.Subscript))]
+            shell = ast.Module(body=loop.original, type_ignores=[])
+            stmts, _ = _parents(shell)[id(twin)]
+            index = next(i for i, s in enumerate(stmts) if s is twin)
+            stmts[index:index] = _locate_at(kept, twin)
+
+    def loop_switch_code(self, eid: int, stmts: list[ast.stmt]) -> list[ast.stmt]:
+        """After the code of backedge ``eid`` into a loop that can go back to its
+        original body, at a site where the header runs next (not one that a
+        ``with`` exit or a ``finally`` follows)::
+
+            if _@pp_j<i>_<k>: @pp_r = _@pp_P; @pp_o<k> = True
+
+        One global test per measured iteration; the loop's next iterations run
+        its original body (:func:`wrap_loop_switches`)."""
+        if eid not in self.dag.backedges or id(stmts) in self.enclosed:
+            return []
+        _, start = self.dag.backedges[eid]
+        for loop in self.fp.loop_switches:
+            if loop.start_edge == start:
+                switch = ast.If(
+                    test=_load(loop_switch_name(self.fp.index, loop.ordinal)),
+                    body=[_assign(REGISTER, _load(PARKED)),
+                          _assign(loop_mode_name(loop.ordinal), _const(True))],
+                    orelse=[])
+                return [_artificial(switch)]  # type: ignore[list-item]
+        return []
+
     def restart_value(self, block: int) -> int:
         """The register value a path starting at restart ``block`` begins with; in
         edge mode, the counter slot of the virtual edge ENTRY -> ``block``."""
@@ -483,7 +620,9 @@ class _FunctionRewriter:
                 continue
             if site.kind is SiteKind.INSERT:
                 assert site.stmts is not None
-                code = self.edge_code(eid)
+                code = self.edge_code(eid) + self.loop_switch_code(eid, site.stmts)
+                if site.index < len(site.stmts):
+                    self.original_break_code(eid, site.stmts[site.index], code)
                 if site.index < len(site.stmts):
                     _locate_at(code, _first_code(site.stmts[site.index:]) or site.stmts[site.index])
                 self.edits.add(site.stmts, site.index, code, PROBE)
@@ -723,6 +862,7 @@ def rewrite_function(fp: FunctionPlan) -> None:
     fp.local_table = uses_local_table(fp)
     edits = _Edits()
     apply_rewriter(_FunctionRewriter(fp, edits), edits)
+    wrap_loop_switches(fp)
     _wrap_function(fp)
 
 
@@ -761,12 +901,18 @@ def can_switch(fp: FunctionPlan) -> bool:
 
 def original_body(fp: FunctionPlan) -> list[ast.stmt]:
     """A copy of ``fp``'s body as written (after the docstring), taken before the
-    probes go in, without its ``global`` and ``nonlocal`` statements: the measured
-    branch, which the compiler reads first, declares the same names, and a second
-    declaration after their use would be a SyntaxError. (They make no code, so no
-    line event goes with them.)"""
-    shell = ast.Module(body=copy.deepcopy(fp.cfg.node.body[fp.cfg.body_start:]),
-                       type_ignores=[])
+    probes go in (:func:`_original_copy`)."""
+    return _original_copy(fp.cfg.node.body[fp.cfg.body_start:])
+
+
+def _original_copy(stmts: list[ast.stmt], memo: dict[int, Any] | None = None
+                   ) -> list[ast.stmt]:
+    """A copy of ``stmts`` without their ``global`` and ``nonlocal`` statements: the
+    measured branch, which the compiler reads first, declares the same names, and a
+    second declaration after their use would be a SyntaxError. (They make no code,
+    so no line event goes with them.) ``memo`` receives the copy of each node by
+    the original's id (:func:`copy.deepcopy`'s memo)."""
+    shell = ast.Module(body=copy.deepcopy(stmts, memo), type_ignores=[])
     for node in ast.walk(shell):
         for name, value in ast.iter_fields(node):
             if isinstance(value, list) and any(isinstance(v, ast.Global | ast.Nonlocal)
@@ -774,6 +920,133 @@ def original_body(fp: FunctionPlan) -> list[ast.stmt]:
                 kept = [v for v in value if not isinstance(v, ast.Global | ast.Nonlocal)]
                 setattr(node, name, kept or [_artificial(ast.Pass())])
     return shell.body
+
+
+def plan_loop_switches(fp: FunctionPlan) -> list[LoopSwitch]:
+    """The loops of a function given a switch (:func:`can_switch`) that can go back
+    to their original body for the rest of a loop: every ``for`` and ``while``
+    whose backedges start a path with a register set to a constant, except loops
+    inside a ``with`` or a ``try`` with a ``finally`` or ``except*`` (their
+    measured exits pass route flags and cut records that an original body would
+    not set), and loops with a ``break`` that ends an enclosing loop's iteration
+    from inside a ``with`` or such a ``try`` of their own. Called before the probes
+    go in: the originals are copies of the bodies as written."""
+    cfg, dag = fp.cfg, fp.numbering.dag
+    enclosed = _enclosed_lists(cfg.node)
+    parents = _parents(cfg.node)
+    starts = {dag.edges[start].dst: start for _, start in dag.backedges.values()}
+    path_starts = {**dag.restart_edges, **starts}  # every block a path can start at
+    # Breaks whose edge is an enclosing loop's backedge, and those of them whose
+    # code is inserted right before them.
+    break_edges = [eid for eid in cfg.backedges if cfg.edges[eid].label == "break"]
+    outer_breaks = {id(piece.node) for eid in break_edges
+                    for piece in cfg.blocks[cfg.edges[eid].src].pieces
+                    if isinstance(piece.node, ast.Break)}
+    ends_outer = {id(site.stmts[site.index]) for eid in break_edges
+                  if (site := cfg.edges[eid].site).kind is SiteKind.INSERT
+                  and site.stmts is not None and site.index < len(site.stmts)}
+    headers = {id(piece.node): block.id for block in cfg.blocks for piece in block.pieces
+               if piece.role in (Role.TEST, Role.FOR_NEXT)}
+    loops: list[LoopSwitch] = []
+    for node in ast.walk(cfg.node):
+        if not isinstance(node, ast.For | ast.AsyncFor | ast.While):
+            continue
+        where = parents.get(id(node))
+        if where is None or id(where[0]) in enclosed:
+            continue
+        header = headers.get(id(node.test if isinstance(node, ast.While) else node.target))
+        start = starts.get(header) if header is not None else None
+        if header is None or start is None:
+            continue
+        probe = fp.plan.probes.get(start)
+        into_body = [dag.normal_edges.get(eid) for eid in cfg.out_edges(header)
+                     if cfg.edges[eid].label in ("true", "next")]
+        if probe is None or probe.op is not ProbeOp.SET or len(into_body) != 1 \
+                or into_body[0] is None:
+            continue
+        own = _own_breaks(node)
+        if any(id(stmts) in enclosed for _, stmts in own):
+            continue
+        breaks = [(b, stmts) for b, stmts in own if id(b) in ends_outer]
+        if any(id(b) in outer_breaks and id(b) not in ends_outer for b, _ in own):
+            continue  # (no such break is known: its code would be lost)
+        memo: dict[int, Any] = {}
+        original = _original_copy(node.body, memo)
+        inside = next(loop.body for loop in cfg.loops if loop.header == header)
+        inner_starts = tuple(sorted(edge for block, edge in path_starts.items()
+                                    if block in inside and block != header))
+        loops.append(LoopSwitch(node, len(loops), header, start, into_body[0], probe.value,
+                                original, {id(b): memo[id(b)] for b, _ in breaks},
+                                inner_starts))
+    return loops
+
+
+def _own_breaks(loop: ast.For | ast.AsyncFor | ast.While
+                ) -> list[tuple[ast.Break, list[ast.stmt]]]:
+    """The ``break`` statements that leave ``loop`` (not a loop inside it), each with
+    its statement list."""
+    found: list[tuple[ast.Break, list[ast.stmt]]] = []
+
+    def visit(stmts: list[ast.stmt]) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, ast.Break):
+                found.append((stmt, stmts))
+            inner_loop = isinstance(stmt, ast.For | ast.AsyncFor | ast.While)
+            for field_name in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, field_name, None)
+                if inner_loop and field_name == "body":
+                    continue  # its breaks leave it
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    visit(inner)
+            for handler in getattr(stmt, "handlers", ()):
+                visit(handler.body)
+            for case in getattr(stmt, "cases", ()):
+                visit(case.body)
+
+    visit(loop.body)
+    return found
+
+
+def wrap_loop_switches(fp: FunctionPlan) -> None:
+    """Give each loop of ``fp.loop_switches`` its original body, after the probes
+    went in::
+
+        @pp_o<k> = False
+        while <test>:
+            if @pp_o<k>: <original body>
+            else: <measured body>        # its backedges may set @pp_o<k>
+        else:
+            if @pp_o<k>: @pp_r = <start value>
+            <measured else>
+
+    The first iteration of every loop entry is measured (its path comes from
+    outside the loop). The inserted code is located where the code that runs next
+    anyway is, so tracers see no extra line."""
+    for loop in fp.loop_switches:
+        node = loop.node
+        mode = loop_mode_name(loop.ordinal)
+        test = _load(mode)
+        first = _first_code(loop.original)
+        if first is not None and _probe_line == -1:
+            ast.copy_location(test, first)
+        else:
+            _artificial(test)
+        choose = ast.If(test=test, body=loop.original, orelse=node.body)
+        ast.copy_location(choose, test)
+        choose.end_lineno, choose.end_col_offset = test.end_lineno, test.end_col_offset
+        node.body = [choose]
+        if not (isinstance(node, ast.While) and is_constant_true(node.test)):
+            restore = _artificial(ast.If(test=_load(mode), orelse=[], body=[
+                _assign(REGISTER, _const(loop.start_value))]))
+            after = _first_code(node.orelse)
+            if after is not None:
+                _locate_at([restore], after)  # type: ignore[list-item]
+            node.orelse.insert(0, restore)  # type: ignore[arg-type]
+        stmts, _ = _parents(fp.cfg.node)[id(node)]
+        init = _assign(mode, _const(False))
+        _locate_at([init], _first_evaluated(node.test if isinstance(node, ast.While)
+                                            else node.iter))
+        stmts.insert(next(i for i, stmt in enumerate(stmts) if stmt is node), init)
 
 
 def add_switch(fp: FunctionPlan, original: list[ast.stmt]) -> None:

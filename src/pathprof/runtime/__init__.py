@@ -31,6 +31,7 @@ from typing import Any
 
 from pathprof.runtime import stopping
 from pathprof.runtime.blockmap import BlockMap
+from pathprof.runtime.stopping import PARKED
 
 __all__ = ["InstrumentedModule", "ModuleState", "countdown", "modules", "observe_blocks",
            "own_work", "program_names", "register", "set_hooks", "share", "subpath_modules",
@@ -134,14 +135,16 @@ class ModuleState(InstrumentedModule):
     """The counters of one instrumented module, and what decodes its exceptions."""
 
     __slots__ = ("_maps", "_meta", "closed", "counters", "cuts", "exit_times", "exits",
-                 "filename", "key", "lengths", "meta_json", "name", "namespace", "raised",
-                 "sent_back", "switches", "timed", "times", "unattributed", "unmeasured")
+                 "filename", "key", "lengths", "loops", "loops_back", "meta_json", "name",
+                 "namespace", "raised", "sent_back", "sizes", "switches", "timed", "times",
+                 "unattributed", "unmeasured")
 
     def __init__(self, name: str, filename: str, key: str, sizes: tuple[int, ...],
                  meta_json: str, timed: bool = False,
                  lengths: tuple[Any, ...] | None = None,
                  namespace: dict[str, Any] | None = None,
-                 switches: tuple[int, ...] = ()) -> None:
+                 switches: tuple[int, ...] = (),
+                 loops: tuple[tuple[int, tuple[Any, ...]], ...] = ()) -> None:
         super().__init__(name, filename, key, meta_json)
         #: subpath sampling: per function, the blocks on each path (a tuple, or a
         #: table that asks :data:`subpaths` the first time a path runs)
@@ -155,8 +158,20 @@ class ModuleState(InstrumentedModule):
         self.switches = frozenset(switches)
         #: of those, the ones sent back to their original code (:meth:`send_back`)
         self.sent_back: set[int] = set()
+        #: per function, its loops that can go back to their original body
+        #: (:class:`pathprof.python.rewrite.LoopSwitch`): for each, ``(ranges,
+        #: spanning)``, the paths its original body leaves uncounted being the
+        #: numbers of the ``(first, count)`` ranges, spanned by the paths
+        #: ``spanning``
+        self.loops: dict[int, tuple[Any, ...]] = dict(loops)
+        #: (function, loop) pairs sent back to their original body
+        self.loops_back: set[tuple[int, int]] = set()
+        #: per function, how many paths its table counts (a list may have a spare
+        #: slot after them: :data:`pathprof.runtime.stopping.PARKED`)
+        self.sizes = tuple(sizes)
         self.counters: tuple[Any, ...] = tuple(
-            stopping.new_table(self, i, n) if i in self.switches else _new_table(n)
+            stopping.new_table(self, i, n, spare=i in self.loops) if i in self.switches
+            else _new_table(n)
             for i, n in enumerate(sizes))
         #: per function, with ``--metric time``: nanoseconds spent on each path
         self.timed = timed
@@ -199,14 +214,28 @@ class ModuleState(InstrumentedModule):
             self.sent_back.add(index)
             self.namespace[f"_@pp_i{index}"] = False
 
+    def send_loop_back(self, index: int, ordinal: int) -> None:
+        """From the next iteration after a measured one on, loop ``ordinal`` of
+        function ``index`` runs its original body."""
+        if index in self.loops and self.namespace is not None:
+            self.loops_back.add((index, ordinal))
+            self.namespace[f"_@pp_j{index}_{ordinal}"] = True
+
+    def stopped(self, index: int) -> bool:
+        """Whether function ``index`` or one of its loops went back to original code."""
+        return index in self.sent_back or any(i == index for i, _ in self.loops_back)
+
     def rearm(self) -> None:
         """Measure every function again, and hear of each path's next run as a first
         one (a new measurement starts; what the tables held was taken)."""
         for index in self.switches:
-            stopping.arm(self, index, self.counters[index])
+            stopping.arm(self, index, self.counters[index], self.sizes[index])
             if self.namespace is not None:
                 self.namespace[f"_@pp_i{index}"] = True
+                for ordinal in range(len(self.loops.get(index, ()))):
+                    self.namespace[f"_@pp_j{index}_{ordinal}"] = False
         self.sent_back.clear()
+        self.loops_back.clear()
 
     # -- called by instrumented code for subpath sampling ----------------------
 
@@ -233,7 +262,7 @@ class ModuleState(InstrumentedModule):
         In edge mode ``start`` is the counter slot of the virtual edge into the
         handler (negative: none) and the register is 0 while the call's flow is live.
         """
-        if register is not None:
+        if register is not None and register is not PARKED:
             self._record(index, register, sys._getframe(1))
         if self.meta["functions"][index].get("mode") == "edge":
             if start >= 0:
@@ -243,7 +272,7 @@ class ModuleState(InstrumentedModule):
 
     def cut(self, index: int, register: int | None) -> None:
         """An exception leaves a ``with`` body: record the path it cut."""
-        if register is not None:
+        if register is not None and register is not PARKED:
             self._record(index, register, sys._getframe(1))
 
     def drain(self) -> None:
@@ -262,7 +291,7 @@ class ModuleState(InstrumentedModule):
             self.raised[index] += count
             if closed:
                 self.closed[index] += count
-            if register is None:
+            if register is None or register is PARKED:
                 continue
             try:
                 blockmap = self._blockmap(index, code)
@@ -376,11 +405,12 @@ def _new_table(size: int) -> Any:
 
 def register(name: str, filename: str, key: str, sizes: tuple[int, ...], meta_json: str,
              timed: bool = False, subpaths: tuple[Any, ...] | None = None,
-             switches: tuple[int, ...] = ()) -> ModuleState:
+             switches: tuple[int, ...] = (),
+             loops: tuple[tuple[int, tuple[Any, ...]], ...] = ()) -> ModuleState:
     """Called once by an instrumented module when it is executed."""
     namespace = getframe(1).f_globals if subpaths is not None or switches else None
     state = ModuleState(name, filename, key, sizes, meta_json, timed, subpaths, namespace,
-                        switches)
+                        switches, loops)
     _modules.append(state)
     if subpaths is not None:
         _subpath_modules.append(state)
@@ -523,12 +553,14 @@ def set_hooks(*, after_fork_in_child: Any = None, after_fork_in_parent: Any = No
     _hooks["after_fork_in_parent"] = after_fork_in_parent
 
 
-def _copy_table(table: Any, reset: bool) -> dict[int, int]:
+def _copy_table(table: Any, reset: bool, size: int = -1) -> dict[int, int]:
+    """The counts of ``table``; a list's slots from ``size`` on (a spare slot) and a
+    hash table's :data:`~pathprof.runtime.stopping.PARKED` key are left out."""
     if isinstance(table, list):
-        copy = table[:]
+        copy = table[:size] if size >= 0 else table[:]
         counts = {i: c for i, c in enumerate(copy) if c}
     else:
-        counts = {i: c for i, c in dict(table).items() if c}
+        counts = {i: c for i, c in dict(table).items() if c and i is not PARKED}
     if reset:
         for i, c in counts.items():
             table[i] -= c
@@ -552,7 +584,8 @@ def take_snapshot(reset: bool = True) -> list[Snapshot]:
     result = []
     for state in list(_modules):
         state.drain()
-        paths = [_copy_table(table, reset) for table in state.counters]
+        paths = [_copy_table(table, reset, size)
+                 for table, size in zip(state.counters, state.sizes, strict=True)]
         times = [_copy_table(table, reset) for table in state.times]
         cuts: list[dict[tuple[int, int], int]] = []
         for table_c in state.cuts:

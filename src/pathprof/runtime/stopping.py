@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-__all__ = ["FirstSeen", "Unseen", "arm", "new_table", "watcher"]
+__all__ = ["PARKED", "FirstSeen", "Parked", "Unseen", "arm", "new_table", "watcher"]
 
 #: What hears of first runs: an object with ``seen(state, index, number)``, set by
 #: the profiler while a coverage mode measures (None: nobody listens).
@@ -94,21 +94,58 @@ class FirstSeen(dict):  # type: ignore[type-arg]
         return dict, (dict(self),)  # a plain dict of counts (see Unseen.__reduce__)
 
 
-def new_table(state: Any, index: int, size: int) -> Any:
+class Parked:
+    """The register of a call while a loop of it runs its original body
+    (:class:`pathprof.python.rewrite.LoopSwitch`): the path under way is one
+    already known, and nothing it would count is recorded.
+
+    Adding to it leaves it as it is; as a list index it is -1, the spare last slot
+    a table of a function with such loops has (:func:`new_table`); as a hash
+    table's key it equals nothing but itself. The runtime records no path cut
+    with it (:meth:`pathprof.runtime.ModuleState.handler`), and a snapshot leaves
+    out the spare slot and the key."""
+
+    __slots__ = ()
+
+    def __add__(self, other: Any) -> Parked:
+        return self
+
+    __radd__ = __sub__ = __add__
+
+    def __index__(self) -> int:
+        return -1
+
+    def __repr__(self) -> str:
+        return "PARKED"
+
+    def __reduce__(self) -> str:
+        return "PARKED"
+
+
+#: The one parked register.
+PARKED = Parked()
+
+
+def new_table(state: Any, index: int, size: int, spare: bool = False) -> Any:
     """A watched function's empty counter table: a list of ``size`` slots, or a hash
-    table for ``size`` -1."""
+    table for ``size`` -1; with ``spare``, a list has one more slot at its end, for
+    counts made with the :data:`PARKED` register (it is never reported)."""
     if size < 0:
         return FirstSeen(state, index)
     table: list[Any] = [0] * size
     table[:] = [Unseen(state, index, number, table) for number in range(size)]
+    if spare:
+        table.append(0)
     return table
 
 
-def arm(state: Any, index: int, table: Any) -> None:
+def arm(state: Any, index: int, table: Any, size: int | None = None) -> None:
     """Make every path of ``table`` report its next count as a first one, whatever
-    ran before. For counts already taken away (a snapshot): a count in the table
-    is dropped."""
+    ran before; slots past ``size`` (a spare slot) hold 0. For counts already taken
+    away (a snapshot): a count in the table is dropped."""
     if isinstance(table, list):
-        table[:] = [Unseen(state, index, number, table) for number in range(len(table))]
+        slots = len(table) if size is None else size
+        table[:] = [*(Unseen(state, index, number, table) for number in range(slots)),
+                    *([0] * (len(table) - slots))]
     else:
         table.clear()
