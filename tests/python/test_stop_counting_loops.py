@@ -173,7 +173,7 @@ def _hidden_paths(state: Any, index: int) -> set[int]:
 
 
 @pytest.mark.parametrize("when", ["basis", "paths"])
-@pytest.mark.parametrize("name,source", [("long_call", LONG_CALL),
+@pytest.mark.parametrize(("name", "source"), [("long_call", LONG_CALL),
                                          ("raises", RAISES_FROM_THE_ORIGINAL_BODY),
                                          ("many_paths", MANY_PATHS)])
 def test_loops_go_back_inside_one_call_and_coverage_stays_exact(
@@ -185,7 +185,7 @@ def test_loops_go_back_inside_one_call_and_coverage_stays_exact(
     times than their iterations ran (their original body ran instead)."""
     path = _write(tmp_path, name, source)
     plain = load_plain(path, f"pathprof_loops_plain_{name}_{when}")
-    full_result, full, full_state = _measure(path, None, _drive)
+    full_result, full, _ = _measure(path, None, _drive)
     result, seen, state = _measure(path, when, _drive)
     assert result == full_result == plain.drive()
     assert {_line(source, index, k) for index, k in state.loops_back} == GO_BACK[name]
@@ -219,15 +219,16 @@ def _counts(path: Path, when: str | None) -> tuple[Any, list[dict[int, int]], An
     return result, paths, (cuts, raised, unattributed), state
 
 
-@pytest.mark.parametrize("name,source", [("long_call", LONG_CALL),
+@pytest.mark.parametrize(("name", "source"), [("long_call", LONG_CALL),
                                          ("raises", RAISES_FROM_THE_ORIGINAL_BODY),
                                          ("many_paths", MANY_PATHS)])
-def test_only_body_paths_go_uncounted(tmp_path: Path, name: str, source: str) -> None:
+def test_only_hidden_paths_go_uncounted(tmp_path: Path, name: str, source: str) -> None:
     """A loop's normal exit, the first iteration of each loop entry and every path
-    that starts outside a switched loop's body keep their exact counts; a body path
-    is counted at most as often as counting every run counts it, and less in all
-    (a loop can go back as it is left for the last time); no path cut by an exception in an original body is recorded (the
-    register was parked), while the calls that raised are all counted."""
+    that starts outside a switched loop's body keep their exact counts; a hidden
+    path is counted at most as often as counting every run counts it, and less in
+    all (a loop can go back as it is left for the last time); no path cut by an
+    exception in an original body is recorded (the register was parked), while
+    the calls that raised are all counted."""
     path = _write(tmp_path, name, source)
     _, full, (full_cuts, full_raised, _), _ = _counts(path, None)
     _, paths, (cuts, raised, unattributed), state = _counts(path, "basis")
@@ -273,12 +274,14 @@ def test_a_hash_table_keeps_parked_counts_apart(tmp_path: Path) -> None:
     loaded = load_instrumented(path, "pathprof_loops_wide_table", mark_probes=False,
                                switches=True)
     (plan,) = [p for p in loaded.instrumented.functions if p.cfg.qualname == "wide"]
-    assert plan.kind is CounterKind.HASH and plan.loop_switches
+    assert plan.kind is CounterKind.HASH
+    assert plan.loop_switches
     table = stopping.new_table(None, 0, -1)
     table[stopping.PARKED] += 1
     table[stopping.PARKED] += 1
     table[-1] += 1
-    assert table[stopping.PARKED] == 2 and table[-1] == 1
+    assert table[stopping.PARKED] == 2
+    assert table[-1] == 1
     sys.modules.pop("pathprof_loops_wide_table", None)
 
 
@@ -299,7 +302,8 @@ def test_a_list_table_counts_parked_paths_in_its_spare_slot() -> None:
     assert table == [table[0], table[1], table[2], 2]
     assert heard == []  # never a first run
     stopping.arm(None, 0, table, 3)
-    assert table[3] == 0 and type(table[0]) is stopping.Unseen
+    assert table[3] == 0
+    assert type(table[0]) is stopping.Unseen
     assert 7 + stopping.PARKED is stopping.PARKED
     assert stopping.PARKED - 3 is stopping.PARKED
 
@@ -320,8 +324,9 @@ def test_which_loops_can_go_back() -> None:
             ast.Module(body=loop.node.body, type_ignores=[]))
         ranges = loop.hidden_paths(fp.numbering)
         spanning = loop.spanning_paths(fp.numbering)
-        assert spanning and all(any(first <= n < first + count for first, count in ranges)
-                                for n in spanning)
+        assert spanning
+        assert all(any(first <= n < first + count for first, count in ranges)
+                   for n in spanning)
 
 
 def test_spanning_paths_span_every_body_path() -> None:
