@@ -1016,7 +1016,7 @@ def wrap_loop_switches(fp: FunctionPlan) -> None:
             if @pp_o<k>: <original body>
             else: <measured body>        # its backedges may set @pp_o<k>
         else:
-            if @pp_o<k>: @pp_r = <start value>
+            @pp_r = (@pp_r, <start value>)[@pp_o<k>]
             <measured else>
 
     The first iteration of every loop entry is measured (its path comes from
@@ -1036,12 +1036,16 @@ def wrap_loop_switches(fp: FunctionPlan) -> None:
         choose.end_lineno, choose.end_col_offset = test.end_lineno, test.end_col_offset
         node.body = [choose]
         if not (isinstance(node, ast.While) and is_constant_true(node.test)):
-            restore = _artificial(ast.If(test=_load(mode), orelse=[], body=[
-                _assign(REGISTER, _const(loop.start_value))]))
+            # @pp_r = (@pp_r, <start>)[@pp_o<k>]: no jump, so no new block, whose code
+            # without a location would leave CPython 3.12 a return without a line.
+            restore = _assign(REGISTER, ast.Subscript(
+                value=ast.Tuple(elts=[_load(REGISTER), _const(loop.start_value)],
+                                ctx=ast.Load()),
+                slice=_load(mode), ctx=ast.Load()))
             after = _first_code(node.orelse)
             if after is not None:
-                _locate_at([restore], after)  # type: ignore[list-item]
-            node.orelse.insert(0, restore)  # type: ignore[arg-type]
+                _locate_at([restore], after)
+            node.orelse.insert(0, restore)
         stmts, _ = _parents(fp.cfg.node)[id(node)]
         init = _assign(mode, _const(False))
         _locate_at([init], _first_evaluated(node.test if isinstance(node, ast.While)
