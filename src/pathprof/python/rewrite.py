@@ -1036,21 +1036,40 @@ def wrap_loop_switches(fp: FunctionPlan) -> None:
         choose.end_lineno, choose.end_col_offset = test.end_lineno, test.end_col_offset
         node.body = [choose]
         if not (isinstance(node, ast.While) and is_constant_true(node.test)):
-            # @pp_r = (@pp_r, <start>)[@pp_o<k>]: no jump, so no new block, whose code
-            # without a location would leave CPython 3.12 a return without a line.
-            restore = _assign(REGISTER, ast.Subscript(
-                value=ast.Tuple(elts=[_load(REGISTER), _const(loop.start_value)],
-                                ctx=ast.Load()),
-                slice=_load(mode), ctx=ast.Load()))
-            after = _first_code(node.orelse)
-            if after is not None:
-                _locate_at([restore], after)
-            node.orelse.insert(0, restore)
+            _restore_on_exit(node, mode, loop.start_value)
         stmts, _ = _parents(fp.cfg.node)[id(node)]
         init = _assign(mode, _const(False))
         _locate_at([init], _first_evaluated(node.test if isinstance(node, ast.While)
                                             else node.iter))
         stmts.insert(next(i for i, stmt in enumerate(stmts) if stmt is node), init)
+
+
+def _restore_on_exit(node: ast.For | ast.AsyncFor | ast.While, mode: str, start: int
+                     ) -> None:
+    """At the start of ``node``'s ``else``: ``if @pp_o<k>: @pp_r = <start>``.
+
+    Code after a jump starts a block of its own; code there without a location
+    would leave CPython 3.12 the function's return after it without a line. So the
+    test and the inserted code after it are located at the line the loop ends on
+    (its ``for``'s iterable, its ``while``'s test), which runs just before anyway;
+    where that line is not one line, the jump-free ``@pp_r = (@pp_r,
+    <start>)[@pp_o<k>]`` does it."""
+    line = _loop_exit_line(node)
+    if line is None or _probe_line != -1:
+        restore = _assign(REGISTER, ast.Subscript(
+            value=ast.Tuple(elts=[_load(REGISTER), _const(start)], ctx=ast.Load()),
+            slice=_load(mode), ctx=ast.Load()))
+        after = _first_code(node.orelse)
+        if after is not None:
+            _locate_at([restore], after)
+        node.orelse.insert(0, restore)
+        return
+    node.orelse.insert(0, _artificial(ast.If(  # type: ignore[arg-type]
+        test=_load(mode), body=[_assign(REGISTER, _const(start))], orelse=[])))
+    inserted = 0
+    while inserted < len(node.orelse) and _is_inserted(node.orelse[inserted]):
+        inserted += 1
+    _locate_at(node.orelse[:inserted], _line_anchor(line))
 
 
 def add_switch(fp: FunctionPlan, original: list[ast.stmt]) -> None:
