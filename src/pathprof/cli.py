@@ -831,8 +831,8 @@ def _command_diff(args: argparse.Namespace) -> int:
     old, new = load(args.old), load(args.new)
     stopped = sum(1 for m in (old, new) for fn in m.functions if fn.stopped)
     if stopped:
-        warn(f"{stopped} function profile(s) here stopped counting once their basis was full "
-             "(pytest --pathprof's default): their counts and paths are lower bounds, so "
+        warn(f"{stopped} function profile(s) here stopped counting (--stop-counting basis, "
+             "pytest --pathprof's default): their counts and paths are lower bounds, so "
              "changes in them may be where counting stopped, not what ran; compare runs "
              "made with --pathprof-stop-counting=never (or run --stop-counting never)")
     diff = diff_profiles(old, new, threshold=args.threshold, min_count=args.min_count)

@@ -20,7 +20,8 @@ Invariant: for every function, ``0 <= paths_run <= paths_possible`` and
 sums over their functions. Paths cut short by an exception are not complete paths
 and count neither as run nor towards the basis.
 
-A function that stopped counting once its basis was full (``--stop-counting``)
+A function that stopped counting (``--stop-counting``: it, or a loop of it, went back
+to its original code)
 keeps exact basis figures; its paths run are a lower bound, which
 :attr:`CoverageTotals.lower_bound` carries up to its file's and the total's figures.
 """

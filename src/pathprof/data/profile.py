@@ -149,8 +149,9 @@ class FunctionProfile:
     #: of the calls ``raised`` counts, generators their consumer closed early
     closed: int = 0
     unattributed: int = 0
-    #: Coverage that stops paying: the function went back to its original code in
-    #: some run once its paths spanned its basis (or all ran), so its counts, its
+    #: Coverage that stops paying: the function, or a loop of it, went back to its
+    #: original code in some run once its paths spanned its basis (or all ran, or,
+    #: for a loop, the paths it hides), so its counts, its
     #: paths run and whatever else it counted are lower bounds; its basis
     #: coverage, lines and branches are exact (:mod:`pathprof.measure.stopping`).
     stopped: bool = False

@@ -59,9 +59,10 @@ def stopped_note(coverage: PathCoverage) -> str | None:
     if not stopped:
         return None
     count = f"{len(stopped):,} function{'s' if len(stopped) != 1 else ''}"
-    return (f"≥ ≤: {count} stopped counting (stop counting = basis): each went back to "
-            "its original code once the paths that ran spanned its basis, and the paths "
-            "it ran after that are not known. Basis figures, lines and branches are exact.")
+    return (f"≥ ≤: {count} stopped counting (--stop-counting): each, or a loop of it, "
+            "went back to its original code once the paths that ran told all its basis "
+            "can, and the paths it ran after that are not known. Basis figures, lines and "
+            "branches are exact.")
 
 
 def path_brief(fn: FunctionProfile, path: Path) -> str:
@@ -205,7 +206,7 @@ def _render_function_missing(fn: FunctionCoverage, console: Console, limit: int)
     head.append(f"  {printable_path(profile.file)}:{profile.first_line}", style="dim")
     if fn.totals.lower_bound:
         head.append(f"  at most {fn.totals.missed:,} of {fn.totals.possible:,} missed "
-                    "(stopped counting once its basis was full)")
+                    "(it stopped counting: later paths are not known)")
     else:
         head.append(f"  {fn.totals.missed:,} of {fn.totals.possible:,} missed")
     console.print(head)

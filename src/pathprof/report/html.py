@@ -181,9 +181,10 @@ def _function_page(measurement: Measurement, fn: FunctionProfile, page: str) -> 
                         prediction_text)
 
 
-STOPPED_NOTE = (" This function went back to its original code once the paths that ran "
-                "spanned its basis (--stop-counting): its counts are lower bounds, and a path "
-                "shown as missed may have run after that; its basis coverage is exact.")
+STOPPED_NOTE = (" This function, or a loop of it, went back to its original code once the "
+                "paths that ran told all its basis can (--stop-counting): its counts are "
+                "lower bounds, and a path shown as missed may have run after that; its basis "
+                "coverage is exact.")
 
 
 def _at_least(totals: CoverageTotals) -> str:

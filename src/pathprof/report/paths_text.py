@@ -118,8 +118,8 @@ def render_function(measurement: Measurement, fn: FunctionProfile, top: int,
         head.append(f" · {_count(fn.closed, 'call')} closed early (the generator's consumer "
                     "stopped)")
     if fn.stopped:
-        head.append(" · stopped counting once its paths spanned its basis: counts are lower "
-                    "bounds", style="yellow")
+        head.append(" · stopped counting (it or a loop of it went back to its original "
+                    "code): counts are lower bounds", style="yellow")
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     paths = fn.paths[:top]
     count_width = max(5, *(len(f"{p.count:,}") for p in paths)) if paths else 5
