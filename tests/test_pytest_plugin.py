@@ -352,7 +352,8 @@ def test_functions_stop_counting_once_their_basis_is_full(tmp_path: Path) -> Non
     assert (report["two"]["basis_covered"], report["two"]["basis_dimension"]) == (3, 3)
     assert (report["two"]["paths_run"], report["two"]["paths_run_at_least"]) == (3, True)
     assert "≥3" in stopping["out"]
-    assert "at most 1 of 4 missed (it stopped counting: later paths are not known)" in stopping["out"]
+    assert ("at most 1 of 4 missed (it stopped counting: later paths are "
+            "not known)") in stopping["out"]
     assert "1 function stopped counting" in stopping["out"]
     for args in (("--pathprof-stop-counting=never",), ("--pathprof-context=test",)):
         assert profile(*args)["counts"] == {"sign": (52, False), "nested": (5, False),

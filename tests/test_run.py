@@ -297,7 +297,8 @@ def test_stop_counting_sends_functions_back_and_says_so(project: Path) -> None:
     assert classify.paths_run == full["classify"].paths_run == 3
     assert 3 <= classify.total < full["classify"].total == 700
     report = pathprof_cli(project, "report", "--data-file", "stopping").stdout
-    assert "stopped counting (it or a loop of it went back to its original code): counts are lower bounds" in report
+    assert ("stopped counting (it or a loop of it went back to its original code): "
+            "counts are lower bounds") in report
     diff = pathprof_cli(project, "diff", "every", "stopping")
     assert "stopped counting (--stop-counting basis" in diff.stderr
 
