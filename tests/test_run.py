@@ -313,3 +313,52 @@ def test_stop_counting_refuses_what_needs_every_count(project: Path,
     assert "stop" in done.stderr
     assert "counting" in done.stderr
     assert not (project / ".pathprof").exists()
+
+
+WARNS_AT_COMPILE = '''\
+import warner
+
+
+def loops(n):
+    total = 0
+    for i in range(n):
+        while total < i:
+            if i is 1:
+                total += 2
+            total += 1
+    return total
+
+
+print(loops(4), warner.loops(4))
+'''
+
+
+@pytest.mark.parametrize("stop", ["never", "basis"])
+def test_compile_warnings_show_as_often_as_without_pathprof(tmp_path: Path, stop: str) -> None:
+    """A SyntaxWarning in a script and in a module it imports shows once each, as
+    without pathprof, although the instrumented code holds the expression thrice
+    (measured, the function's original body, the loop's); ``-W error`` fails the
+    import as Python does."""
+    (tmp_path / "script.py").write_text(WARNS_AT_COMPILE, encoding="utf-8")
+    (tmp_path / "warner.py").write_text(WARNS_AT_COMPILE.split("\n", 1)[1].rsplit(
+        "\n\nprint", 1)[0] + "\n", encoding="utf-8")
+
+    def plain(*flags: str) -> subprocess.CompletedProcess:
+        shutil.rmtree(tmp_path / "__pycache__", ignore_errors=True)
+        return subprocess.run([sys.executable, *flags, "script.py"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60, check=False)
+
+    def measured(*flags: str) -> subprocess.CompletedProcess:
+        shutil.rmtree(tmp_path / "__pycache__", ignore_errors=True)
+        return subprocess.run([sys.executable, *flags, "-m", "pathprof", "run", "--no-cache",
+                               "--stop-counting", stop, "script.py"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60, check=False)
+
+    expected, got = plain(), measured()
+    assert expected.stderr.count("SyntaxWarning") == 2  # the script's and the module's
+    assert got.stdout == expected.stdout
+    assert got.stderr.count("SyntaxWarning") == 2, got.stderr
+    failing, failed = plain("-W", "error::SyntaxWarning"), measured("-W", "error::SyntaxWarning")
+    assert failing.returncode != 0
+    assert failed.returncode == failing.returncode
+    assert failed.stderr.splitlines()[-1] == failing.stderr.splitlines()[-1]

@@ -521,7 +521,8 @@ def _main_compiler(selection: Any, options: Any) -> Any:
         plain = compile(source, filename, "exec", dont_inherit=True)  # fails as Python does
         if selection.wants("__main__", filename):
             try:
-                return compile_instrumented(source, filename, options)
+                # (its warnings were just shown, by the plain compile)
+                return compile_instrumented(source, filename, options, show_warnings=False)
             except Exception as err:  # a pathprof bug must not break the program
                 warn(f"could not instrument {filename} "
                      f"({type(err).__name__}: {err}); it runs unmeasured")

@@ -31,6 +31,7 @@ import importlib.util
 import marshal
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,11 +82,30 @@ class InstrumentOptions:
 
 
 def compile_instrumented(source: bytes, filename: str, options: InstrumentOptions,
-                         *, in_place: bool = False) -> Any:
+                         *, in_place: bool = False, show_warnings: bool = True) -> Any:
     """Instrument and compile ``source``; raises what :func:`compile` raises for bad source.
 
     With ``in_place``, returns ``(module code, prologue code)``: what
-    :mod:`pathprof.measure.inplace` needs for a module imported before measuring."""
+    :mod:`pathprof.measure.inplace` needs for a module imported before measuring.
+
+    Compile-time warnings (an ``is`` with a literal, an invalid escape sequence)
+    are the program's, shown once each as Python shows them: the instrumented tree
+    holds some of the program's expressions more than once (a function's and a
+    loop's original bodies beside the measured ones), so its own compile is
+    silenced and, if it warned, the source is compiled as written to show them, with
+    the warning filters in force (``-W error`` fails as it would). Without
+    ``show_warnings`` (the caller compiled the source itself, or Python did when the
+    module was first imported) nothing is shown."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = _compile_instrumented(source, filename, options, in_place)
+    if caught and show_warnings:
+        compile(source, filename, "exec", dont_inherit=True)
+    return result
+
+
+def _compile_instrumented(source: bytes, filename: str, options: InstrumentOptions,
+                          in_place: bool) -> Any:
     from pathprof.python.instrument import instrument_source, source_hash
 
     calls_only: Any = ()
@@ -150,7 +170,7 @@ def _write_cache(path: str, digest: bytes, filename: str, code: Any) -> None:
 
 def instrumented_code(source: bytes, filename: str, options: InstrumentOptions,
                       stats: dict[str, int] | None = None, *, in_place: bool = False,
-                      write: bool | None = None) -> Any:
+                      write: bool | None = None, show_warnings: bool = True) -> Any:
     """Instrumented code for ``source``, from the cache when it is there (with
     ``in_place``: what :func:`compile_instrumented` returns then, cached apart).
 
@@ -165,7 +185,8 @@ def instrumented_code(source: bytes, filename: str, options: InstrumentOptions,
             if stats is not None:
                 stats["cache_hits"] = stats.get("cache_hits", 0) + 1
             return code
-    code = compile_instrumented(source, filename, options, in_place=in_place)
+    code = compile_instrumented(source, filename, options, in_place=in_place,
+                                show_warnings=show_warnings)
     if stats is not None:
         stats["instrumented"] = stats.get("instrumented", 0) + 1
     if cache is not None and (write if write is not None else not sys.dont_write_bytecode):

@@ -34,6 +34,7 @@ import gc
 import os
 import sys
 import types
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -124,8 +125,12 @@ def _prepare(name: str, module: types.ModuleType, options: InstrumentOptions,
     assert filename is not None
     with open(filename, "rb") as f:
         source = f.read()
-    plain = compile(source, filename, "exec", dont_inherit=True)
-    module_code, prologue = instrumented_code(source, filename, options, stats, in_place=True)
+    # Python showed the module's compile-time warnings when it first imported it.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = compile(source, filename, "exec", dont_inherit=True)
+    module_code, prologue = instrumented_code(source, filename, options, stats, in_place=True,
+                                              show_warnings=False)
     namespace = module.__dict__
     exec(prologue, namespace)
     state = namespace[MODULE]
