@@ -5,6 +5,7 @@ in full and run plain."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sys
 from pathlib import Path
@@ -100,16 +101,26 @@ def test_random_programs_run_as_written_and_keep_their_coverage(
     code: what they return and raise, and the lines of the frames an exception
     left, are the plain program's; the paths seen span what counting every run
     finds (and, for "paths", are all of them)."""
-    path = _write(tmp_path_factory.mktemp("stop"), source)
-    plain = _plain(path)
     inputs = data.draw(st.lists(st.sampled_from(INPUTS), min_size=1, max_size=4)) * 2
+    check_random_program(_write(tmp_path_factory.mktemp("stop"), source), source, inputs,
+                         when)
+
+
+def check_random_program(path: Path, source: str, inputs: list[tuple[int, int]], when: str,
+                         stopping: Any = contextlib.nullcontext) -> Any:
+    """Run the random program at ``path`` on ``inputs`` plain, counting every run and
+    (within ``stopping()``) stopping ``when``: the same outcomes, the paths seen among
+    those counted in full, the same basis rank (for "paths": the same paths). The
+    stopping run's module state."""
+    plain = _plain(path)
 
     def runs(module: Any) -> list[Any]:
         return [_outcome(module.f, s, n, True) for s, n in inputs]
 
     expected = runs(plain)
     full_result, full, _ = _measure(path, None, runs)
-    result, seen, state = _measure(path, when, runs)
+    with stopping():
+        result, seen, state = _measure(path, when, runs)
     assert _known_difference(result, expected, source) == expected
     assert _known_difference(full_result, expected, source) == expected
     for index, meta in enumerate(state.meta["functions"]):
@@ -119,6 +130,7 @@ def test_random_programs_run_as_written_and_keep_their_coverage(
         else:
             numbering = numbering_of(meta)
             assert basis_rank(numbering, seen[index]) == basis_rank(numbering, full[index])
+    return state
 
 
 def test_first_runs_are_reported_once_and_tables_count_as_lists() -> None:

@@ -30,9 +30,9 @@ from pathprof.runtime import stopping
 from ..loading import load_instrumented, load_plain
 from .random_programs import functions
 from .test_preservation import _documented_differences, trace_events
-from .test_random_programs import _known_difference, _outcome, _plain
+from .test_random_programs import _outcome
 from .test_random_programs import _write as _write_random
-from .test_stop_counting import _measure, _state
+from .test_stop_counting import _measure, _state, check_random_program
 
 LONG_CALL = '''
 def long_call(n, data):
@@ -410,27 +410,10 @@ def test_random_programs_with_loops_alone_going_back(
     switches: what each call returns and raises, and the lines of the frames an
     exception left, are the plain program's; the paths seen span what counting
     every run finds (for "paths", they are all of them)."""
-    path = _write_random(tmp_path_factory.mktemp("loops"), source)
-    plain = _plain(path)
     inputs = data.draw(st.lists(st.sampled_from(LOOP_INPUTS), min_size=1, max_size=5)) * 3
-
-    def runs(module: Any) -> list[Any]:
-        return [_outcome(module.f, s, n, True) for s, n in inputs]
-
-    expected = runs(plain)
-    full_result, full, _ = _measure(path, None, runs)
-    with _functions_kept_measured():
-        result, seen, state = _measure(path, when, runs)
-    assert _known_difference(result, expected, source) == expected
-    assert _known_difference(full_result, expected, source) == expected
+    state = check_random_program(_write_random(tmp_path_factory.mktemp("loops"), source),
+                                 source, inputs, when, _functions_kept_measured)
     event(f"loops went back: {bool(state.loops_back)}")
-    for index, meta in enumerate(state.meta["functions"]):
-        assert seen[index] <= full[index], source
-        if when == "paths":
-            assert seen[index] == full[index], source
-        else:
-            numbering = numbering_of(meta)
-            assert basis_rank(numbering, seen[index]) == basis_rank(numbering, full[index])
 
 
 @contextlib.contextmanager
