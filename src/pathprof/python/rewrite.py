@@ -623,7 +623,6 @@ class _FunctionRewriter:
                 code = self.edge_code(eid) + self.loop_switch_code(eid, site.stmts)
                 if site.index < len(site.stmts):
                     self.original_break_code(eid, site.stmts[site.index], code)
-                if site.index < len(site.stmts):
                     _locate_at(code, _first_code(site.stmts[site.index:]) or site.stmts[site.index])
                 self.edits.add(site.stmts, site.index, code, PROBE)
             elif site.kind is SiteKind.RETURN:
@@ -964,11 +963,11 @@ def plan_loop_switches(fp: FunctionPlan) -> list[LoopSwitch]:
         if probe is None or probe.op is not ProbeOp.SET or len(into_body) != 1 \
                 or into_body[0] is None:
             continue
-        own = _own_breaks(node)
-        if any(id(stmts) in enclosed for _, stmts in own):
+        own = _loop_breaks(node)
+        if any(through or id(stmts) in enclosed for _, stmts, through in own):
             continue
-        breaks = [(b, stmts) for b, stmts in own if id(b) in ends_outer]
-        if any(id(b) in outer_breaks and id(b) not in ends_outer for b, _ in own):
+        breaks = [b for b, _, _ in own if id(b) in ends_outer]
+        if any(id(b) in outer_breaks and id(b) not in ends_outer for b, _, _ in own):
             continue  # (no such break is known: its code would be lost)
         memo: dict[int, Any] = {}
         original = _original_copy(node.body, memo)
@@ -976,35 +975,9 @@ def plan_loop_switches(fp: FunctionPlan) -> list[LoopSwitch]:
         inner_starts = tuple(sorted(edge for block, edge in path_starts.items()
                                     if block in inside and block != header))
         loops.append(LoopSwitch(node, len(loops), header, start, into_body[0], probe.value,
-                                original, {id(b): memo[id(b)] for b, _ in breaks},
+                                original, {id(b): memo[id(b)] for b in breaks},
                                 inner_starts))
     return loops
-
-
-def _own_breaks(loop: ast.For | ast.AsyncFor | ast.While
-                ) -> list[tuple[ast.Break, list[ast.stmt]]]:
-    """The ``break`` statements that leave ``loop`` (not a loop inside it), each with
-    its statement list."""
-    found: list[tuple[ast.Break, list[ast.stmt]]] = []
-
-    def visit(stmts: list[ast.stmt]) -> None:
-        for stmt in stmts:
-            if isinstance(stmt, ast.Break):
-                found.append((stmt, stmts))
-            inner_loop = isinstance(stmt, ast.For | ast.AsyncFor | ast.While)
-            for field_name in ("body", "orelse", "finalbody"):
-                inner = getattr(stmt, field_name, None)
-                if inner_loop and field_name == "body":
-                    continue  # its breaks leave it
-                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                    visit(inner)
-            for handler in getattr(stmt, "handlers", ()):
-                visit(handler.body)
-            for case in getattr(stmt, "cases", ()):
-                visit(case.body)
-
-    visit(loop.body)
-    return found
 
 
 def wrap_loop_switches(fp: FunctionPlan) -> None:
@@ -1016,12 +989,13 @@ def wrap_loop_switches(fp: FunctionPlan) -> None:
             if @pp_o<k>: <original body>
             else: <measured body>        # its backedges may set @pp_o<k>
         else:
-            @pp_r = (@pp_r, <start value>)[@pp_o<k>]
+            if @pp_o<k>: @pp_r = <start value>      # (_restore_on_exit)
             <measured else>
 
     The first iteration of every loop entry is measured (its path comes from
     outside the loop). The inserted code is located where the code that runs next
     anyway is, so tracers see no extra line."""
+    parents = _parents(fp.cfg.node)  # (statement lists stay the same objects below)
     for loop in fp.loop_switches:
         node = loop.node
         mode = loop_mode_name(loop.ordinal)
@@ -1037,7 +1011,7 @@ def wrap_loop_switches(fp: FunctionPlan) -> None:
         node.body = [choose]
         if not (isinstance(node, ast.While) and is_constant_true(node.test)):
             _restore_on_exit(node, mode, loop.start_value)
-        stmts, _ = _parents(fp.cfg.node)[id(node)]
+        stmts, _ = parents[id(node)]
         init = _assign(mode, _const(False))
         _locate_at([init], _first_evaluated(node.test if isinstance(node, ast.While)
                                             else node.iter))
@@ -1309,41 +1283,45 @@ def _list_exit_line(stmts: list[ast.stmt]) -> int | None:
     return _exit_line(program[-1]) if program else None
 
 
-def _breaks_of(loop: ast.For | ast.AsyncFor | ast.While) -> list[list[ast.stmt]] | None:
-    """The statement lists that end in a ``break`` of ``loop``, or None if a break
-    of it leaves through a ``with`` or a ``finally`` (code runs between the break
-    and the loop's end) or is not the last statement of its list."""
-    found: list[list[ast.stmt]] = []
+def _loop_breaks(loop: ast.For | ast.AsyncFor | ast.While
+                 ) -> list[tuple[ast.Break, list[ast.stmt], bool]]:
+    """The ``break`` statements of ``loop`` (not of a loop inside it), each with its
+    statement list and whether it leaves through a ``with`` or a ``finally`` (code
+    runs between the break and the loop's end)."""
+    found: list[tuple[ast.Break, list[ast.stmt], bool]] = []
 
-    def visit(stmts: list[ast.stmt], through_cleanup: bool) -> bool:
-        for i, stmt in enumerate(stmts):
+    def visit(stmts: list[ast.stmt], through_cleanup: bool) -> None:
+        for stmt in stmts:
             if isinstance(stmt, ast.Break):
-                if through_cleanup or i != len(stmts) - 1:
-                    return False
-                found.append(stmts)
+                found.append((stmt, stmts, through_cleanup))
             elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
-                if not visit(stmt.orelse, through_cleanup):  # its body's breaks are its own
-                    return False
+                visit(stmt.orelse, through_cleanup)  # its body's breaks are its own
             elif isinstance(stmt, ast.If):
-                if not (visit(stmt.body, through_cleanup)
-                        and visit(stmt.orelse, through_cleanup)):
-                    return False
+                visit(stmt.body, through_cleanup)
+                visit(stmt.orelse, through_cleanup)
             elif isinstance(stmt, ast.With | ast.AsyncWith):
-                if not visit(stmt.body, True):
-                    return False
+                visit(stmt.body, True)
             elif isinstance(stmt, ast.Try | ast.TryStar):
                 inner = through_cleanup or bool(stmt.finalbody)
-                lists = [stmt.body, stmt.orelse, *(h.body for h in stmt.handlers)]
-                if not all(visit(part, inner) for part in lists):
-                    return False
-                if not visit(stmt.finalbody, through_cleanup):
-                    return False
-            elif isinstance(stmt, ast.Match) and not all(
-                    visit(case.body, through_cleanup) for case in stmt.cases):
-                return False
-        return True
+                for part in (stmt.body, stmt.orelse, *(h.body for h in stmt.handlers)):
+                    visit(part, inner)
+                visit(stmt.finalbody, through_cleanup)
+            elif isinstance(stmt, ast.Match):
+                for case in stmt.cases:
+                    visit(case.body, through_cleanup)
 
-    return found if visit(loop.body, False) else None
+    visit(loop.body, False)
+    return found
+
+
+def _breaks_of(loop: ast.For | ast.AsyncFor | ast.While) -> list[list[ast.stmt]] | None:
+    """The statement lists that end in a ``break`` of ``loop``, or None if a break
+    of it leaves through a ``with`` or a ``finally`` or is not the last statement
+    of its list."""
+    breaks = _loop_breaks(loop)
+    if any(through or stmts[-1] is not brk for brk, stmts, through in breaks):
+        return None
+    return [stmts for _, stmts, _ in breaks]
 
 
 def _time_path(table: str, probe: Probe) -> list[ast.stmt]:
