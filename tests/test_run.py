@@ -362,3 +362,32 @@ def test_compile_warnings_show_as_often_as_without_pathprof(tmp_path: Path, stop
     assert failing.returncode != 0
     assert failed.returncode == failing.returncode
     assert failed.stderr.splitlines()[-1] == failing.stderr.splitlines()[-1]
+
+
+def test_a_warning_another_thread_issues_during_an_instrumented_compile_is_kept(
+        tmp_path: Path) -> None:
+    """The compile's warnings are caught with the (global) warning filters: one that
+    is not the compiled file's goes out again, not lost."""
+    import warnings
+
+    from pathprof.measure.importhook import InstrumentOptions, compile_instrumented
+
+    source = b"def f(x):\n    return x is 1\n"
+
+    def warns_elsewhere(*args: object, **kwargs: object) -> object:
+        warnings.warn_explicit("from another thread", UserWarning, "elsewhere.py", 7)
+        return real(*args, **kwargs)
+
+    import pathprof.measure.importhook as importhook
+
+    real = importhook._compile_instrumented
+    importhook._compile_instrumented = warns_elsewhere  # type: ignore[assignment]
+    try:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            compile_instrumented(source, str(tmp_path / "m.py"), InstrumentOptions())
+    finally:
+        importhook._compile_instrumented = real  # type: ignore[assignment]
+    assert [(str(w.message), w.filename, w.lineno) for w in seen
+            if w.category is UserWarning] == [("from another thread", "elsewhere.py", 7)]
+    assert [w.lineno for w in seen if w.category is SyntaxWarning] == [2]

@@ -95,11 +95,18 @@ def compile_instrumented(source: bytes, filename: str, options: InstrumentOption
     silenced and, if it warned, the source is compiled as written to show them, with
     the warning filters in force (``-W error`` fails as it would). Without
     ``show_warnings`` (the caller compiled the source itself, or Python did when the
-    module was first imported) nothing is shown."""
+    module was first imported) nothing is shown. The warning filters are global:
+    a warning another thread issues meanwhile is caught too, and issued again
+    here, under the filters in force."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = _compile_instrumented(source, filename, options, in_place)
-    if caught and show_warnings:
+    own = [w for w in caught if w.filename == filename]
+    for other in caught:
+        if other.filename != filename:
+            warnings.warn_explicit(other.message, other.category, other.filename,
+                                   other.lineno, source=other.source)
+    if own and show_warnings:
         compile(source, filename, "exec", dont_inherit=True)
     return result
 
