@@ -56,11 +56,22 @@ class _Function:
         self.first = {}
         jumps_only: dict[tuple[int, int], list[int]] = {}
         for offset in range(0, len(self.code.co_code), 2):
+            if blockmap.positions[offset // 2][0] is None:
+                # The compiler's own plumbing at no location (the cleanup that
+                # unbinds an ``except ... as name`` as an exception leaves the
+                # clause): it starts no piece.
+                continue
             located = blockmap.locate_piece(offset)
             if located is None:
                 continue
             key = (located[0], located[1])
             op = blockmap.opname(offset)
+            prefixed = offset
+            while op == "EXTENDED_ARG" and prefixed + 2 < len(self.code.co_code):
+                # The tracer reports a prefixed instruction at its prefix (3.11: the
+                # FOR_ITER of a loop whose exit is far away): the two are one.
+                prefixed += 2
+                op = blockmap.opname(prefixed)
             if op in _PLUMBING_OPS:
                 continue
             if op in _BOOKKEEPING_OPS:

@@ -66,6 +66,29 @@ def test_main_looks_like_pythons(tmp_path: Path, kind: str) -> None:
     assert measured == plain
 
 
+def test_an_exception_whose_traceback_the_program_cleared_stays_what_it_was(
+        tmp_path: Path) -> None:
+    """A top-100 project's suite re-raises after ``e.__traceback__ = None``: the
+    observer read the traceback's ``tb_lasti`` and raised AttributeError instead
+    (issue 34 §1). The corpus's ``edited_exceptions.py`` has the other shapes."""
+    source = """
+        def f():
+            try:
+                raise ValueError("boom")
+            except ValueError as e:
+                e.__traceback__ = None
+                raise
+        try:
+            f()
+        except Exception as e:
+            print("caught", type(e).__name__, e)
+    """
+    for command in (("run",), ("run", "--mode", "edge"), ("run", "--metric", "time"),
+                    ("count",)):
+        plain, measured = run_both(tmp_path, source, command=command)
+        assert measured == plain == "0\ncaught ValueError boom\n", command
+
+
 def test_an_uncaught_exception_prints_the_programs_traceback_only(tmp_path: Path) -> None:
     """The same traceback as plain Python: the program's frames, none of pathprof's."""
     plain, measured = run_both(tmp_path, """

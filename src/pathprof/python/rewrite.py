@@ -72,8 +72,9 @@ from pathprof.python.cfg import (
 #: 12: with OSP's countdown, no path counts. 13: a generator's exit key says
 #: whether it was closed. 14: a function with a loop holds its counter table in a
 #: local. 15: in a coverage mode, a loop whose hidden paths are all known runs
-#: its original body for the rest of the loop.
-CODE_VERSION = 15
+#: its original body for the rest of the loop. 16: an exit reads a lasti from a
+#: traceback entry of its own frame only (the program may clear or replace it).
+CODE_VERSION = 16
 
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
@@ -1367,29 +1368,42 @@ def exception_position() -> list[ast.expr]:
     """``lasti`` of the leaving exception in this frame, the frame's code, and the
     lasti of the exception's context (-1 if none), with C calls and attribute loads
     only: evaluated as the exception leaves, nothing can raise anew (a call into
-    Python could, at the recursion limit). ``_@pp_rt`` must offer ``exception`` and
-    ``getframe``."""
-    def runtime_call(name: str) -> ast.expr:
-        return ast.Call(func=ast.Attribute(value=_load(RUNTIME), attr=name, ctx=ast.Load()),
-                        args=[], keywords=[])
+    Python could, at the recursion limit). ``_@pp_rt`` must offer ``exception``,
+    ``getframe`` and ``getattr``.
 
-    lasti = ast.Attribute(value=ast.Attribute(value=runtime_call("exception"),
-                                              attr="__traceback__", ctx=ast.Load()),
-                          attr="tb_lasti", ctx=ast.Load())
-    code = ast.Attribute(value=runtime_call("getframe"), attr="f_code", ctx=ast.Load())
+    A lasti is read only from a traceback entry of this very frame, and is -1
+    otherwise: the program may have cleared the exception's ``__traceback__``
+    (``e.__traceback__ = None; raise``), given it another frame's, or chained
+    another exception as its context; a bare ``raise`` adds no entry for the frame
+    it runs in. The test is ``(tb.tb_frame is frame) * (tb.tb_lasti + 1) - 1``,
+    through ``getattr`` with defaults: no conditional expression, since CPython
+    3.13.0 fails to compile a ``:=`` in one inside an except clause ("Invalid
+    CFG, stack underflow")."""
+    def runtime(name: str) -> ast.expr:
+        return ast.Attribute(value=_load(RUNTIME), attr=name, ctx=ast.Load())
+
+    def call(func: ast.expr, *args: ast.expr) -> ast.expr:
+        return ast.Call(func=func, args=list(args), keywords=[])
+
+    def getattr_or(value: ast.expr, name: str, default: Any) -> ast.expr:
+        return call(runtime("getattr"), value, _const(name), _const(default))
+
+    def lasti_here(exc: ast.expr) -> ast.expr:
+        tb = getattr_or(exc, "__traceback__", None)
+        here = ast.Compare(left=getattr_or(tb, "tb_frame", None), ops=[ast.Is()],
+                           comparators=[call(runtime("getframe"))])
+        plus_one = ast.BinOp(left=getattr_or(tb, "tb_lasti", -1), op=ast.Add(),
+                             right=_const(1))
+        return ast.BinOp(left=ast.BinOp(left=here, op=ast.Mult(), right=plus_one),
+                         op=ast.Sub(), right=_const(1))
+
+    exception = call(runtime("exception"))
+    code = ast.Attribute(value=call(runtime("getframe")), attr="f_code", ctx=ast.Load())
     # Raised while matching an except clause, the exception's own instruction is the
     # clause's: where the path was is where its context (the exception being
-    # matched, caught in this frame) was raised. getattr with defaults, not a
-    # conditional expression: CPython 3.13.0 fails to compile a := in a conditional
-    # inside an except clause ("Invalid CFG, stack underflow").
-    def getattr_or(value: ast.expr, name: str, default: Any) -> ast.expr:
-        return ast.Call(func=_load("getattr"), args=[value, _const(name), _const(default)],
-                        keywords=[])
-
-    context = ast.Attribute(value=runtime_call("exception"), attr="__context__",
-                            ctx=ast.Load())
-    context_lasti = getattr_or(getattr_or(context, "__traceback__", None), "tb_lasti", -1)
-    return [lasti, code, context_lasti]
+    # matched, caught in this frame) was raised.
+    context = getattr_or(call(runtime("exception")), "__context__", None)
+    return [lasti_here(exception), code, lasti_here(context)]
 
 
 def _note_exit(fp: FunctionPlan, register: ast.expr) -> list[tuple[str, ast.expr]]:

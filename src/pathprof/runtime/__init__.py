@@ -43,6 +43,7 @@ clock = time.perf_counter_ns
 #: What instrumented code calls as an exception leaves a function: C functions only.
 exception = sys.exception
 getframe = sys._getframe
+getattr = builtins.getattr
 #: What a generator's ``close()`` throws in: a generator's exit key says whether it
 #: was that (the generator's consumer stopped early), compared by identity.
 closed_type = GeneratorExit
@@ -375,8 +376,10 @@ class ModuleState(InstrumentedModule):
         "raise" (a raise statement), "return-exit" or "continue-exit" (a with's
         ``__exit__`` called on the way out of a return or continue), "return-value"
         (a return statement computing its value)."""
-        while exc is not None:
-            tb = exc.__traceback__
+        seen = set()  # the program may have chained its exceptions in a cycle
+        while exc is not None and id(exc) not in seen:
+            seen.add(id(exc))
+            tb = getattr(exc, "__traceback__", None)
             if tb is None or tb.tb_frame is not frame:
                 return None
             located = self._blockmap(index, frame.f_code).locate(tb.tb_lasti)
@@ -384,7 +387,7 @@ class ModuleState(InstrumentedModule):
                 return located
             # Raised while matching an except clause: the exception being matched
             # (its context) tells where the path was.
-            exc = exc.__context__
+            exc = getattr(exc, "__context__", None)
         return None
 
 

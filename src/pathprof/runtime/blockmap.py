@@ -112,7 +112,11 @@ class BlockMap:
 
     def locate_piece(self, offset: int) -> tuple[int, int, str] | None:
         """``(block, piece, how)``: as :meth:`locate`, and which piece of the block
-        (its index in the block's pieces) the instruction belongs to."""
+        (its index in the block's pieces) the instruction belongs to. An offset
+        outside the code (-1: the exception left no traceback entry in the frame)
+        is None."""
+        if not 0 <= offset < len(self.ops):
+            return None
         while self.opname(offset) == "EXTENDED_ARG" and offset + 2 < len(self.ops):
             offset += 2  # a prefix of the next instruction: the two execute as one
         span = self.position(offset)

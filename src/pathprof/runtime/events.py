@@ -27,6 +27,7 @@ first -- so the notes of one thread are applied in the order they were made.
 
 from __future__ import annotations
 
+import builtins
 import sys
 import threading
 from typing import Any
@@ -39,6 +40,7 @@ __all__ = ["EventBudgetExceeded", "EventModule", "assign", "drain", "local", "mo
 #: What instrumented code calls as an exception leaves a function: C functions only.
 exception = sys.exception
 getframe = sys._getframe
+getattr = builtins.getattr
 
 #: Exit notes: (module, function, register, exact count or None, lasti, code,
 #: context lasti, thread table, the activation's base or None (see
@@ -220,7 +222,9 @@ class EventModule(InstrumentedModule):
                             exc: BaseException | None) -> int:
         """The frame's exact count where ``exc`` left the code of this frame."""
         located = None
-        while exc is not None and located is None:
+        seen = set()  # the program may have chained its exceptions in a cycle
+        while exc is not None and located is None and id(exc) not in seen:
+            seen.add(id(exc))
             tb = exc.__traceback__
             while tb is not None and tb.tb_frame is not frame:
                 tb = tb.tb_next
