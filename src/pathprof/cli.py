@@ -7,7 +7,6 @@ Exit codes: 0 success, 1 a pathprof error (message printed, no traceback),
 from __future__ import annotations
 
 import argparse
-import atexit
 import contextlib
 import json
 import os
@@ -533,35 +532,61 @@ def _main_compiler(selection: Any, options: Any) -> Any:
 
 def _run_program(args: argparse.Namespace, path: str | None, program_args: list[str],
                  start: Any, stop: Any, compile_main: Any) -> int:
-    """Run the program between ``start()`` and ``stop()``; its exit status."""
-    from pathprof.measure.execfile import run_module, run_script
+    """Run the program between ``start()`` and ``stop()``; its exit status.
+
+    Everything here is pathprof's own work (:data:`pathprof.runtime.own_work`: what
+    it runs of a measured module is not counted) except the program's code: its
+    body, then what Python runs after it, before the measurement stops (the threads
+    it waits for, the ``atexit`` handlers)."""
+    from pathprof import runtime
 
     status = OK
-    start()
-    try:
-        if args.module:
-            run_module(args.program, program_args)
-        else:
-            assert path is not None
-            argv0 = args.program if os.path.exists(args.program) else path
-            run_script(path, program_args, compile_main, argv0)
-    except SystemExit as exit_:
-        status = _exit_status(exit_.code)
-    except PathprofError:
-        raise
-    except BaseException:
-        exc_type, exc, tb = sys.exc_info()
-        while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-            tb = tb.tb_next
-        if exc is not None:  # the hook (and whatever it calls) reads the traceback here
-            exc.__traceback__ = tb
-        _report_uncaught(exc_type, exc, tb)
-        status = INTERRUPTED if isinstance(exc, KeyboardInterrupt) else ERR
-    finally:
-        stop()
+    with runtime.own_work:
+        start()
+        try:
+            status = _run_between(args, path, program_args, compile_main)
+        finally:
+            stop()
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
     return status
+
+
+def _run_between(args: argparse.Namespace, path: str | None, program_args: list[str],
+                 compile_main: Any) -> int:
+    """:func:`_run_program`'s part while the measurement runs: the program, then what
+    Python does as it ends, in the program's ``__main__``, ``sys.argv`` and
+    ``sys.path``: report an uncaught exception, wait for the threads, run the exit
+    handlers (those registered before the program started as pathprof's own work)."""
+    from pathprof import runtime
+    from pathprof.measure.execfile import ExitBoundary, finish_as_python, run_module, run_script
+
+    boundary = ExitBoundary(runtime.own_work)
+
+    def ending(ended: BaseException | None) -> int:
+        status = OK
+        if isinstance(ended, SystemExit):
+            status = _exit_status(ended.code)
+        elif isinstance(ended, PathprofError):
+            raise ended
+        elif ended is not None:
+            tb = ended.__traceback__
+            while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+                tb = tb.tb_next
+            ended.__traceback__ = tb  # the hook (and whatever it calls) reads it here
+            with runtime.own_work.released():  # the program's hook, if it set one
+                _report_uncaught(type(ended), ended, tb)
+            status = INTERRUPTED if isinstance(ended, KeyboardInterrupt) else ERR
+        finish_as_python(runtime.own_work, boundary)
+        return status
+
+    if args.module:
+        return run_module(args.program, program_args, program=runtime.own_work.released,
+                          ending=ending)
+    assert path is not None
+    argv0 = args.program if os.path.exists(args.program) else path
+    return run_script(path, program_args, compile_main, argv0,
+                      program=runtime.own_work.released, ending=ending)
 
 
 #: The program ended by an uncaught KeyboardInterrupt: after saving, pathprof dies
@@ -589,6 +614,7 @@ def _die_of_sigint() -> None:
 
 
 def _command_run(args: argparse.Namespace) -> int:
+    from pathprof import runtime
     from pathprof.measure.children import ChildMeasurement
     from pathprof.measure.profiler import Profiler, save_on_sigterm
 
@@ -611,20 +637,19 @@ def _command_run(args: argparse.Namespace) -> int:
     compile_main = _main_compiler(profiler.selection, profiler.options)
     save_on_sigterm(profiler)
     children = ChildMeasurement(profiler.child_settings())
-    children.start()
-    # Python's exit after an uncaught KeyboardInterrupt: the program's atexit handlers
-    # run (registered later, they run first), then the process kills itself with SIGINT.
-    interrupted: list[bool] = []
-    atexit.register(lambda: interrupted and _die_of_sigint())
     status = ERR
-    try:
-        status = _run_program(args, path, program_args, profiler.start, profiler.stop,
-                              compile_main)
-    finally:
-        children.stop()
-        profiler.save_at_end()  # saved elsewhere, if it must be: it says where, in one line
+    with runtime.own_work:
+        children.start()
+        try:
+            status = _run_program(args, path, program_args, profiler.start, profiler.stop,
+                                  compile_main)
+        finally:
+            children.stop()
+            profiler.save_at_end()  # saved elsewhere, if it must be: it says where
     if status == INTERRUPTED:
-        interrupted.append(True)
+        # Python's exit after an uncaught KeyboardInterrupt: the program's atexit
+        # handlers ran (finish_as_python), then the process kills itself with SIGINT.
+        _die_of_sigint()
         return ERR
     return status
 
@@ -894,8 +919,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "coverage": _command_coverage, "html": _command_html, "diff": _command_diff,
                 "lcov": _command_export, "xml": _command_export,
                 "combine": _command_combine, "erase": _command_erase}
+    from pathprof import runtime
+
     try:
-        return handlers[args.command](args)
+        # pathprof's own work, not the program's: what it runs of a module measured
+        # in place is not counted (a command that runs a program releases it there)
+        with runtime.own_work:
+            return handlers[args.command](args)
     except PathprofError as err:
         print(f"pathprof: {err}", file=sys.stderr)
         return ERR

@@ -33,6 +33,7 @@ import sysconfig
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pathprof import runtime
 from pathprof.messages import warn
 
 __all__ = ["VARIABLE", "ChildMeasurement"]
@@ -89,6 +90,10 @@ class ChildMeasurement:
 
     def before_child(self, what: str, env: dict[str, str] | None = None) -> None:
         """A child is about to start a new interpreter: make sure it will measure."""
+        with runtime.own_work:
+            self._before_child(what, env)
+
+    def _before_child(self, what: str, env: dict[str, str] | None) -> None:
         if env is not None and VARIABLE not in env:
             env[VARIABLE] = self.value
         if self._written or self._failed:

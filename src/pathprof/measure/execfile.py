@@ -8,6 +8,7 @@ not parse raises the same :class:`SyntaxError` plain Python would.
 
 from __future__ import annotations
 
+import atexit
 import builtins
 import importlib.machinery
 import os
@@ -15,15 +16,21 @@ import runpy
 import shutil
 import sys
 import sysconfig
+import traceback
 import types
 from collections.abc import Callable, Sequence
-from typing import Any
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any, Protocol
 
 from pathprof.exceptions import ConfigError
 
-__all__ = ["resolve_program", "run_module", "run_script"]
+__all__ = ["ExitBoundary", "finish_as_python", "resolve_program", "run_module", "run_script"]
 
 CompileFn = Callable[[bytes, str], Any]
+#: What the program's own code runs in: a context manager factory
+#: (:meth:`pathprof.runtime.own_work.released` in a run, so that the runner's work
+#: around it is pathprof's, not the program's).
+ProgramWindow = Callable[[], AbstractContextManager[Any]]
 
 
 def resolve_program(name: str) -> tuple[str, bool]:
@@ -52,25 +59,65 @@ def resolve_program(name: str) -> tuple[str, bool]:
     raise ConfigError(f"no such file or program: {name}")
 
 
+#: What to do once the program's code has ended, with the exception that ended it
+#: (None: it ran to its end): what Python does then (report it, wait for threads,
+#: run the exit handlers), before ``sys.argv``, ``sys.path`` and ``__main__`` are
+#: put back. Its result is the run's result.
+Ending = Callable[[BaseException | None], Any]
+
+
+def _main_module(**attributes: Any) -> types.ModuleType:
+    """A fresh ``__main__`` with what the interpreter gives its own: the
+    :mod:`builtins` module as ``__builtins__`` and, before 3.14 (PEP 649), an empty
+    ``__annotations__``."""
+    main = types.ModuleType("__main__")
+    main.__builtins__ = builtins  # type: ignore[attr-defined]
+    if sys.version_info < (3, 14):
+        main.__annotations__ = {}
+    for name, value in attributes.items():
+        setattr(main, name, value)
+    return main
+
+
+def _run(run: Callable[[], object], program: ProgramWindow, ending: Ending | None) -> Any:
+    """``run()`` inside ``program()``; then ``ending`` (see :data:`Ending`), outside
+    it (``ending`` opens it again for what is the program's) and outside any
+    ``except`` clause, so that what it runs sees no exception being handled, as
+    Python's exit handlers see none."""
+    if ending is None:
+        with program():
+            run()
+        return None
+    ended: BaseException | None = None
+    with program():
+        try:
+            run()
+        except BaseException as exc:  # the program's: handed to ``ending``
+            ended = exc
+    try:
+        return ending(ended)
+    finally:
+        ended = None  # no cycle through the traceback's frames
+
+
 def run_script(path: str, args: Sequence[str], compile_fn: CompileFn,
-               argv0: str | None = None) -> None:
+               argv0: str | None = None, program: ProgramWindow = nullcontext,
+               ending: Ending | None = None) -> Any:
     """Execute ``path`` as ``__main__`` with ``sys.argv = [argv0 or path, *args]``.
 
     ``__main__`` gets what ``python script.py`` gives it: ``__file__`` (absolute),
     ``__builtins__`` (the :mod:`builtins` module), a source ``__loader__``,
-    ``__spec__`` and ``__package__`` None, ``__cached__`` None."""
+    ``__spec__`` and ``__package__`` None, ``__cached__`` None, and
+    ``__annotations__`` where Python gives one. Only the script's code (and
+    ``ending``) runs inside ``program()``: ``python script.py`` runs no Python code
+    of its own around it."""
     try:
         with open(path, "rb") as f:
             source = f.read()
     except OSError as err:
         raise ConfigError(f"cannot read {path}: {err.strerror}") from err
-    main = types.ModuleType("__main__")
-    main.__file__ = path
-    main.__builtins__ = builtins  # type: ignore[attr-defined]
-    main.__cached__ = None  # type: ignore[attr-defined]
-    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
-    main.__spec__ = None
-    main.__package__ = None
+    main = _main_module(__file__=path, __cached__=None, __spec__=None, __package__=None,
+                        __loader__=importlib.machinery.SourceFileLoader("__main__", path))
     old_main = sys.modules.get("__main__")
     old_argv, old_path0 = sys.argv, sys.path[0] if sys.path else None
     sys.modules["__main__"] = main
@@ -82,7 +129,7 @@ def run_script(path: str, args: Sequence[str], compile_fn: CompileFn,
         sys.path.append(directory)
     try:
         code = compile_fn(source, path)
-        exec(code, main.__dict__)
+        return _run(lambda: exec(code, main.__dict__), program, ending)
     finally:
         sys.argv = old_argv
         if old_path0 is not None:
@@ -91,21 +138,98 @@ def run_script(path: str, args: Sequence[str], compile_fn: CompileFn,
             sys.modules["__main__"] = old_main
 
 
-def run_module(name: str, args: Sequence[str]) -> None:
-    """Execute module ``name`` as ``__main__`` (``python -m name``); the import
-    hook, already installed, instruments it if it is selected."""
+def run_module(name: str, args: Sequence[str], program: ProgramWindow = nullcontext,
+               ending: Ending | None = None) -> Any:
+    """Execute module ``name`` as ``__main__``, as ``python -m name`` does: through
+    :mod:`runpy`'s own ``_run_module_as_main``, in a fresh ``__main__`` module, all
+    of it inside ``program()``. The import hook, already installed, instruments the
+    module if it is selected. A module that cannot be found is a
+    :class:`~pathprof.exceptions.ConfigError`; what the module itself fails to
+    import is the program's error."""
+    old_main = sys.modules.get("__main__")
     old_argv = sys.argv
-    sys.argv = [name, *args]
+    sys.argv = ["-m", *args]
+    sys.modules["__main__"] = _main_module()
     if sys.path and sys.path[0] != os.getcwd():
         sys.path.insert(0, os.getcwd())
+    not_found = f"{sys.executable}: No module named {name}"
+
+    def ending_or_not_found(ended: BaseException | None) -> Any:
+        if isinstance(ended, SystemExit) and ended.code == not_found:
+            raise ConfigError(f"no module named {name}")
+        if ending is None:
+            if ended is not None:
+                raise ended
+            return None
+        return ending(ended)
+
     try:
-        runpy.run_module(name, run_name="__main__", alter_sys=True)
-    except ImportError as err:
-        # runpy says "No module named x" (no quotes) for the module itself; an import
-        # the module makes says "No module named 'y'" and is the program's error.
-        if (getattr(err, "name", None) == name
-                or str(err) in (f"No module named {name}", f"No module named {name!r}")):
-            raise ConfigError(f"no module named {name}") from None
-        raise
+        return _run(lambda: runpy._run_module_as_main(name),  # type: ignore[attr-defined]
+                    program, ending_or_not_found)
     finally:
         sys.argv = old_argv
+        if old_main is not None:
+            sys.modules["__main__"] = old_main
+
+
+class OwnWork(Protocol):
+    """What :func:`finish_as_python` needs of :data:`pathprof.runtime.own_work`."""
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(self, *exc: object) -> object: ...
+
+    def released(self) -> AbstractContextManager[Any]: ...
+
+
+class ExitBoundary:
+    """Where the program's ``atexit`` handlers end and those registered before it
+    started begin (by the interpreter's start-up, by pathprof and by the modules
+    pathprof imported): registered as the program starts, it runs after every handler
+    the program registered (handlers run last registered first) and enters
+    ``own_work``, so that the handlers left are not counted as the program's."""
+
+    def __init__(self, own_work: OwnWork) -> None:
+        self._own_work = own_work
+        self.crossed = False
+        atexit.register(self)
+
+    def __call__(self) -> None:
+        self.crossed = True
+        self._own_work.__enter__()
+
+
+def finish_as_python(own_work: OwnWork, boundary: ExitBoundary) -> None:
+    """What the interpreter does once ``__main__``'s code has ended, before it exits:
+    wait for the threads that are not daemons (after the threading module's own exit
+    calls, which stop ``concurrent.futures`` workers), then run the ``atexit``
+    handlers, last registered first. Called by a run before it saves, so that the
+    profile holds what these run; the interpreter's own calls of both, at exit,
+    then find nothing left to do (both are idempotent). Called as pathprof's own
+    work (``own_work`` held); it is released for what is the program's: the threads'
+    shutdown where the program has threads to wait for or threading exit calls (the
+    threading module itself may be there only because pathprof imported it), and
+    the exit handlers the program registered (see :class:`ExitBoundary`).
+
+    A KeyboardInterrupt while waiting for the threads is reported as Python reports
+    it and the handlers still run."""
+    import threading
+
+    current = threading.current_thread()
+    waits = getattr(threading, "_threading_atexits", None) or any(
+        thread is not current and not thread.daemon and thread.is_alive()
+        for thread in threading.enumerate())
+    if waits:
+        try:
+            with own_work.released():
+                threading._shutdown()  # type: ignore[attr-defined]
+        except KeyboardInterrupt:
+            sys.stderr.write(f"Exception ignored in: {threading!r}\n")
+            traceback.print_exc()
+    try:
+        with own_work.released():
+            atexit._run_exitfuncs()  # type: ignore[attr-defined]
+    finally:
+        if boundary.crossed:
+            boundary.crossed = False
+            own_work.__exit__(None, None, None)

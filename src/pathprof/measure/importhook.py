@@ -289,9 +289,12 @@ class ImportHook(importlib.abc.MetaPathFinder):
             self._busy = False
         if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
             return spec
-        if not self.selection.wants(fullname, spec.origin):
-            return spec
-        spec.loader = InstrumentingLoader(fullname, spec.origin, self)
+        # The finders asked above are what the import would have asked anyway (the
+        # program's calls); choosing is pathprof's own work.
+        with runtime.own_work:
+            if not self.selection.wants(fullname, spec.origin):
+                return spec
+            spec.loader = InstrumentingLoader(fullname, spec.origin, self)
         return spec
 
     def _find_other(self, fullname: str, path: Any, target: Any) -> Any:

@@ -121,6 +121,10 @@ class Profiler:
     # -- start and stop -------------------------------------------------------
 
     def start(self) -> Profiler:
+        with runtime.own_work:
+            return self._start()
+
+    def _start(self) -> Profiler:
         global _active
         if _active is not None and _active is not self:
             raise ConfigError("another pathprof Profiler is already running")

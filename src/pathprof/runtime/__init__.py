@@ -539,6 +539,49 @@ class _OwnWork:
                 for namespace, real, _scratch in self._shared:
                     namespace.update(real)
 
+    def released(self) -> _Released:
+        """Inside a ``with own_work``: the program's own code runs in ``with
+        own_work.released():`` (a script's body, the threads and exit handlers the
+        interpreter waits for), so what it runs counts. pathprof's hooks inside it (an
+        import, a save on a signal) enter ``own_work`` again as usual; the depth the
+        caller held is back after. (A class of its own, not :mod:`contextlib`, which
+        may be a measured module.)"""
+        return _Released(self)
+
+    def _release(self) -> int:
+        with self._lock:
+            held, self._depth = self._depth, 0
+            if held:
+                for namespace, real, _scratch in self._shared:
+                    namespace.update(real)
+            return held
+
+    def _hold_again(self, held: int) -> None:
+        with self._lock:
+            self._depth += held
+            if held and self._depth == held:
+                for namespace, _real, scratch in self._shared:
+                    namespace.update(scratch)
+
+    @property
+    def active(self) -> bool:
+        """Whether pathprof's own work is under way (in some thread)."""
+        return self._depth > 0
+
+
+class _Released:
+    """See :meth:`_OwnWork.released`."""
+
+    def __init__(self, work: _OwnWork) -> None:
+        self._work = work
+        self._held = 0
+
+    def __enter__(self) -> None:
+        self._held = self._work._release()
+
+    def __exit__(self, *exc: object) -> None:
+        self._work._hold_again(self._held)
+
 
 own_work = _OwnWork()
 
