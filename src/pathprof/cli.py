@@ -514,10 +514,11 @@ def _program(args: argparse.Namespace) -> tuple[str | None, list[str], list[str]
 
 def _main_compiler(selection: Any, options: Any) -> Any:
     """Compile the main script instrumented if it is selected, plainly otherwise."""
+    from pathprof.measure.execfile import compile_script
     from pathprof.measure.importhook import compile_instrumented
 
     def compile_main(source: bytes, filename: str) -> object:
-        plain = compile(source, filename, "exec", dont_inherit=True)  # fails as Python does
+        plain = compile_script(source, filename)  # fails as Python does
         if selection.wants("__main__", filename):
             try:
                 # (its warnings were just shown, by the plain compile)

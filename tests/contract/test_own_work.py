@@ -142,7 +142,9 @@ def test_what_runs_after_the_main_code_is_measured(tmp_path: Path, command: str)
     if command == "run":
         assert measured.stdout == plain.stdout == "main done\nthread 1334\natexit 2\n"
         counts = {fn.qualname: fn.total for fn in pathprof.load(str(data)).functions}
-        assert counts["step"] == 1001 and counts["work"] == 1001 and counts["at_exit"] == 1
+        assert counts["step"] == 1001
+        assert counts["work"] == 1001
+        assert counts["at_exit"] == 1
     else:
         report = json.loads(measured.stdout.split("atexit 2\n", 1)[1])
         assert measured.stdout.startswith(plain.stdout)

@@ -12,6 +12,7 @@ import atexit
 import builtins
 import importlib.machinery
 import os
+import re
 import runpy
 import shutil
 import sys
@@ -24,7 +25,8 @@ from typing import Any, Protocol
 
 from pathprof.exceptions import ConfigError
 
-__all__ = ["ExitBoundary", "finish_as_python", "resolve_program", "run_module", "run_script"]
+__all__ = ["ExitBoundary", "compile_script", "finish_as_python", "resolve_program",
+           "run_module", "run_script"]
 
 CompileFn = Callable[[bytes, str], Any]
 #: What the program's own code runs in: a context manager factory
@@ -79,21 +81,29 @@ def _main_module(**attributes: Any) -> types.ModuleType:
     return main
 
 
-def _run(run: Callable[[], object], program: ProgramWindow, ending: Ending | None) -> Any:
-    """``run()`` inside ``program()``; then ``ending`` (see :data:`Ending`), outside
-    it (``ending`` opens it again for what is the program's) and outside any
-    ``except`` clause, so that what it runs sees no exception being handled, as
-    Python's exit handlers see none."""
+def _run(run: Callable[[], object], program: ProgramWindow, ending: Ending | None,
+         prepare: Callable[[], object] = lambda: None) -> Any:
+    """``prepare()``, then ``run()`` inside ``program()``; then ``ending`` (see
+    :data:`Ending`), outside it (``ending`` opens it again for what is the program's)
+    and outside any ``except`` clause, so that what it runs sees no exception being
+    handled, as Python's exit handlers see none. What ``prepare`` raises (a script
+    that does not compile) ends the program as what ``run`` raises does."""
     if ending is None:
+        prepare()
         with program():
             run()
         return None
     ended: BaseException | None = None
-    with program():
-        try:
-            run()
-        except BaseException as exc:  # the program's: handed to ``ending``
-            ended = exc
+    try:
+        prepare()
+    except Exception as exc:  # the program's: a SyntaxError, as Python reports it
+        ended = exc
+    else:
+        with program():
+            try:
+                run()
+            except BaseException as exc:  # the program's: handed to ``ending``
+                ended = exc
     try:
         return ending(ended)
     finally:
@@ -127,9 +137,10 @@ def run_script(path: str, args: Sequence[str], compile_fn: CompileFn,
         sys.path[0] = directory
     else:
         sys.path.append(directory)
+    compiled: list[Any] = []
     try:
-        code = compile_fn(source, path)
-        return _run(lambda: exec(code, main.__dict__), program, ending)
+        return _run(lambda: exec(compiled[0], main.__dict__), program, ending,
+                    lambda: compiled.append(compile_fn(source, path)))
     finally:
         sys.argv = old_argv
         if old_path0 is not None:
@@ -170,6 +181,42 @@ def run_module(name: str, args: Sequence[str], program: ProgramWindow = nullcont
         sys.argv = old_argv
         if old_main is not None:
             sys.modules["__main__"] = old_main
+
+
+#: A coding declaration (PEP 263) on one of a file's first two lines.
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
+
+
+def compile_script(source: bytes, path: str) -> Any:
+    """Compile a script's bytes as ``python script.py`` does, failing the same way.
+
+    Python reads a script file with its file tokenizer, whose error for bytes that
+    are not UTF-8 in a file with no coding declaration names the file and the line
+    ("Non-UTF-8 code starting with '\\xe9' in file ... on line 1, but no encoding
+    declared"); ``compile`` on the bytes says otherwise ("(unicode error) 'utf-8'
+    codec can't decode ..."). That case is given Python's error: before 3.14 with no
+    location, from 3.14 at the line and column ``compile`` found. (A file that
+    declares an encoding it does not follow fails as ``compile`` says.)"""
+    try:
+        return compile(source, path, "exec", dont_inherit=True)
+    except SyntaxError as err:
+        head = b"\n".join(source.split(b"\n", 2)[:2])
+        if source.startswith(b"\xef\xbb\xbf") or _CODING.search(head):
+            raise
+        try:
+            source.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            line = source.count(b"\n", 0, bad.start) + 1
+            message = (f"Non-UTF-8 code starting with '\\x{source[bad.start]:02x}' in file "
+                       f"{path} on line {line}, but no encoding declared; see "
+                       "https://peps.python.org/pep-0263/ for details")
+            if sys.version_info >= (3, 14):
+                located = SyntaxError(message, (path, err.lineno, err.offset, err.text,
+                                                err.end_lineno, err.end_offset))
+            else:
+                located = SyntaxError(message)
+            raise located from None
+        raise
 
 
 class OwnWork(Protocol):
