@@ -114,6 +114,15 @@ class SiteKind(enum.Enum):
     RETURN = "return"  #: in ``return`` statement ``stmts[index]``, after its value
     GUARD = "guard"  #: inside a ``case`` guard, before the guard is evaluated
     DISPATCH = "dispatch"  #: at the end of a ``finally``, for one continuation
+    #: before ``stmts[index]``, at the end of an ``except*`` clause (``node``: its
+    #: ``try``; ``route``: which clause end, from 1), for the clause's hand-over: its
+    #: count is noted there with the route, and made by the next clause's start or as
+    #: the exception group leaves the ``try``
+    PENDING = "pending"
+    #: before ``stmts[index]`` (after the ``try`` ``node``, or at the start of its
+    #: ``finally``), for the flow of an ``except*`` clause end into the code after
+    #: it (its group fully handled): run there when that end's note is pending
+    FLOW = "flow"
     NONE = "none"  #: nowhere: the edge must stay uninstrumented
 
 
@@ -201,6 +210,9 @@ class FunctionCfg:
     bare_raises: list[tuple[list[ast.stmt], int, BlockId]]
     #: ``except*`` handlers whose end records the path: (handler, block at its end)
     star_handler_ends: list[tuple[ast.ExceptHandler, BlockId]]
+    #: ``try`` statements with ``except*`` clauses whose ends flow on (DESIGN §4):
+    #: their clauses' hand-overs are PENDING edges
+    star_flows: list[ast.TryStar]
     #: where the function body starts (after the docstring)
     body_start: int
     #: every loop, outer before inner
@@ -283,7 +295,8 @@ def _is_irrefutable(pattern: ast.pattern) -> bool:
 class _Builder:
     """Walks one function's statements, keeping the edges that leave the code so far."""
 
-    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> None:
+    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str,
+                 star_flows_on: bool = True) -> None:
         self.node = node
         self.qualname = qualname
         self.blocks: list[Block] = []
@@ -293,6 +306,8 @@ class _Builder:
         self.route_flags: list[RouteFlag] = []
         self.bare_raises: list[tuple[list[ast.stmt], int, BlockId]] = []
         self.star_handler_ends: list[tuple[ast.ExceptHandler, BlockId]] = []
+        self.star_flows_on = star_flows_on
+        self.star_flows: list[ast.TryStar] = []
         self.context: list[_Context] = []
         self.loops: list[_Loop] = []
         self.entry = self.new_block("entry", f"entry to {qualname}")
@@ -591,6 +606,7 @@ class _Builder:
             self.body(node.orelse)
             exits = self.pending
         handler_exits: list[_Pending] = []
+        ends: list[tuple[ast.ExceptHandler, list[_Pending]]] = []
         for handler in node.handlers:
             block = self.new_block("handler", f"except at line {handler.lineno}")
             self.restarts.append(Restart(block, "except*" if star else "handler", handler))
@@ -598,15 +614,35 @@ class _Builder:
             self.open = block
             self.body(handler.body)
             if star:
-                for p in self.pending:
-                    # An except* body hands over to the next matching clause or to the
-                    # code after the try: its path ends here.
-                    self.edge(p.src, self.exit, "except* done", p.site)
-                    self.star_handler_ends.append((handler, p.src))
+                ends.append((handler, self.pending))
             else:
                 handler_exits.extend(self.pending)
+        # The end of an except* clause hands its group's rest over to the next matching
+        # clause, or the try re-raises what no clause handled: a transfer, which ends
+        # the path ("except* done"). Or the group is fully handled and the clause flows
+        # on to the code after the try, with no cut, as an ordinary handler's end does.
+        # Which of the two happens is known only after the clause: the hand-over is
+        # noted at the clause's end (a PENDING edge) and counted when it happens. Where
+        # a clause's end has no place for code (it ends in a finally's dispatch), every
+        # clause of the try ends its path, and the code after the try restarts one.
+        flows_on = star and self.star_flows_on and all(
+            p.site.kind is SiteKind.INSERT for _handler, pending in ends for p in pending)
+        if flows_on:
+            self.star_flows.append(node)  # type: ignore[arg-type]
+        after = ((node.finalbody, 0) if node.finalbody else (stmts, index + 1))
+        route = 0
+        for handler, pending in ends:
+            for p in pending:
+                route += 1
+                site = (Site(SiteKind.PENDING, p.site.stmts, p.site.index, node, route)
+                        if flows_on else p.site)
+                self.edge(p.src, self.exit, "except* done", site)
+                self.star_handler_ends.append((handler, p.src))
+                if flows_on:
+                    handler_exits.append(_Pending(p.src, p.label, Site(
+                        SiteKind.FLOW, after[0], after[1], node, route)))
         exits = exits + handler_exits
-        if star:
+        if star and not flows_on:
             after = self.new_block("after-try*", f"after try at line {node.lineno}")
             self.restarts.append(Restart(after, "except*", node))
             self.connect(exits, after)
@@ -708,7 +744,8 @@ def _docstring_length(body: list[ast.stmt]) -> int:
     return 0
 
 
-def build_cfg(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> FunctionCfg:
+def build_cfg(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str,
+              star_flows_on: bool = True) -> FunctionCfg:
     """Build the CFG of one function.
 
     Parameters
@@ -716,6 +753,10 @@ def build_cfg(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> Fu
     node : ast.FunctionDef or ast.AsyncFunctionDef
     qualname : str
         The function's qualified name (``Class.method``, ``outer.<locals>.inner``).
+    star_flows_on : bool
+        Whether the end of an ``except*`` clause flows on to the code after its
+        ``try`` (paths, DESIGN §4); False for event counting, which needs no paths:
+        every clause's end then ends a path, and the code after the try restarts one.
 
     Returns
     -------
@@ -724,7 +765,7 @@ def build_cfg(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> Fu
         :func:`pathprof.graph.to_dag` (so it can be numbered); edges without a site
         never form a cycle (so the spanning tree can hold them all).
     """
-    builder = _Builder(node, qualname)
+    builder = _Builder(node, qualname, star_flows_on)
     start = _docstring_length(node.body)
     first = builder.new_block("code")
     site = Site(SiteKind.INSERT, node.body, start)
@@ -760,6 +801,7 @@ def build_cfg(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> Fu
         route_flags=builder.route_flags,
         bare_raises=builder.bare_raises,
         star_handler_ends=builder.star_handler_ends,
+        star_flows=builder.star_flows,
         body_start=start,
         loops=[Loop(loop.header, frozenset(loop.body)) for loop in builder.loops],
         fall_off=fall_off,

@@ -322,13 +322,13 @@ class EventRewriter(_ins._FunctionRewriter):
     def after_statement(self, node: ast.stmt, block: Any) -> None:  # type: ignore[override]
         """After a ``with`` whose ``__exit__`` swallowed an exception: the frame's count
         was noted in ``@pp_w``; start ``block`` (the code after it) from there."""
-        stmts, index = self.location_of(node)
+        stmts, index = self.after_location(node)
         start = self.weights_of(block) - self.events.query[block]
         check = _if(_is_not_none(DONE), [
             _ins._assign(_ins.REGISTER, _plus(_name(DONE), start)),
             _ins._assign(DONE, _ins._const(None)),
         ])
-        self.edits.add(stmts, index + 1, [check], _ins.RESTART)
+        self.edits.add(stmts, index, [check], _ins.RESTART)
 
     def weights_of(self, block: int) -> int:
         return sum(self.weights[block])

@@ -282,7 +282,8 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
         raise ValueError(f"unknown event kind {kind!r}; choose from "
                          f"{', '.join(eventcode.EVENT_KINDS)}")
     tree = ast.parse(source, filename)
-    functions = [build_cfg(node, qualname) for node, qualname in iter_functions(tree)]
+    functions = [build_cfg(node, qualname, star_flows_on=False)
+                 for node, qualname in iter_functions(tree)]
     plans = [plan_function(cfg, i) for i, cfg in enumerate(functions)]
     codes = eventcode.plain_codes(tree, filename)
     key = module_key or f"{filename}:{source_hash(source)}"

@@ -56,6 +56,7 @@ from pathprof.python.cfg import (
     ROUTE_RAISE,
     FunctionCfg,
     Role,
+    Site,
     SiteKind,
     is_constant_true,
 )
@@ -74,7 +75,8 @@ from pathprof.python.cfg import (
 #: local. 15: in a coverage mode, a loop whose hidden paths are all known runs
 #: its original body for the rest of the loop. 16: an exit reads a lasti from a
 #: traceback entry of its own frame only (the program may clear or replace it).
-CODE_VERSION = 16
+#: 17: the end of an except* clause flows on; its hand-over is noted and counted later.
+CODE_VERSION = 17
 
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
@@ -123,6 +125,13 @@ def loop_switch_name(index: int, ordinal: int) -> str:
     """The module global that the runtime sets true once the hidden paths of loop
     ``ordinal`` of function ``index`` are all known (:class:`LoopSwitch`)."""
     return f"_@pp_j{index}_{ordinal}"
+
+
+def star_name(ordinal: int) -> str:
+    """The local that holds the count an ``except*`` clause of the function's
+    ``ordinal``-th flowing ``try`` noted at its end (None: none pending), for the
+    next clause's start or for the group leaving the ``try`` to make."""
+    return f"@pp_e{ordinal}"
 
 
 def loop_mode_name(ordinal: int) -> str:
@@ -609,6 +618,7 @@ class _FunctionRewriter:
     def rewrite(self) -> None:
         cfg = self.cfg
         dispatch: dict[int, dict[int, list[ast.stmt]]] = defaultdict(dict)
+        flows: dict[int, list[tuple[Site, list[ast.stmt]]]] = defaultdict(list)
         for eid, edge in enumerate(cfg.edges):
             site = edge.site
             if site.kind is SiteKind.NONE:
@@ -631,6 +641,15 @@ class _FunctionRewriter:
                                  block=edge.src)
             elif site.kind is SiteKind.GUARD:
                 self.wrap_guard(site.node, self.edge_code(eid))  # type: ignore[arg-type]
+            elif site.kind is SiteKind.PENDING:
+                assert site.stmts is not None
+                code = self.pending_code(eid)
+                if site.index < len(site.stmts):
+                    _locate_at(code, _first_code(site.stmts[site.index:])
+                               or site.stmts[site.index])
+                self.edits.add(site.stmts, site.index, code, PROBE)
+            elif site.kind is SiteKind.FLOW:
+                flows[id(site.node)].append((site, self.edge_code(eid)))
             else:  # DISPATCH
                 code = self.edge_code(eid)
                 if edge.label == "re-raise" and not code:
@@ -641,6 +660,12 @@ class _FunctionRewriter:
             self.edits.add(flag.stmts, flag.index,
                            [_assign(flag_name(self.flag_index(flag.finally_index)),
                                     _const(flag.code))], FLAG)
+        for node in cfg.star_flows:
+            stmts, index = self.location_of(node)
+            self.edits.add(stmts, index, [_assign(self.star_of(node), _const(None))], FLAG)
+            if not node.finalbody:  # with one, the finally's observer hands over
+                self.structural.append(("star", node, _observer(self.handover(node))))
+            self.flow_code(node, flows.get(id(node), []))
         self.restart_code()
         for info in cfg.finallies:
             self.finally_code(info, dispatch.get(id(info.node), {}))
@@ -648,6 +673,82 @@ class _FunctionRewriter:
     def flag_index(self, finally_index: int) -> int:
         # Route flags are locals: the same names in every function are fine.
         return finally_index
+
+    # -- except* clauses that flow on -----------------------------------------------
+
+    def star_of(self, node: ast.AST) -> str:
+        """The pending-count local of flowing ``try`` ``node`` (see :func:`star_name`)."""
+        return star_name(next(i for i, t in enumerate(self.cfg.star_flows) if t is node))
+
+    def star_try_of(self, handler: ast.ExceptHandler) -> ast.TryStar | None:
+        for node in self.cfg.star_flows:
+            if any(h is handler for h in node.handlers):
+                return node
+        return None
+
+    def pending_code(self, eid: int) -> list[ast.stmt]:
+        """At the end of an ``except*`` clause: ``@pp_e<n> = (<the count of the
+        clause's hand-over edge>, <the clause end's route>)`` -- a path number
+        (``@pp_r + k`` or ``k``) in path mode, a counter slot (-1 for a tree edge's)
+        in edge mode. Nothing else runs there: which way the clause goes on is known
+        only after it (:meth:`flow_code`, :meth:`ModuleState.handover`)."""
+        edge = self.cfg.edges[eid]
+        name = self.star_of(edge.site.node)  # type: ignore[arg-type]
+        count: ast.expr
+        if self.fp.edge_plan is not None:
+            slot = self.fp.chord_slot(eid)
+            count = _const(-1 if slot is None else slot)
+        else:
+            probe = self.plan.probes.get(self.dag.normal_edges[eid])
+            assert probe is not None, eid
+            assert probe.op in (ProbeOp.COUNT, ProbeOp.COUNT_CONST), probe
+            count = _path_index(probe)
+        return [_assign(name, ast.Tuple(elts=[count, _const(edge.site.route)],
+                                        ctx=ast.Load()))]
+
+    def flow_code(self, node: ast.TryStar, flows: list[tuple[Site, list[ast.stmt]]]) -> None:
+        """Where the code after flowing ``try`` ``node`` starts (its ``finally``, if it
+        has one): an ``except*`` clause whose group was fully handled flows on here,
+        with the code of its end's edge into it::
+
+            if @pp_e<n> is not None:
+                if @pp_e<n>[1] == 1: <flow of clause end 1>
+                elif ...
+                @pp_e<n> = None
+        """
+        name = self.star_of(node)
+        chain: list[ast.stmt] = []
+        for site, code in reversed(flows):
+            if not code:
+                continue
+            test = ast.Compare(left=ast.Subscript(value=_load(name), slice=_const(1),
+                                                  ctx=ast.Load()),
+                               ops=[ast.Eq()], comparators=[_const(site.route)])
+            chain = [ast.If(test=test, body=code, orelse=chain)]
+        body = [*chain, _assign(name, _const(None))]
+        guard = ast.If(test=ast.Compare(left=_load(name), ops=[ast.IsNot()],
+                                        comparators=[_const(None)]),
+                       body=body, orelse=[])
+        for stmt in ast.walk(guard):
+            if isinstance(stmt, ast.If):
+                _artificial_shell(stmt)
+        if not flows:
+            return
+        site = flows[0][0]
+        assert site.stmts is not None
+        located = [guard]
+        if site.index < len(site.stmts):
+            _locate_at(located, _first_code(site.stmts[site.index:]) or site.stmts[site.index])
+            setattr(guard, _LOCATED_LATER, True)
+        self.edits.add(site.stmts, site.index, located, RESTART)  # type: ignore[arg-type]
+
+    def handover(self, node: ast.AST) -> list[tuple[str, ast.expr]]:
+        """Effects of a group leaving flowing ``try`` ``node`` by an exception: the
+        hand-over noted by a clause that ran is counted (the register then says the
+        path was counted: None), and nothing is pending any more."""
+        name = self.star_of(node)
+        call = _call_module("handover", _const(self.fp.index), _load(REGISTER), _load(name))
+        return [(REGISTER, call), (name, _const(None))]
 
     def return_code(self, site: Any, code: list[ast.stmt], *, early: bool, block: int
                     ) -> None:
@@ -727,8 +828,16 @@ class _FunctionRewriter:
             start = _const(self.restart_value(restart.block))
             node = restart.node
             if restart.kind in ("handler", "except*") and isinstance(node, ast.ExceptHandler):
-                call = _call_module("handler", fidx, _load(REGISTER), start)
+                register: ast.expr = _load(REGISTER)
+                flowing = self.star_try_of(node) if restart.kind == "except*" else None
+                if flowing is not None:
+                    # A clause before this one handed its group's rest over: count that
+                    register = _call_module("handover", fidx, register,
+                                            _load(self.star_of(flowing)))
+                call = _call_module("handler", fidx, register, start)
                 code = [_assign(REGISTER, call)]
+                if flowing is not None:
+                    code.append(_assign(self.star_of(flowing), _const(None)))
                 if self.timed:
                     code.append(_restart_clock())
                 self.edits.add(node.body, 0, code, RESTART)
@@ -741,8 +850,10 @@ class _FunctionRewriter:
             # "finally" restarts are made in finally_code.
 
     def after_statement(self, node: ast.stmt, start: ast.expr) -> None:
-        """``if @pp_r is None: @pp_r = start`` right after ``node``."""
-        stmts, index = self.location_of(node)
+        """``if @pp_r is None: @pp_r = start`` right after ``node`` (a ``try`` with
+        ``except*`` clauses: where the code after its clauses starts, its
+        ``finally`` if it has one)."""
+        stmts, index = self.after_location(node)
         body = [_assign(REGISTER, start)]
         if self.timed:
             body.append(_restart_clock())
@@ -753,10 +864,19 @@ class _FunctionRewriter:
         check = ast.If(
             test=ast.Compare(left=_load(REGISTER), ops=[ast.Is()], comparators=[_const(None)]),
             body=body, orelse=[])
-        self.edits.add(stmts, index + 1, [_artificial(check)], RESTART)  # type: ignore[list-item]
+        self.edits.add(stmts, index, [_artificial(check)], RESTART)  # type: ignore[list-item]
 
     def location_of(self, node: ast.stmt) -> tuple[list[ast.stmt], int]:
         return self.parents[id(node)]
+
+    def after_location(self, node: ast.stmt) -> tuple[list[ast.stmt], int]:
+        """Where the code that runs after ``node``'s clauses starts: its ``finally``
+        for a ``try`` that has one (run before what follows the statement), else
+        right after the statement."""
+        if isinstance(node, ast.Try | ast.TryStar) and node.finalbody:
+            return node.finalbody, 0
+        stmts, index = self.location_of(node)
+        return stmts, index + 1
 
     def wrap_with(self, node: ast.With | ast.AsyncWith, after: int) -> None:
         """Record the path an exception cuts inside the body before ``__exit__`` sees
@@ -796,6 +916,8 @@ class _FunctionRewriter:
         self.edits.add(node.finalbody, len(node.finalbody), dispatch, PROBE)
         self.structural.append(("dispatch", node.finalbody, dispatch))
         effects = [*self.finally_entry(info), (flag, _const(ROUTE_RAISE))]
+        if any(t is node for t in self.cfg.star_flows):
+            effects = [*self.handover(node), *effects]
         self.structural.append(("finally", node, _observer(effects)))
 
     def finally_entry(self, info: Any) -> list[tuple[str, ast.expr]]:
@@ -1126,6 +1248,13 @@ def _apply_structural(structural: list[tuple[str, Any, Any]],
         if kind == "with":
             inner = ast.Try(body=node.body, handlers=[handler], orelse=[], finalbody=[])
             node.body = [_artificial_try(inner)]
+            continue
+        if kind == "star":
+            # try/except* (no finally): our handler sees a group the try re-raises
+            outer = ast.Try(body=[node], handlers=[handler], orelse=[], finalbody=[])
+            ast.copy_location(outer, node)  # where the program's code begins
+            stmts = parents[id(node)][0]
+            stmts[next(i for i, s in enumerate(stmts) if s is node)] = outer
             continue
         # try/finally: the user's clauses move into an inner try, and the outer one
         # gets our handler, which runs before the finally when an exception leaves.
@@ -1512,12 +1641,19 @@ def _wrap_function(fp: FunctionPlan) -> None:
     node.body = [*head, *([init] if uses_register else []), *table, *starts, wrapper]
 
 
+#: An attribute set on inserted code located at a later statement of the program
+#: (:meth:`_FunctionRewriter.flow_code`): it is not where the program's code begins.
+_LOCATED_LATER = "_pathprof_located_later"
+
+
 def _first_code(stmts: list[ast.stmt]) -> ast.AST | None:
     """The node where the first statement that compiles to code begins."""
     for stmt in stmts:
         if isinstance(stmt, ast.Global | ast.Nonlocal):
             continue
         if getattr(stmt, "lineno", -1) in (-1, PROBE_MARK_LINE):
+            continue
+        if getattr(stmt, _LOCATED_LATER, False):
             continue
         decorators = getattr(stmt, "decorator_list", None)
         return decorators[0] if decorators else stmt

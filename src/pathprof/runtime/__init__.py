@@ -271,6 +271,40 @@ class ModuleState(InstrumentedModule):
             return 0
         return start
 
+    def handover(self, index: int, register: Any, pending: Any) -> Any:
+        """An ``except*`` clause that ran handed its group's rest over -- to the next
+        matching clause, or to the ``try``'s re-raise -- instead of flowing on to
+        the code after the ``try``: count the path its end noted (``pending``:
+        ``(path number, route)``; in edge mode ``(counter slot or -1, route)``).
+        Returns the register for what comes next: None (the path was counted) if
+        something was pending, else ``register``."""
+        if pending is None:
+            return register
+        try:
+            count = pending[0]
+            if self.meta["functions"][index].get("mode") == "edge":
+                if count >= 0:
+                    self.counters[index][count] += 1
+                return None
+            frame = getframe(1)
+            if self.lengths:  # subpath sampling: the path's end, as its probe would
+                countdown[0] -= self.lengths[index][count]
+                if countdown[0] <= 0:
+                    sampler = subpath_sampler
+                    if sampler is None:
+                        countdown[0] = FAR
+                    else:
+                        sampler.path_end(self, index, count, frame)
+                return None
+            self.counters[index][count] += 1
+            if self.timed:
+                started = frame.f_locals.get("@pp_s")
+                if started is not None:
+                    self.times[index][count] += clock() - started
+        except Exception:  # never let profiling change the program's exception
+            self.unattributed[index] += 1
+        return None
+
     def cut(self, index: int, register: int | None) -> None:
         """An exception leaves a ``with`` body: record the path it cut."""
         if register is not None and register is not PARKED:
@@ -381,14 +415,36 @@ class ModuleState(InstrumentedModule):
             seen.add(id(exc))
             tb = getattr(exc, "__traceback__", None)
             if tb is None or tb.tb_frame is not frame:
-                return None
+                inner = _wrapped(exc)
+                if inner is None:
+                    return None
+                exc = inner  # the plain exception an except* clause matched
+                continue
             located = self._blockmap(index, frame.f_code).locate(tb.tb_lasti)
             if located is not None:
                 return located
-            # Raised while matching an except clause: the exception being matched
-            # (its context) tells where the path was.
-            exc = getattr(exc, "__context__", None)
+            exc = _raised_before(exc)
         return None
+
+
+def _wrapped(exc: BaseException) -> BaseException | None:
+    """The plain exception in ``exc`` if ``exc`` is a group of that one exception
+    alone: what an ``except*`` clause that matched a plain exception has (its
+    traceback is None on 3.11, the clause's from 3.12)."""
+    group = getattr(builtins, "BaseExceptionGroup", None)
+    if group is not None and isinstance(exc, group) and len(exc.exceptions) == 1:
+        inner = exc.exceptions[0]
+        if not isinstance(inner, group):
+            return inner  # type: ignore[no-any-return]
+    return None
+
+
+def _raised_before(exc: BaseException) -> BaseException | None:
+    """What an exception that was not raised where its frame's traceback entry
+    points came from: the plain exception an ``except*`` clause wrapped in a group
+    (:func:`_wrapped`), or, raised while matching an ``except`` clause, the
+    exception being matched (its context)."""
+    return _wrapped(exc) or getattr(exc, "__context__", None)
 
 
 def _state_for_key(key: str) -> ModuleState:

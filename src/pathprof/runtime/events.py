@@ -32,7 +32,14 @@ import sys
 import threading
 from typing import Any
 
-from pathprof.runtime import InstrumentedModule, assign, program_names, registers
+from pathprof.runtime import (
+    InstrumentedModule,
+    _raised_before,
+    _wrapped,
+    assign,
+    program_names,
+    registers,
+)
 
 __all__ = ["EventBudgetExceeded", "EventModule", "assign", "drain", "local", "modules",
            "pending", "program_names", "register", "registers"]
@@ -229,9 +236,13 @@ class EventModule(InstrumentedModule):
             while tb is not None and tb.tb_frame is not frame:
                 tb = tb.tb_next
             if tb is None:
-                break
+                inner = _wrapped(exc)  # the plain exception an except* clause matched
+                if inner is None:
+                    break
+                exc = inner
+                continue
             located = self.locate(index, frame.f_code, tb.tb_lasti)
-            exc = exc.__context__
+            exc = _raised_before(exc)
         return self.count_at(index, register or 0, located)
 
     def count_at(self, index: int, register: int, located: tuple[int, int, str] | None) -> int:
