@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import builtins
 import contextlib
+import errno
 import json
 import os
 import sys
@@ -391,22 +393,26 @@ def _command_count(args: argparse.Namespace) -> int:
     from pathprof.report.events_text import render_counts
 
     path, program_args, default_dirs = _program(args)
+    _check_file_destination(args.json_file, "the counts")
     counter = EventCounter(source=args.source, include=args.include, omit=args.omit,
                            default_dirs=default_dirs, kind=args.kind,
                            cache=not args.no_cache, placement=args.placement,
                            per_function=not args.total_only)
 
     compile_main = _main_compiler(counter.selection, counter.options)
+    after = _AfterTheRun()
 
     status = _run_program(args, path, program_args, counter.start, counter.stop, compile_main)
-    found = counter.totals() if args.total_only else counter.counts()
-    if args.json_file:
-        with _output(None if args.json_file == "-" else args.json_file) as output:
-            output.write(found.to_json() + "\n")
+    with after.reporting():
+        found = counter.totals() if args.total_only else counter.counts()
         if args.json_file == "-":
+            after.write(lambda out: out.write(found.to_json() + "\n"), to_stdout=True)
             return status
-    # The program's standard output is its own: the table goes to standard error.
-    render_counts(report_console(stderr=True), found, sort=args.sort, top=args.top)
+        if args.json_file:
+            after.write_file(args.json_file, found.to_json() + "\n")
+        # The program's standard output is its own: the table goes to standard error.
+        after.write(lambda out: render_counts(report_console(out), found, sort=args.sort,
+                                              top=args.top))
     return status
 
 
@@ -422,6 +428,9 @@ def _command_hot(args: argparse.Namespace) -> int:
     if args.rank == "cost" and args.costs is None:
         raise PathprofError("--rank cost needs --costs statements (block costs to rank by)")
     path, program_args, default_dirs = _program(args)
+    _check_file_destination(args.json_file, "the estimates")
+    if args.html_dir:
+        _check_directory_destination(args.html_dir, "the report")
     sampling = SubpathSampling(source=args.source, include=args.include, omit=args.omit,
                                default_dirs=default_dirs, period=args.period,
                                budget=args.memory, longest=args.longest,
@@ -435,7 +444,11 @@ def _command_hot(args: argparse.Namespace) -> int:
                                 one_sided=args.one_sided, rank=args.rank,
                                 threshold=args.threshold)
 
-    errors = Console(stderr=True)
+    hottest()  # (nothing sampled yet: imports what the estimates need, before the run)
+    if args.html_dir:
+        import pathprof.report.subpaths_html  # noqa: F401  (before the run, as above)
+    after = _AfterTheRun()
+    errors = Console(file=after.stderr) if after.stderr is not None else Console(stderr=True)
     live_view = args.live if args.live is not None else errors.is_terminal
     live = None
     if live_view:
@@ -444,36 +457,215 @@ def _command_hot(args: argparse.Namespace) -> int:
         live = Live(get_renderable=lambda: subpath_table(
             hottest(), title="Hottest subpaths so far", confidence=args.confidence),
             console=errors, refresh_per_second=2, transient=True)
-    with live if live is not None else contextlib.nullcontext():
+        live.start()
+    try:
         status = _run_program(args, path, program_args, sampling.start, sampling.stop,
                               compile_main)
-    found = hottest()
-    summary = sampling.summary()
-    document = {"format": 1, "confidence": args.confidence, "one_sided": args.one_sided,
-                "rank": args.rank, "encoding": args.encoding, "costs": args.costs,
-                **summary,
-                "subpaths": [h.to_json() for h in found]}
-    to_stdout = args.json_file == "-"
-    if args.json_file:
-        with _output(None if to_stdout else args.json_file) as output:
-            output.write(json.dumps(document, indent=2) + "\n")
-    # The program's standard output is its own: the report goes to standard error.
-    if not to_stdout:
-        render_hot(report_console(stderr=True), found, summary, confidence=args.confidence)
-    if args.html_dir:
-        _write_hot_html(document, args.html_dir, sys.stderr)
+    finally:
+        if live is not None:
+            with after.reporting(), contextlib.suppress(OSError, ValueError):
+                live.stop()  # (standard error may be closed by now)
+    with after.reporting():
+        found = hottest()
+        summary = sampling.summary()
+        document = {"format": 1, "confidence": args.confidence,
+                    "one_sided": args.one_sided, "rank": args.rank,
+                    "encoding": args.encoding, "costs": args.costs, **summary,
+                    "subpaths": [h.to_json() for h in found]}
+        text = json.dumps(document, indent=2) + "\n"
+        to_stdout = args.json_file == "-"
+        if to_stdout:
+            after.write(lambda out: out.write(text), to_stdout=True)
+        elif args.json_file:
+            after.write_file(args.json_file, text)
+        # The program's standard output is its own: the report goes to standard error.
+        if not to_stdout:
+            after.write(lambda out: render_hot(report_console(out), found, summary,
+                                               confidence=args.confidence))
+        if args.html_dir:
+            try:
+                index = _write_hot_html(document, args.html_dir)
+            except PathprofError as err:
+                after.tell(str(err))
+            else:
+                after.write(lambda out: print(f"wrote {os.path.relpath(index)}", file=out))
     return status
 
 
-def _write_hot_html(document: dict[str, Any], directory: str, tell: TextIO) -> None:
+def _write_hot_html(document: dict[str, Any], directory: str) -> str:
     from pathprof.report.subpaths_html import write_subpaths_html
 
     try:
-        index = write_subpaths_html(document, directory)
+        return write_subpaths_html(document, directory)
     except OSError as err:
         raise PathprofError(f"cannot write the report to {directory}: "
-                            f"{err.strerror}") from err
-    print(f"wrote {os.path.relpath(index)}", file=tell)
+                            f"{err.strerror or err}") from err
+    except ImportError as err:  # what the program left of the import system refused
+        raise PathprofError(f"cannot write the report to {directory}: {err}") from err
+
+
+def _check_file_destination(path: str | None, what: str) -> None:
+    """Before the program runs (``hot`` and ``count``): a PathprofError unless ``path``
+    can be written (None and ``-``, standard output: nothing to check), so that a run
+    is not wasted on a report that cannot be kept. Leaves nothing behind: an existing
+    file is opened for appending and closed; a new one is created and removed. A
+    device or a pipe is not opened (that could block): it is written at the end."""
+    if path is None or path == "-":
+        return
+    try:
+        if os.path.isdir(path):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if os.path.exists(path):
+            if os.path.isfile(path):
+                os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+            return
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        os.unlink(path)
+    except FileExistsError:  # made meanwhile, or a dangling link: written at the end
+        return
+    except OSError as err:
+        raise PathprofError(f"cannot write {what} to {path}: {err.strerror}; the program "
+                            "was not run") from err
+
+
+def _check_directory_destination(directory: str, what: str) -> None:
+    """Before the program runs: a PathprofError unless ``directory`` is a directory
+    that takes new entries, or can be made in the nearest one above it that exists.
+    Leaves nothing behind (a directory made there to try is removed)."""
+    import tempfile
+
+    existing = os.path.abspath(directory)
+    while not os.path.exists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    try:
+        if not os.path.isdir(existing):
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+        os.rmdir(tempfile.mkdtemp(prefix=".pathprof-check-", dir=existing))
+    except OSError as err:
+        raise PathprofError(f"cannot write {what} to {directory}: {err.strerror}; the "
+                            "program was not run") from err
+
+
+class _AfterTheRun:
+    """What ``hot`` and ``count`` report with once the program ran, set aside before
+    it runs. The program may leave imports blocked (a finder in ``sys.meta_path``
+    that refuses everything, an ``__import__`` that does) or standard error closed;
+    it cannot keep the report from being written where it can be:
+
+    - what the reports render with is imported before the run (the renderers, and
+      rich's lazy imports, by rendering a table once to nowhere), and while reporting
+      ``sys.meta_path`` and ``__import__`` are as pathprof found them, then the
+      program's again;
+    - reports go to the standard error (or output) pathprof started with, whatever
+      the program put in ``sys.stderr``; if the program closed it, to the other one,
+      and a line says so on the original standard error file descriptor, if it is
+      still that file;
+    - a report that cannot be written is one line, and the others are still written:
+      the program's exit status stays the command's.
+    """
+
+    def __init__(self) -> None:
+        _render_once()
+        self.imports = (list(sys.meta_path), builtins.__import__)
+        self.stdout: TextIO | None = sys.stdout
+        self.stderr: TextIO | None = sys.stderr
+        self.stderr_file = _file_identity(2)
+        self._told: set[str] = set()
+
+    @contextlib.contextmanager
+    def reporting(self) -> Iterator[None]:
+        """The import system as it was before the run, for the time of the block."""
+        program = (sys.meta_path, builtins.__import__)
+        sys.meta_path, builtins.__import__ = list(self.imports[0]), self.imports[1]
+        try:
+            yield
+        finally:
+            sys.meta_path, builtins.__import__ = program
+
+    def stream(self, to_stdout: bool = False) -> TextIO | None:
+        """Standard error (``to_stdout``: output) as pathprof found it; if the program
+        closed it, the other one, with a line saying so; None if both are closed."""
+        if to_stdout:
+            first, other = self.stdout, self.stderr
+            names = ("standard output", "standard error")
+        else:
+            first, other = self.stderr, self.stdout
+            names = ("standard error", "standard output")
+        if _open(first):
+            return first
+        if _open(other):
+            self.tell(f"the program closed {names[0]}: the report is on {names[1]}")
+            return other
+        self.tell("the program closed standard output and standard error: the report "
+                  "is lost")
+        return None
+
+    def write(self, write: Callable[[TextIO], object], *, to_stdout: bool = False) -> None:
+        """``write(stream)`` on :meth:`stream`; a failure is one line."""
+        stream = self.stream(to_stdout)
+        if stream is None:
+            return
+        try:
+            write(stream)
+            stream.flush()
+        except BrokenPipeError:  # the reader went away: as main() does
+            _quiet_stdout()
+        except (OSError, ValueError, ImportError) as err:
+            self.tell(f"cannot write the report: {err}")
+
+    def write_file(self, path: str, text: str) -> None:
+        """Write ``text`` to ``path``; a failure is one line (checked before the run,
+        the destination can still fail: a full disk, a directory removed meanwhile)."""
+        try:
+            with open(path, "w", encoding="utf-8") as file:
+                file.write(text)
+        except OSError as err:
+            self.tell(f"cannot write {path}: {err.strerror or err}")
+
+    def tell(self, message: str) -> None:
+        """``pathprof: message`` on the original standard error: the stream pathprof
+        started with, or else its file descriptor, if it is still the same file; once."""
+        if message in self._told:
+            return
+        self._told.add(message)
+        line = f"pathprof: {message}\n"
+        if self.stderr is not None and _open(self.stderr):
+            try:
+                self.stderr.write(line)
+                self.stderr.flush()
+                return
+            except (OSError, ValueError):
+                pass
+        if self.stderr_file is not None and _file_identity(2) == self.stderr_file:
+            with contextlib.suppress(OSError):
+                os.write(2, line.encode("utf-8", "replace"))
+
+
+def _open(stream: TextIO | None) -> bool:
+    return stream is not None and not getattr(stream, "closed", False)
+
+
+def _file_identity(fd: int) -> tuple[int, int] | None:
+    try:
+        found = os.fstat(fd)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def _render_once() -> None:
+    """Render a table with markup and wide characters to nowhere: rich imports what
+    it renders with (emoji codes, cell width tables) the first time it needs it."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="[bold]± →[/bold]")
+    table.add_column("±", justify="right")
+    table.add_row(Text("→ ±", style="dim"))
+    Console(file=io.StringIO(), width=40).print(table, "[dim]→[/dim]", style="dim")
 
 
 def _selection_options(parser: argparse.ArgumentParser, verb: str) -> None:
