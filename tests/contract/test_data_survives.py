@@ -190,6 +190,41 @@ def test_a_damaged_data_file_is_one_clear_error_from_every_command(
     assert data.read_bytes() == before
 
 
+@pytest.mark.parametrize("damage", list(DAMAGE), ids=list(DAMAGE))
+def test_a_run_does_not_replace_a_damaged_data_file(tmp_path: Path, damage: str) -> None:
+    """A plain run (no --append) replaces a data file of this schema, never a damaged
+    one: it is reported as every command reports it and left untouched, and the run's
+    data goes beside it."""
+    _write_program(tmp_path)
+    assert _run(tmp_path, "prog.py", "30", "0").returncode == 0
+    data = tmp_path / ".pathprof"
+    db = sqlite3.connect(data)
+    db.execute(DAMAGE[damage])
+    db.commit()
+    db.close()
+    before = data.read_bytes()
+    result = _run(tmp_path, "prog.py", "30", "3")
+    assert result.returncode == 3  # the program's own exit status
+    assert result.stdout == "300\n"
+    assert "Traceback" not in result.stderr
+    saved = _saved_to(result.stderr)
+    assert f"pathprof: {data} is damaged: " in result.stderr
+    assert " row " in result.stderr
+    assert data.read_bytes() == before
+    assert saved.parent == tmp_path
+    assert _work_total(saved) == 31
+
+
+def test_erase_refuses_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "kept").write_text("")
+    result = pathprof_cli(tmp_path, "erase", "--data-file", "results", check=False)
+    assert result.returncode == 1
+    assert result.stderr == ("pathprof: results is a directory, not a data file; it was "
+                             "left untouched\n")
+    assert (tmp_path / "results" / "kept").exists()
+
+
 def test_path_and_edge_data_are_not_mixed(tmp_path: Path) -> None:
     _write_program(tmp_path)
     assert _run(tmp_path, "prog.py", "30", "0").returncode == 0
