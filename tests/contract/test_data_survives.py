@@ -37,8 +37,14 @@ def _write_program(directory: Path) -> None:
     (directory / "prog.py").write_text(textwrap.dedent(PROGRAM))
 
 
-def _run(directory: Path, *args: str, preexec: object = None) -> subprocess.CompletedProcess:
+def _run(directory: Path, *args: str, preexec: object = None,
+         write_bytecode: bool = True) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if not write_bytecode:
+        # Under a file size limit, Python writes a .pyc cut at the limit (a short write
+        # it does not check) that every later import of the module fails on
+        # ("marshal data too short"): pathprof's own, after a change to its source.
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     return subprocess.run([sys.executable, "-m", "pathprof", "run", *args], cwd=directory,
                           env=env, capture_output=True, text=True, timeout=120,
                           preexec_fn=preexec)  # type: ignore[arg-type]
@@ -93,12 +99,41 @@ def test_a_file_size_limit_is_one_line_and_the_exit_status_kept(tmp_path: Path) 
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
 
-    result = _run(tmp_path, "--no-cache", "prog.py", "30", "4", preexec=limit)
+    result = _run(tmp_path, "--no-cache", "prog.py", "30", "4", preexec=limit,
+                  write_bytecode=False)
     assert result.returncode == 4
     assert result.stdout == "300\n"
     lines = [line for line in result.stderr.splitlines() if line]
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith(f"pathprof: cannot write {tmp_path / '.pathprof'}")
+
+
+@pytest.mark.parametrize("sigxfsz", ["ignored", "default"])
+def test_where_no_file_can_grow_the_run_is_lost_in_one_line(tmp_path: Path,
+                                                           sigxfsz: str) -> None:
+    """``ulimit -f 0``: no file can grow anywhere, so neither the data file nor a file
+    beside it nor the temporary directory (``tempfile`` finds none) takes the run:
+    one line says it is lost and why, and the exit status is the program's. SIGXFSZ
+    ignored, as ``trap '' XFSZ`` in a shell leaves it, or at its default: Python
+    ignores it as it starts either way, so a write past the limit fails (EFBIG)
+    instead of killing the process."""
+    _write_program(tmp_path)
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ,
+                      signal.SIG_IGN if sigxfsz == "ignored" else signal.SIG_DFL)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    result = _run(tmp_path, "--no-cache", "prog.py", "30", "4", preexec=limit,
+                  write_bytecode=False)
+    assert result.returncode == 4
+    assert result.stdout == "300\n"
+    lines = [line for line in result.stderr.splitlines() if line]
+    assert len(lines) == 1, result.stderr
+    assert lines[0] == (f"pathprof: cannot write {tmp_path / '.pathprof'}: disk I/O error "
+                        "(files cannot grow past 0 bytes here: ulimit -f); nowhere else "
+                        "could take this run's data either: it is lost")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["prog.py"]  # nothing left
 
 
 def test_a_data_file_path_that_cannot_be_a_file(tmp_path: Path) -> None:
