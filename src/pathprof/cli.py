@@ -484,24 +484,25 @@ def _command_hot(args: argparse.Namespace) -> int:
                                                confidence=args.confidence))
         if args.html_dir:
             try:
-                index = _write_hot_html(document, args.html_dir)
+                index = _write_hot_html(document, after.path(args.html_dir), args.html_dir)
             except PathprofError as err:
                 after.tell(str(err))
             else:
-                after.write(lambda out: print(f"wrote {os.path.relpath(index)}", file=out))
+                shown = os.path.relpath(index, after.cwd or os.curdir)
+                after.write(lambda out: print(f"wrote {shown}", file=out))
     return status
 
 
-def _write_hot_html(document: dict[str, Any], directory: str) -> str:
+def _write_hot_html(document: dict[str, Any], directory: str, shown: str) -> str:
     from pathprof.report.subpaths_html import write_subpaths_html
 
     try:
         return write_subpaths_html(document, directory)
     except OSError as err:
-        raise PathprofError(f"cannot write the report to {directory}: "
+        raise PathprofError(f"cannot write the report to {shown}: "
                             f"{err.strerror or err}") from err
     except ImportError as err:  # what the program left of the import system refused
-        raise PathprofError(f"cannot write the report to {directory}: {err}") from err
+        raise PathprofError(f"cannot write the report to {shown}: {err}") from err
 
 
 def _check_file_destination(path: str | None, what: str) -> None:
@@ -561,7 +562,9 @@ class _AfterTheRun:
       and a line says so on the original standard error file descriptor, if it is
       still that file;
     - a report that cannot be written is one line, and the others are still written:
-      the program's exit status stays the command's.
+      the program's exit status stays the command's;
+    - ``--json FILE`` and ``--html DIR`` are where they were when pathprof started,
+      wherever the program moved to (``os.chdir``).
     """
 
     def __init__(self) -> None:
@@ -570,7 +573,16 @@ class _AfterTheRun:
         self.stdout: TextIO | None = sys.stdout
         self.stderr: TextIO | None = sys.stderr
         self.stderr_file = _file_identity(2)
+        try:
+            #: where relative destinations are, whatever directory the program ends in
+            self.cwd: str | None = os.getcwd()
+        except OSError:
+            self.cwd = None
         self._told: set[str] = set()
+
+    def path(self, path: str) -> str:
+        """``path`` from the directory pathprof started in (the program may change it)."""
+        return os.path.join(self.cwd, path) if self.cwd is not None else path
 
     @contextlib.contextmanager
     def reporting(self) -> Iterator[None]:
@@ -617,7 +629,7 @@ class _AfterTheRun:
         """Write ``text`` to ``path``; a failure is one line (checked before the run,
         the destination can still fail: a full disk, a directory removed meanwhile)."""
         try:
-            with open(path, "w", encoding="utf-8") as file:
+            with open(self.path(path), "w", encoding="utf-8") as file:
                 file.write(text)
         except OSError as err:
             self.tell(f"cannot write {path}: {err.strerror or err}")

@@ -179,3 +179,24 @@ def test_a_destination_lost_during_the_run_is_one_line_and_the_table_is_printed(
                                 "pathprof: cannot write out/counts.json: ",
                                 "pathprof: cannot write the report to out/report: "))
         assert destination in line
+
+
+@pytest.mark.parametrize(("command", "options"), [
+    ("hot", ("--json", "hot.json", "--html", "report")),
+    ("count", ("--json", "counts.json")),
+])
+def test_destinations_stay_where_they_were_when_the_program_moves(
+        tmp_path: Path, command: str, options: tuple[str, ...]) -> None:
+    """A relative ``--json`` or ``--html`` is where it was checked, before the run,
+    whatever directory the program ends in."""
+    _program(tmp_path, """
+        os.mkdir("elsewhere")
+        os.chdir("elsewhere")
+    """)
+    done = _pathprof(tmp_path, *COMMANDS[command], *options, "prog.py")
+    assert done.returncode == 3, done.stderr
+    assert json.loads((tmp_path / options[1]).read_text())
+    if "--html" in options:
+        assert (tmp_path / "report" / "index.html").exists()
+        assert "wrote report/index.html" in done.stderr
+    assert list((tmp_path / "elsewhere").iterdir()) == []
