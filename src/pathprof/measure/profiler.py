@@ -282,8 +282,10 @@ class Profiler:
 
         The first save of a run replaces the data file (or adds to it with
         ``append``); later saves add. If the data file cannot be written (locked,
-        corrupt, another schema), the counts go to a new file beside it and a
-        warning names it: nothing measured is lost and nothing is overwritten.
+        corrupt, damaged, another schema), the counts go to a new file beside it (or
+        in the temporary directory) and a warning names it: nothing is overwritten,
+        and nothing measured is lost unless no file can be written anywhere, which
+        the warning then says.
         """
         with runtime.own_work:
             return self._save()
