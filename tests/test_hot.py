@@ -85,10 +85,9 @@ def test_sampled_estimates_are_unbiased_and_within_their_bounds(tmp_path: Path) 
     for seed in seeds:
         named, sampling = _sample(tmp_path, seed, False, 30_000)
         assert sampling.profiler.failures == 0
-        # Positions are counted where paths end, and again for the blocks of the paths
-        # running when observation stops: about the stream's length.
+        # Positions, counted down or observed, are the stream's length.
         blocks_run = sum(count for key, count in exact.items() if len(key) == 2) + 1
-        assert abs(sampling.summary()["positions"] - blocks_run) <= 0.02 * blocks_run
+        assert sampling.summary()["positions"] == blocks_run
         for key, found in named.items():
             within += found.low <= exact[key] <= found.high
             checked += 1
@@ -136,7 +135,7 @@ def test_a_start_beyond_the_countdowns_reach_is_counted_down_to_again(
     for seed in range(1, 11):
         named, sampling = _sample(tmp_path, seed, False, 30_000)
         assert sampling.profiler.failures == 0
-        assert abs(sampling.summary()["positions"] - blocks_run) <= 0.02 * blocks_run
+        assert sampling.summary()["positions"] == blocks_run
         for key, found in named.items():
             within += found.low <= exact[key] <= found.high
             checked += 1
@@ -271,3 +270,82 @@ def test_threshold_reports_the_subpaths_estimated_at_least_that_often(tmp_path: 
     kept = [s["estimate"] for s in json.loads((tmp_path / "hot.json").read_text())["subpaths"]]
     assert kept == [e for e in estimates if e >= cut]  # the same run (same seed): the top
     assert 0 < len(kept) < len(estimates)
+
+
+LOOP = textwrap.dedent('''
+    def total(n):
+        t = 0
+        for i in range(n):
+            t += i
+        return t
+
+
+    total(40_000)
+''')
+
+
+def test_positions_are_the_blocks_a_simple_loop_ran(tmp_path: Path) -> None:
+    """``positions`` is the stream's length: for a loop of n = 40,000 iterations,
+    2n + 3 blocks (the entry, n + 1 tests, n bodies, the return), as ``--exact``
+    (every block observed) counts them -- whatever the period, including the
+    default's, where the stretch counted down after the last sample is most of a
+    period (it was left out: 65.7k to 68.9k of 80,003)."""
+    (tmp_path / "loop.py").write_text(LOOP)
+
+    def positions(*args: str) -> int:
+        done = _hot(tmp_path, "--json", "-", *args, "loop.py")
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        assert report["failures"] == 0
+        return int(report["positions"])
+
+    blocks_run = 2 * 40_000 + 3
+    assert positions("--exact", "--period", "1000") == blocks_run
+    for period, seed in (("10000", "1"), ("10000", "5"), ("50", "2"), ("1e9", "1")):
+        assert positions("--period", period, "--seed", seed) == blocks_run, (period, seed)
+
+
+RECURSION = textwrap.dedent('''
+    def fib(n):
+        if n < 2:
+            return n
+        return fib(n - 1) + fib(n - 2)
+
+
+    def main(n):
+        return [fib(k) for k in range(n)]
+''')
+
+
+def test_positions_count_each_block_once_across_calls(tmp_path: Path) -> None:
+    """Where observing starts and stops among calls, no block is counted twice: not
+    the callers' blocks observed before observing stops (their paths are counted
+    down again in full where they end), nor those of a return counted before its
+    value computes the calls (``return fib(n - 1) + fib(n - 2)``), whose blocks went
+    out already. Every period and seed gives the length of the stream as ``exact``
+    sees it."""
+    from pathprof.subpaths import SubpathSampling
+
+    (tmp_path / "osp_recursion.py").write_text(RECURSION)
+
+    def positions(period: float, seed: int, exact: bool = False) -> int:
+        sampling = SubpathSampling(source=[str(tmp_path)], period=period, seed=seed,
+                                   exact=exact, cache=False)
+        sys.modules.pop("osp_recursion", None)
+        sys.path.insert(0, str(tmp_path))
+        sampling.start()
+        try:
+            import osp_recursion  # type: ignore[import-not-found]
+
+            osp_recursion.main(14)
+        finally:
+            sampling.stop()
+            sys.path.remove(str(tmp_path))
+        assert sampling.profiler.failures == 0
+        return int(sampling.summary()["positions"])
+
+    blocks_run = positions(1.0, 0, exact=True)
+    assert blocks_run == positions(1e9, 0)  # counted down only
+    wrong = [(period, seed) for period in (2.0, 5.0, 30.0, 300.0) for seed in range(8)
+             if positions(period, seed) != blocks_run]
+    assert wrong == []

@@ -7,7 +7,9 @@ Exit codes: 0 success, 1 a pathprof error (message printed, no traceback),
 from __future__ import annotations
 
 import argparse
+import builtins
 import contextlib
+import errno
 import json
 import os
 import sys
@@ -390,22 +392,26 @@ def _command_count(args: argparse.Namespace) -> int:
     from pathprof.report.events_text import render_counts
 
     path, program_args, default_dirs = _program(args)
+    _check_file_destination(args.json_file, "the counts")
     counter = EventCounter(source=args.source, include=args.include, omit=args.omit,
                            default_dirs=default_dirs, kind=args.kind,
                            cache=not args.no_cache, placement=args.placement,
                            per_function=not args.total_only)
 
     compile_main = _main_compiler(counter.selection, counter.options)
+    after = _AfterTheRun()
 
     status = _run_program(args, path, program_args, counter.start, counter.stop, compile_main)
-    found = counter.totals() if args.total_only else counter.counts()
-    if args.json_file:
-        with _output(None if args.json_file == "-" else args.json_file) as output:
-            output.write(found.to_json() + "\n")
+    with after.reporting():
+        found = counter.totals() if args.total_only else counter.counts()
         if args.json_file == "-":
+            after.write(lambda out: out.write(found.to_json() + "\n"), to_stdout=True)
             return status
-    # The program's standard output is its own: the table goes to standard error.
-    render_counts(report_console(stderr=True), found, sort=args.sort, top=args.top)
+        if args.json_file:
+            after.write_file(args.json_file, found.to_json() + "\n")
+        # The program's standard output is its own: the table goes to standard error.
+        after.write(lambda out: render_counts(report_console(out), found, sort=args.sort,
+                                              top=args.top))
     return status
 
 
@@ -421,6 +427,9 @@ def _command_hot(args: argparse.Namespace) -> int:
     if args.rank == "cost" and args.costs is None:
         raise PathprofError("--rank cost needs --costs statements (block costs to rank by)")
     path, program_args, default_dirs = _program(args)
+    _check_file_destination(args.json_file, "the estimates")
+    if args.html_dir:
+        _check_directory_destination(args.html_dir, "the report")
     sampling = SubpathSampling(source=args.source, include=args.include, omit=args.omit,
                                default_dirs=default_dirs, period=args.period,
                                budget=args.memory, longest=args.longest,
@@ -434,7 +443,11 @@ def _command_hot(args: argparse.Namespace) -> int:
                                 one_sided=args.one_sided, rank=args.rank,
                                 threshold=args.threshold)
 
-    errors = Console(stderr=True)
+    hottest()  # (nothing sampled yet: imports what the estimates need, before the run)
+    if args.html_dir:
+        import pathprof.report.subpaths_html  # noqa: F401  (before the run, as above)
+    after = _AfterTheRun()
+    errors = Console(file=after.stderr) if after.stderr is not None else Console(stderr=True)
     live_view = args.live if args.live is not None else errors.is_terminal
     live = None
     if live_view:
@@ -443,36 +456,227 @@ def _command_hot(args: argparse.Namespace) -> int:
         live = Live(get_renderable=lambda: subpath_table(
             hottest(), title="Hottest subpaths so far", confidence=args.confidence),
             console=errors, refresh_per_second=2, transient=True)
-    with live if live is not None else contextlib.nullcontext():
+        live.start()
+    try:
         status = _run_program(args, path, program_args, sampling.start, sampling.stop,
                               compile_main)
-    found = hottest()
-    summary = sampling.summary()
-    document = {"format": 1, "confidence": args.confidence, "one_sided": args.one_sided,
-                "rank": args.rank, "encoding": args.encoding, "costs": args.costs,
-                **summary,
-                "subpaths": [h.to_json() for h in found]}
-    to_stdout = args.json_file == "-"
-    if args.json_file:
-        with _output(None if to_stdout else args.json_file) as output:
-            output.write(json.dumps(document, indent=2) + "\n")
-    # The program's standard output is its own: the report goes to standard error.
-    if not to_stdout:
-        render_hot(report_console(stderr=True), found, summary, confidence=args.confidence)
-    if args.html_dir:
-        _write_hot_html(document, args.html_dir, sys.stderr)
+    finally:
+        if live is not None:
+            with after.reporting(), contextlib.suppress(OSError, ValueError):
+                live.stop()  # (standard error may be closed by now)
+    with after.reporting():
+        found = hottest()
+        summary = sampling.summary()
+        document = {"format": 1, "confidence": args.confidence,
+                    "one_sided": args.one_sided, "rank": args.rank,
+                    "encoding": args.encoding, "costs": args.costs, **summary,
+                    "subpaths": [h.to_json() for h in found]}
+        text = json.dumps(document, indent=2) + "\n"
+        to_stdout = args.json_file == "-"
+        if to_stdout:
+            after.write(lambda out: out.write(text), to_stdout=True)
+        elif args.json_file:
+            after.write_file(args.json_file, text)
+        # The program's standard output is its own: the report goes to standard error.
+        if not to_stdout:
+            after.write(lambda out: render_hot(report_console(out), found, summary,
+                                               confidence=args.confidence))
+        if args.html_dir:
+            try:
+                index = _write_hot_html(document, after.path(args.html_dir), args.html_dir)
+            except PathprofError as err:
+                after.tell(str(err))
+            else:
+                shown = os.path.relpath(index, after.cwd or os.curdir)
+                after.write(lambda out: print(f"wrote {shown}", file=out))
     return status
 
 
-def _write_hot_html(document: dict[str, Any], directory: str, tell: TextIO) -> None:
+def _write_hot_html(document: dict[str, Any], directory: str, shown: str) -> str:
     from pathprof.report.subpaths_html import write_subpaths_html
 
     try:
-        index = write_subpaths_html(document, directory)
+        return write_subpaths_html(document, directory)
     except OSError as err:
-        raise PathprofError(f"cannot write the report to {directory}: "
-                            f"{err.strerror}") from err
-    print(f"wrote {os.path.relpath(index)}", file=tell)
+        raise PathprofError(f"cannot write the report to {shown}: "
+                            f"{err.strerror or err}") from err
+    except ImportError as err:  # what the program left of the import system refused
+        raise PathprofError(f"cannot write the report to {shown}: {err}") from err
+
+
+def _check_file_destination(path: str | None, what: str) -> None:
+    """Before the program runs (``hot`` and ``count``): a PathprofError unless ``path``
+    can be written (None and ``-``, standard output: nothing to check), so that a run
+    is not wasted on a report that cannot be kept. Leaves nothing behind: an existing
+    file is opened for appending and closed; a new one is created and removed. A
+    device or a pipe is not opened (that could block): it is written at the end."""
+    if path is None or path == "-":
+        return
+    try:
+        if os.path.isdir(path):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if os.path.exists(path):
+            if os.path.isfile(path):
+                os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+            return
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        os.unlink(path)
+    except FileExistsError:  # made meanwhile, or a dangling link: written at the end
+        return
+    except OSError as err:
+        raise PathprofError(f"cannot write {what} to {path}: {err.strerror}; the program "
+                            "was not run") from err
+
+
+def _check_directory_destination(directory: str, what: str) -> None:
+    """Before the program runs: a PathprofError unless ``directory`` is a directory
+    that takes new entries, or can be made in the nearest one above it that exists.
+    Leaves nothing behind (a directory made there to try is removed)."""
+    import tempfile
+
+    existing = os.path.abspath(directory)
+    while not os.path.exists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    try:
+        if not os.path.isdir(existing):
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+        os.rmdir(tempfile.mkdtemp(prefix=".pathprof-check-", dir=existing))
+    except OSError as err:
+        raise PathprofError(f"cannot write {what} to {directory}: {err.strerror}; the "
+                            "program was not run") from err
+
+
+class _AfterTheRun:
+    """What ``hot`` and ``count`` report with once the program ran, set aside before
+    it runs. The program may leave imports blocked (a finder in ``sys.meta_path``
+    that refuses everything, an ``__import__`` that does) or standard error closed;
+    it cannot keep the report from being written where it can be:
+
+    - what the reports render with is imported before the run (the renderers, and
+      rich's lazy imports, by rendering a table once to nowhere), and while reporting
+      ``sys.meta_path`` and ``__import__`` are as pathprof found them, then the
+      program's again;
+    - reports go to the standard error (or output) pathprof started with, whatever
+      the program put in ``sys.stderr``; if the program closed it, to the other one,
+      and a line says so on the original standard error file descriptor, if it is
+      still that file;
+    - a report that cannot be written is one line, and the others are still written:
+      the program's exit status stays the command's;
+    - ``--json FILE`` and ``--html DIR`` are where they were when pathprof started,
+      wherever the program moved to (``os.chdir``).
+    """
+
+    def __init__(self) -> None:
+        _render_once()
+        self.imports = (list(sys.meta_path), builtins.__import__)
+        self.stdout: TextIO | None = sys.stdout
+        self.stderr: TextIO | None = sys.stderr
+        self.stderr_file = _file_identity(2)
+        try:
+            #: where relative destinations are, whatever directory the program ends in
+            self.cwd: str | None = os.getcwd()
+        except OSError:
+            self.cwd = None
+        self._told: set[str] = set()
+
+    def path(self, path: str) -> str:
+        """``path`` from the directory pathprof started in (the program may change it)."""
+        return os.path.join(self.cwd, path) if self.cwd is not None else path
+
+    @contextlib.contextmanager
+    def reporting(self) -> Iterator[None]:
+        """The import system as it was before the run, for the time of the block."""
+        program = (sys.meta_path, builtins.__import__)
+        sys.meta_path, builtins.__import__ = list(self.imports[0]), self.imports[1]
+        try:
+            yield
+        finally:
+            sys.meta_path, builtins.__import__ = program
+
+    def stream(self, to_stdout: bool = False) -> TextIO | None:
+        """Standard error (``to_stdout``: output) as pathprof found it; if the program
+        closed it, the other one, with a line saying so; None if both are closed."""
+        if to_stdout:
+            first, other = self.stdout, self.stderr
+            names = ("standard output", "standard error")
+        else:
+            first, other = self.stderr, self.stdout
+            names = ("standard error", "standard output")
+        if _open(first):
+            return first
+        if _open(other):
+            self.tell(f"the program closed {names[0]}: the report is on {names[1]}")
+            return other
+        self.tell("the program closed standard output and standard error: the report "
+                  "is lost")
+        return None
+
+    def write(self, write: Callable[[TextIO], object], *, to_stdout: bool = False) -> None:
+        """``write(stream)`` on :meth:`stream`; a failure is one line."""
+        stream = self.stream(to_stdout)
+        if stream is None:
+            return
+        try:
+            write(stream)
+            stream.flush()
+        except BrokenPipeError:  # the reader went away: as main() does
+            _quiet_stdout()
+        except (OSError, ValueError, ImportError) as err:
+            self.tell(f"cannot write the report: {err}")
+
+    def write_file(self, path: str, text: str) -> None:
+        """Write ``text`` to ``path``; a failure is one line (checked before the run,
+        the destination can still fail: a full disk, a directory removed meanwhile)."""
+        try:
+            with open(self.path(path), "w", encoding="utf-8") as file:
+                file.write(text)
+        except OSError as err:
+            self.tell(f"cannot write {path}: {err.strerror or err}")
+
+    def tell(self, message: str) -> None:
+        """``pathprof: message`` on the original standard error: the stream pathprof
+        started with, or else its file descriptor, if it is still the same file; once."""
+        if message in self._told:
+            return
+        self._told.add(message)
+        line = f"pathprof: {message}\n"
+        if self.stderr is not None and _open(self.stderr):
+            try:
+                self.stderr.write(line)
+                self.stderr.flush()
+                return
+            except (OSError, ValueError):
+                pass
+        if self.stderr_file is not None and _file_identity(2) == self.stderr_file:
+            with contextlib.suppress(OSError):
+                os.write(2, line.encode("utf-8", "replace"))
+
+
+def _open(stream: TextIO | None) -> bool:
+    return stream is not None and not getattr(stream, "closed", False)
+
+
+def _file_identity(fd: int) -> tuple[int, int] | None:
+    try:
+        found = os.fstat(fd)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def _render_once() -> None:
+    """Render a table with markup and wide characters to nowhere: rich imports what
+    it renders with (emoji codes, cell width tables) the first time it needs it."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="[bold]± →[/bold]")
+    table.add_column("±", justify="right")
+    table.add_row(Text("→ ±", style="dim"))
+    Console(file=io.StringIO(), width=40).print(table, "[dim]→[/dim]", style="dim")
 
 
 def _selection_options(parser: argparse.ArgumentParser, verb: str) -> None:
@@ -564,23 +768,28 @@ def _run_between(args: argparse.Namespace, path: str | None, program_args: list[
 
     boundary = ExitBoundary(runtime.own_work)
 
-    def ending(ended: BaseException | None) -> int:
-        status = OK
-        if isinstance(ended, SystemExit):
-            status = _exit_status(ended.code)
-        elif isinstance(ended, PathprofError):
-            raise ended
-        elif ended is not None:
+    class Ending:
+        """What Python does as the program ends (:class:`execfile.Ending`)."""
+
+        def report(self, ended: BaseException | None) -> int:
+            if isinstance(ended, SystemExit):
+                return _exit_status(ended.code)
+            if isinstance(ended, PathprofError):
+                raise ended
+            if ended is None:
+                return OK
             tb = ended.__traceback__
             while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
                 tb = tb.tb_next
             ended.__traceback__ = tb  # the hook (and whatever it calls) reads it here
             with runtime.own_work.released():  # the program's hook, if it set one
                 _report_uncaught(type(ended), ended, tb)
-            status = INTERRUPTED if isinstance(ended, KeyboardInterrupt) else ERR
-        finish_as_python(runtime.own_work, boundary)
-        return status
+            return INTERRUPTED if isinstance(ended, KeyboardInterrupt) else ERR
 
+        def finish(self) -> None:
+            finish_as_python(runtime.own_work, boundary)
+
+    ending = Ending()
     if args.module:
         return run_module(args.program, program_args, program=runtime.own_work.released,
                           ending=ending)
@@ -597,16 +806,23 @@ INTERRUPTED = -2
 
 def _report_uncaught(exc_type: Any, exc: BaseException | None, tb: Any) -> None:
     """What Python does with an exception the program did not catch: call
-    ``sys.excepthook`` (the program's own, if it set one)."""
+    ``sys.excepthook`` (the program's own, if it set one); should the hook itself
+    raise, print both as Python does."""
     try:
         sys.excepthook(exc_type, exc, tb)
-    except Exception:  # a broken hook: Python then prints both, as here
+    except BaseException as failed:  # (SystemExit too: Python reports it so)
+        hook_tb = failed.__traceback__
+        while (hook_tb is not None
+               and hook_tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR)):
+            hook_tb = hook_tb.tb_next
+        print("Error in sys.excepthook:", file=sys.stderr)
+        traceback.print_exception(type(failed), failed, hook_tb)
+        print("\nOriginal exception was:", file=sys.stderr)
         traceback.print_exception(exc_type, exc, tb)
 
 
 def _die_of_sigint() -> None:
-    import signal
-
+    signal = sys.modules.get("signal") or __import__("signal")  # (imports may not work)
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush()
         sys.stderr.flush()
@@ -647,11 +863,6 @@ def _command_run(args: argparse.Namespace) -> int:
         finally:
             children.stop()
             profiler.save_at_end()  # saved elsewhere, if it must be: it says where
-    if status == INTERRUPTED:
-        # Python's exit after an uncaught KeyboardInterrupt: the program's atexit
-        # handlers ran (finish_as_python), then the process kills itself with SIGINT.
-        _die_of_sigint()
-        return ERR
     return status
 
 
@@ -926,7 +1137,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         # pathprof's own work, not the program's: what it runs of a module measured
         # in place is not counted (a command that runs a program releases it there)
         with runtime.own_work:
-            return handlers[args.command](args)
+            status = handlers[args.command](args)
+        execfile = sys.modules.get("pathprof.measure.execfile")  # (imports may not work)
+        if execfile is not None:
+            execfile.reinstate_program()  # what the interpreter's shutdown sees
+        if status == INTERRUPTED:
+            # Python's exit after an uncaught KeyboardInterrupt: the program's atexit
+            # handlers ran (finish_as_python), the run was saved or reported, then the
+            # process kills itself with SIGINT (a shell sees 130).
+            _die_of_sigint()
+            return ERR
+        return status
     except PathprofError as err:
         print(f"pathprof: {err}", file=sys.stderr)
         return ERR

@@ -37,8 +37,14 @@ def _write_program(directory: Path) -> None:
     (directory / "prog.py").write_text(textwrap.dedent(PROGRAM))
 
 
-def _run(directory: Path, *args: str, preexec: object = None) -> subprocess.CompletedProcess:
+def _run(directory: Path, *args: str, preexec: object = None,
+         write_bytecode: bool = True) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if not write_bytecode:
+        # Under a file size limit, Python writes a .pyc cut at the limit (a short write
+        # it does not check) that every later import of the module fails on
+        # ("marshal data too short"): pathprof's own, after a change to its source.
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     return subprocess.run([sys.executable, "-m", "pathprof", "run", *args], cwd=directory,
                           env=env, capture_output=True, text=True, timeout=120,
                           preexec_fn=preexec)  # type: ignore[arg-type]
@@ -93,12 +99,41 @@ def test_a_file_size_limit_is_one_line_and_the_exit_status_kept(tmp_path: Path) 
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
 
-    result = _run(tmp_path, "--no-cache", "prog.py", "30", "4", preexec=limit)
+    result = _run(tmp_path, "--no-cache", "prog.py", "30", "4", preexec=limit,
+                  write_bytecode=False)
     assert result.returncode == 4
     assert result.stdout == "300\n"
     lines = [line for line in result.stderr.splitlines() if line]
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith(f"pathprof: cannot write {tmp_path / '.pathprof'}")
+
+
+@pytest.mark.parametrize("sigxfsz", ["ignored", "default"])
+def test_where_no_file_can_grow_the_run_is_lost_in_one_line(tmp_path: Path,
+                                                           sigxfsz: str) -> None:
+    """``ulimit -f 0``: no file can grow anywhere, so neither the data file nor a file
+    beside it nor the temporary directory (``tempfile`` finds none) takes the run:
+    one line says it is lost and why, and the exit status is the program's. SIGXFSZ
+    ignored, as ``trap '' XFSZ`` in a shell leaves it, or at its default: Python
+    ignores it as it starts either way, so a write past the limit fails (EFBIG)
+    instead of killing the process."""
+    _write_program(tmp_path)
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ,
+                      signal.SIG_IGN if sigxfsz == "ignored" else signal.SIG_DFL)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    result = _run(tmp_path, "--no-cache", "prog.py", "30", "4", preexec=limit,
+                  write_bytecode=False)
+    assert result.returncode == 4
+    assert result.stdout == "300\n"
+    lines = [line for line in result.stderr.splitlines() if line]
+    assert len(lines) == 1, result.stderr
+    assert lines[0] == (f"pathprof: cannot write {tmp_path / '.pathprof'}: disk I/O error "
+                        "(files cannot grow past 0 bytes here: ulimit -f); nowhere else "
+                        "could take this run's data either: it is lost")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["prog.py"]  # nothing left
 
 
 def test_a_data_file_path_that_cannot_be_a_file(tmp_path: Path) -> None:
@@ -188,6 +223,41 @@ def test_a_damaged_data_file_is_one_clear_error_from_every_command(
     assert lines[0].startswith("pathprof: .pathprof is damaged: ")
     assert " row " in lines[0]
     assert data.read_bytes() == before
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE), ids=list(DAMAGE))
+def test_a_run_does_not_replace_a_damaged_data_file(tmp_path: Path, damage: str) -> None:
+    """A plain run (no --append) replaces a data file of this schema, never a damaged
+    one: it is reported as every command reports it and left untouched, and the run's
+    data goes beside it."""
+    _write_program(tmp_path)
+    assert _run(tmp_path, "prog.py", "30", "0").returncode == 0
+    data = tmp_path / ".pathprof"
+    db = sqlite3.connect(data)
+    db.execute(DAMAGE[damage])
+    db.commit()
+    db.close()
+    before = data.read_bytes()
+    result = _run(tmp_path, "prog.py", "30", "3")
+    assert result.returncode == 3  # the program's own exit status
+    assert result.stdout == "300\n"
+    assert "Traceback" not in result.stderr
+    saved = _saved_to(result.stderr)
+    assert f"pathprof: {data} is damaged: " in result.stderr
+    assert " row " in result.stderr
+    assert data.read_bytes() == before
+    assert saved.parent == tmp_path
+    assert _work_total(saved) == 31
+
+
+def test_erase_refuses_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "kept").write_text("")
+    result = pathprof_cli(tmp_path, "erase", "--data-file", "results", check=False)
+    assert result.returncode == 1
+    assert result.stderr == ("pathprof: results is a directory, not a data file; it was "
+                             "left untouched\n")
+    assert (tmp_path / "results" / "kept").exists()
 
 
 def test_path_and_edge_data_are_not_mixed(tmp_path: Path) -> None:

@@ -211,8 +211,9 @@ def _split_key(key: str) -> tuple[str, str]:
 def write(path: str, run: RunInfo | list[RunInfo], functions: Iterable[FunctionProfile],
           sources: dict[tuple[str, str], str], *, append: bool = False) -> None:
     """Save one run. Without ``append`` the file is replaced atomically (but never
-    when it exists and is not a pathprof data file); with ``append`` the run is
-    added to the existing file in one transaction (created if missing)."""
+    when it exists and is not a pathprof data file, or is one whose rows are damaged:
+    :class:`DataError`, as :func:`read` reports it); with ``append`` the run is added
+    to the existing file in one transaction (created if missing)."""
     functions = list(functions)
     runs = run if isinstance(run, list) else [run]
     if append and not os.path.exists(path):
@@ -225,6 +226,9 @@ def write(path: str, run: RunInfo | list[RunInfo], functions: Iterable[FunctionP
             except OtherSchemaError:
                 if append:
                     raise
+            else:
+                if not append:
+                    _check_rows(db, path)  # what the run replaces: damaged, it stays
             if append:
                 try:
                     db.execute("BEGIN IMMEDIATE")
@@ -389,14 +393,25 @@ def read(path: str) -> Measurement:
     db = _connect(path)
     try:
         _check(db, path)
-        try:
-            return _read(db)
-        except _Damaged as err:
-            raise DataError(f"{path} is damaged: {err}; it was left untouched") from None
-        except (sqlite3.DatabaseError, ValueError, KeyError, TypeError) as err:
-            raise DataError(f"{path} is damaged ({err}); it was left untouched") from err
+        return _check_rows(db, path)
     finally:
         db.close()
+
+
+def _check_rows(db: sqlite3.Connection, path: str) -> Measurement:
+    """What the data file ``path`` (open as ``db``, of this schema) holds, every row
+    checked: :class:`DataError` naming the file and the row if one is damaged."""
+    try:
+        return _read(db)
+    except _Damaged as err:
+        raise DataError(f"{path} is damaged: {err}; it was left untouched") from None
+    except sqlite3.OperationalError as err:
+        if "locked" in str(err):
+            raise DataError(f"{path} is locked by another process (still writing it after "
+                            f"{LOCK_TIMEOUT:g} s); it was left untouched") from err
+        raise DataError(f"{path} is damaged ({err}); it was left untouched") from err
+    except (sqlite3.DatabaseError, ValueError, KeyError, TypeError) as err:
+        raise DataError(f"{path} is damaged ({err}); it was left untouched") from err
 
 
 class _Damaged(Exception):
@@ -518,7 +533,9 @@ def erase(path: str) -> list[str]:
     it (``path.*``: xdist workers, children that outlived their parent), as
     ``coverage erase`` does; returns what was removed. A file there that is not a
     pathprof data file (of any schema) is left untouched: DataError for ``path``
-    itself, skipped among the others."""
+    itself, skipped among the others; so is a directory named ``path``."""
+    if os.path.isdir(path):
+        raise DataError(f"{path} is a directory, not a data file; it was left untouched")
     removed = []
     beside = sorted(p for p in glob.glob(glob.escape(path) + ".*")
                     if not p.endswith((".tmp", "-journal")))

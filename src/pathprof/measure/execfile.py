@@ -17,6 +17,7 @@ import runpy
 import shutil
 import sys
 import sysconfig
+import threading
 import traceback
 import types
 from collections.abc import Callable, Sequence
@@ -25,8 +26,8 @@ from typing import Any, Protocol
 
 from pathprof.exceptions import ConfigError
 
-__all__ = ["ExitBoundary", "compile_script", "finish_as_python", "resolve_program",
-           "run_module", "run_script"]
+__all__ = ["Ending", "ExitBoundary", "compile_script", "finish_as_python",
+           "reinstate_program", "resolve_program", "run_module", "run_script"]
 
 CompileFn = Callable[[bytes, str], Any]
 #: What the program's own code runs in: a context manager factory
@@ -61,11 +62,41 @@ def resolve_program(name: str) -> tuple[str, bool]:
     raise ConfigError(f"no such file or program: {name}")
 
 
-#: What to do once the program's code has ended, with the exception that ended it
-#: (None: it ran to its end): what Python does then (report it, wait for threads,
-#: run the exit handlers), before ``sys.argv``, ``sys.path`` and ``__main__`` are
-#: put back. Its result is the run's result.
-Ending = Callable[[BaseException | None], Any]
+class Ending(Protocol):
+    """What Python does once the program's code has ended, before ``sys.argv``,
+    ``sys.path`` and ``__main__`` are put back."""
+
+    def report(self, ended: BaseException | None) -> Any:
+        """Report the exception that ended the program (None: it ran to its end), as
+        Python does; the result is the run's result."""
+
+    def finish(self) -> None:
+        """Then, what the interpreter does before it exits (threads, exit handlers)."""
+
+
+#: The program's ``sys.argv``, ``sys.path[0]`` and ``__main__`` as its run left
+#: them (see :func:`reinstate_program`).
+_last_program: list[Any] = []
+
+
+def reinstate_program() -> None:
+    """Put back the ``sys.argv``, ``sys.path[0]`` and ``__main__`` of the program that
+    ran last, which running it took away when it ended (so that pathprof's own work
+    after it, such as a save, imports nothing of the program's directory): called as
+    the process is about to exit, so that what runs as the interpreter shuts down
+    (``__del__`` methods, the clearing of ``__main__``'s globals) sees what it would
+    see without pathprof."""
+    if not _last_program:
+        return
+    argv, path0, main = _last_program
+    sys.argv = argv
+    if path0 is not None:
+        if sys.path:
+            sys.path[0] = path0
+        else:
+            sys.path.append(path0)
+    if main is not None:
+        sys.modules["__main__"] = main
 
 
 def _main_module(**attributes: Any) -> types.ModuleType:
@@ -82,12 +113,14 @@ def _main_module(**attributes: Any) -> types.ModuleType:
 
 
 def _run(run: Callable[[], object], program: ProgramWindow, ending: Ending | None,
-         prepare: Callable[[], object] = lambda: None) -> Any:
-    """``prepare()``, then ``run()`` inside ``program()``; then ``ending`` (see
-    :data:`Ending`), outside it (``ending`` opens it again for what is the program's)
-    and outside any ``except`` clause, so that what it runs sees no exception being
-    handled, as Python's exit handlers see none. What ``prepare`` raises (a script
-    that does not compile) ends the program as what ``run`` raises does."""
+         prepare: Callable[[], object] = lambda: None,
+         settle: Callable[[BaseException | None], object] = lambda ended: None) -> Any:
+    """``prepare()``, then ``run()`` inside ``program()``; then, outside it (``ending``
+    opens it again for what is the program's) and outside any ``except`` clause (so
+    that nothing after sees an exception being handled, as Python's exit handlers see
+    none): ``ending.report``, ``settle`` (what the interpreter does to ``__main__``
+    then) and ``ending.finish``. What ``prepare`` raises (a script that does not
+    compile) ends the program as what ``run`` raises does."""
     if ending is None:
         prepare()
         with program():
@@ -105,9 +138,12 @@ def _run(run: Callable[[], object], program: ProgramWindow, ending: Ending | Non
             except BaseException as exc:  # the program's: handed to ``ending``
                 ended = exc
     try:
-        return ending(ended)
+        result = ending.report(ended)
+        settle(ended)
     finally:
         ended = None  # no cycle through the traceback's frames
+    ending.finish()
+    return result
 
 
 def run_script(path: str, args: Sequence[str], compile_fn: CompileFn,
@@ -138,13 +174,25 @@ def run_script(path: str, args: Sequence[str], compile_fn: CompileFn,
     else:
         sys.path.append(directory)
     compiled: list[Any] = []
+
+    def settle(ended: BaseException | None) -> None:
+        # Python takes __file__ and __cached__ out of __main__ once the script has
+        # ended (not on SystemExit, which exits from inside): exit handlers see that.
+        if not isinstance(ended, SystemExit):
+            main.__dict__.pop("__file__", None)
+            main.__dict__.pop("__cached__", None)
+
     try:
         return _run(lambda: exec(compiled[0], main.__dict__), program, ending,
-                    lambda: compiled.append(compile_fn(source, path)))
+                    lambda: compiled.append(compile_fn(source, path)), settle)
     finally:
+        _last_program[:] = [sys.argv, sys.path[0] if sys.path else None, main]
         sys.argv = old_argv
         if old_path0 is not None:
-            sys.path[0] = old_path0
+            if sys.path:
+                sys.path[0] = old_path0
+            else:  # the program emptied it
+                sys.path.append(old_path0)
         if old_main is not None:
             sys.modules["__main__"] = old_main
 
@@ -165,19 +213,28 @@ def run_module(name: str, args: Sequence[str], program: ProgramWindow = nullcont
         sys.path.insert(0, os.getcwd())
     not_found = f"{sys.executable}: No module named {name}"
 
-    def ending_or_not_found(ended: BaseException | None) -> Any:
-        if isinstance(ended, SystemExit) and ended.code == not_found:
-            raise ConfigError(f"no module named {name}")
-        if ending is None:
-            if ended is not None:
-                raise ended
-            return None
-        return ending(ended)
+    class NotFound:
+        """``ending``, except that a module not found is a usage error."""
+
+        def report(self, ended: BaseException | None) -> Any:
+            if isinstance(ended, SystemExit) and ended.code == not_found:
+                raise ConfigError(f"no module named {name}")
+            if ending is None:
+                if ended is not None:
+                    raise ended
+                return None
+            return ending.report(ended)
+
+        def finish(self) -> None:
+            if ending is not None:
+                ending.finish()
 
     try:
         return _run(lambda: runpy._run_module_as_main(name),  # type: ignore[attr-defined]
-                    program, ending_or_not_found)
+                    program, NotFound())
     finally:
+        _last_program[:] = [sys.argv, sys.path[0] if sys.path else None,
+                            sys.modules.get("__main__")]
         sys.argv = old_argv
         if old_main is not None:
             sys.modules["__main__"] = old_main
@@ -259,9 +316,8 @@ def finish_as_python(own_work: OwnWork, boundary: ExitBoundary) -> None:
     the exit handlers the program registered (see :class:`ExitBoundary`).
 
     A KeyboardInterrupt while waiting for the threads is reported as Python reports
-    it and the handlers still run."""
-    import threading
-
+    it and the handlers still run. (Nothing is imported here: the program may have
+    left the import system unusable.)"""
     current = threading.current_thread()
     waits = getattr(threading, "_threading_atexits", None) or any(
         thread is not current and not thread.daemon and thread.is_alive()

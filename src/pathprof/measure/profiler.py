@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import functools
 import glob
 import importlib.util
@@ -285,8 +286,10 @@ class Profiler:
 
         The first save of a run replaces the data file (or adds to it with
         ``append``); later saves add. If the data file cannot be written (locked,
-        corrupt, another schema), the counts go to a new file beside it and a
-        warning names it: nothing measured is lost and nothing is overwritten.
+        corrupt, damaged, another schema), the counts go to a new file beside it (or
+        in the temporary directory) and a warning names it: nothing is overwritten,
+        and nothing measured is lost unless no file can be written anywhere, which
+        the warning then says.
         """
         with runtime.own_work:
             return self._save()
@@ -327,14 +330,20 @@ class Profiler:
 
     def _save_elsewhere(self, functions: list[FunctionProfile],
                         sources: dict[tuple[str, str], str], err: Exception) -> str:
-        """The data file cannot be written (locked, corrupt, another schema, a
-        read-only directory, a full disk): save the run beside it, or else in the
-        temporary directory, and say where in one line. Returns where it went
-        (the data file itself if nowhere would take it)."""
+        """The data file cannot be written (locked, corrupt, damaged, another schema,
+        a read-only directory, a full disk, a file size limit): save the run beside
+        it, or else in the temporary directory, and say where in one line; or, if
+        nowhere takes it, say in one line that the run's data is lost, and why. Never
+        raises for want of a place (``tempfile.gettempdir()`` raises when no directory
+        takes a file, as under ``ulimit -f 0``). Returns where the run went (the data
+        file itself if nowhere would take it)."""
         why = str(err) if isinstance(err, DataError) else f"cannot write {self.data_file}: {err}"
+        why += _file_size_limit(err)
         name = f"{os.path.basename(self.data_file)}.saved-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        for directory in dict.fromkeys([os.path.dirname(self.data_file),
-                                        tempfile.gettempdir()]):
+        directories = [os.path.dirname(self.data_file)]
+        with contextlib.suppress(OSError):  # no usable temporary directory
+            directories.append(tempfile.gettempdir())
+        for directory in dict.fromkeys(directories):
             fallback = os.path.join(directory, name)
             try:
                 store.write(fallback, self.run_info(), functions, sources)
@@ -399,6 +408,23 @@ class Profiler:
             if getattr(self, "_terminated_while_saving", False):
                 self._terminated_while_saving = False
                 _die_of_sigterm()
+
+
+def _file_size_limit(err: Exception) -> str:
+    """`` (files cannot grow past N bytes here: ulimit -f)`` when ``err`` is a failed
+    write and the process has a file size limit (SQLite says "disk I/O error" for
+    the EFBIG a write past it gets); else nothing."""
+    if getattr(err, "errno", None) != errno.EFBIG and "disk I/O error" not in str(err):
+        return ""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (ImportError, OSError, ValueError, AttributeError):  # no such limit here
+        return ""
+    if limit == resource.RLIM_INFINITY:
+        return ""
+    return f" (files cannot grow past {limit:,} bytes here: ulimit -f)"
 
 
 #: A forked child that ``multiprocessing`` terminated and that is still alive after

@@ -29,7 +29,12 @@ at its next path end or call.
 
 Invariant: while observing, the blocks each thread's stream receives are the blocks
 its instrumented frames ran, in order (checked against an instruction-trace oracle
-by ``tests/test_subpaths.py``).
+by ``tests/test_subpaths.py``). The sampler's ``positions`` count each block of the
+stream once, whether counted down or observed: blocks observed of a path still
+running when observation stops are taken back (the countdown counts the whole path
+where it ends), a return counted before its value is not counted again at the calls
+in its value, and the last stretch counted down is added at :meth:`~SubpathProfiler.stop`
+(checked against ``exact`` by ``tests/test_hot.py``).
 """
 
 from __future__ import annotations
@@ -76,6 +81,9 @@ class _Track:
     index: int
     stream: Any
     emitted: int = 0
+    #: of those, the blocks counted in the positions (sent, or counted unseen when
+    #: observation began): the countdown counts them again where the path ends
+    sent: int = 0
     #: per with statement whose exit is held, innermost first: (held block ids, the
     #: with's line span, its with-after block, the blocks before the exit as far as
     #: its call tells)
@@ -151,7 +159,11 @@ class SubpathProfiler:
         if runtime.subpath_sampler is self:
             runtime.subpath_sampler = None
         runtime.observe_blocks(False)
-        runtime.countdown[0] = runtime.FAR
+        if not self.observing:
+            # The blocks counted down since the countdown was last armed: the stream's
+            # last stretch, which no start ended (up to a period of blocks).
+            self.sampler.positions += max(self._armed - runtime.countdown[0], 0)
+        self._armed = runtime.countdown[0] = runtime.FAR
         self.observing = False
         self._frames.clear()
 
@@ -162,6 +174,9 @@ class SubpathProfiler:
         runtime.observe_blocks(False)
         for track, _hold in list(self._held.values()):
             self._release(track)
+        # The frames still on their path went out as far as they ran; their path ends
+        # count it down again in full: those blocks are taken back from the positions.
+        self.sampler.positions -= sum(track.sent for track in self._frames.values())
         self._frames.clear()
         for stream, _exact in self._streams.values():
             stream.close()
@@ -194,13 +209,16 @@ class SubpathProfiler:
 
     def _path_end(self, state: Any, index: int, number: int, frame: Any) -> None:
         if not self.observing:
-            if self._start_observing(frame):
+            # A path that ends the call (a return, counted before its value) leaves the
+            # frame untracked, as below: calls in the return's value do not send its
+            # blocks again.
+            if self._start_observing(frame) and not self._path(state, index, number)[1]:
                 self._frames[id(frame)] = _Track(state, index, stream_key(frame))
             return
         track = self._track(frame, state, index)
         blocks, ended = self._path(state, index, number)
         self._emit(track, blocks[track.emitted:])
-        track.emitted = 0
+        track.emitted = track.sent = 0
         if ended:  # the call is over
             del self._frames[id(frame)]
             if track.stream == ("frame", id(frame)):
@@ -302,7 +320,7 @@ class SubpathProfiler:
             return
         track = self._track(frame, state, index)
         self._emit(track, blocks[track.emitted:])
-        track.emitted = 0
+        track.emitted = track.sent = 0
 
     def path_length(self, state: Any, index: int, number: int) -> int:
         with runtime.own_work:
@@ -351,10 +369,12 @@ class SubpathProfiler:
             found = self._function(caller)
             if found is not None:
                 state, index = found
+                if self._path_counted(caller, state, index):
+                    continue  # as for a frame seen returning: it joins at its next call
                 prefix = self._frame_prefix(caller, state, index)
                 done = len(prefix) if prefix is not None else 0
                 unseen += done
-                self._frames[id(caller)] = _Track(state, index, key, done)
+                self._frames[id(caller)] = _Track(state, index, key, done, done)
         remaining = far - unseen
         sampler.positions += max(sampler.gap - remaining, 0)
         if remaining < 1:
@@ -391,6 +411,7 @@ class SubpathProfiler:
         if not blocks and not track.held:
             return
         track.emitted += len(blocks)
+        track.sent += len(blocks)
         idents = self._idents(track.state, track.index, blocks)
         if track.stream[0] == "hold":
             found = self._held.get(track.stream)
@@ -435,6 +456,7 @@ class SubpathProfiler:
                 key = id(track.state)
                 self._send(track.stream, [self._block_id(track.state, track.index, b, key)
                                           for b in before[track.emitted:]])
+                track.sent += len(before) - track.emitted
                 track.emitted = len(before)
             self._release_first(track)
 
@@ -557,6 +579,16 @@ class SubpathProfiler:
                                          register + function["query"][block])
                 found = self._prefixes[key] = tuple(b for b in path.blocks if b not in ends)
         return found
+
+    def _path_counted(self, frame: Any, state: Any, index: int) -> bool:
+        """Whether ``frame`` stands in the value of a return that counted its path
+        before the value (a call there): the path's blocks were counted already."""
+        try:
+            located = _call_site(state._blockmap(index, frame.f_code), frame.f_lasti)
+        except Exception:  # a frame pathprof cannot read: as if not
+            return False
+        return (located is not None and located[2] == "return-value"
+                and located[0] in state.meta["functions"][index]["early_returns"])
 
     def _frame_prefix(self, frame: Any, state: Any, index: int) -> tuple[int, ...] | None:
         """The blocks ``frame`` has run of its current path, through the block of the
