@@ -7,6 +7,7 @@ Exit codes: 0 success, 1 a pathprof error (message printed, no traceback),
 from __future__ import annotations
 
 import argparse
+import atexit
 import builtins
 import contextlib
 import errno
@@ -1133,14 +1134,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "combine": _command_combine, "erase": _command_erase}
     from pathprof import runtime
 
+    # The exit handlers a run runs before its save (finish_as_python) must not
+    # freeze the measured code yet: the run freezes it itself, after its save.
+    atexit.unregister(runtime.freeze_at_exit)
     try:
         # pathprof's own work, not the program's: what it runs of a module measured
         # in place is not counted (a command that runs a program releases it there)
-        with runtime.own_work:
-            status = handlers[args.command](args)
-        execfile = sys.modules.get("pathprof.measure.execfile")  # (imports may not work)
-        if execfile is not None:
-            execfile.reinstate_program()  # what the interpreter's shutdown sees
+        try:
+            with runtime.own_work:
+                status = handlers[args.command](args)
+        finally:
+            execfile = sys.modules.get("pathprof.measure.execfile")  # (imports may fail)
+            if execfile is not None:
+                execfile.reinstate_program()  # what the interpreter's shutdown sees
+            runtime.freeze_at_exit()  # what measured code runs then behaves as written
         if status == INTERRUPTED:
             # Python's exit after an uncaught KeyboardInterrupt: the program's atexit
             # handlers ran (finish_as_python), the run was saved or reported, then the

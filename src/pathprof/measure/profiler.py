@@ -381,6 +381,9 @@ class Profiler:
         self._held = {}  # the parent's, set aside before the fork: the parent saves them
         self.calls = {}
         _patch_os_exit(self)
+        # (last registered, first run: the child's save, then the freeze of its code)
+        atexit.unregister(runtime.freeze_at_exit)
+        atexit.register(runtime.freeze_at_exit)
         atexit.register(self._save_at_exit)
         _save_on_sigterm(self)
 

@@ -86,7 +86,7 @@ class _NameViews(ast.NodeTransformer):
         if (self.depth and isinstance(node.func, ast.Name) and node.func.id in _NAME_VIEWS
                 and not node.args and not node.keywords):
             view = ast.Name(id=node.func.id, ctx=ast.Load())
-            func = ast.Attribute(value=_load(RUNTIME), attr="program_names", ctx=ast.Load())
+            func = ast.Attribute(value=_load(MODULE), attr="program_names", ctx=ast.Load())
             wrapped = ast.Call(func=func, args=[view, node], keywords=[])
             for part in (wrapped, func, func.value, view):
                 ast.copy_location(part, node)
@@ -122,7 +122,7 @@ def hide_own_names(tree: ast.Module, everywhere: bool = False) -> list[Registers
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (
                 everywhere or reaches_own_frame(node)):
             moved.append(RegistersMoved(node, copy.deepcopy(node.body)))
-            move_registers_out(node, "@pp_", RUNTIME)
+            move_registers_out(node, "@pp_", MODULE)
     return moved
 
 
@@ -250,6 +250,7 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
             count_calls(fp)
         else:
             rewrite_function(fp)
+        rewrite.capture_globals(fp.cfg.node, fp.cfg.body_start)
     moved = hide_own_names(tree, registers_outside)
     for index, original in originals.items():
         rewrite.add_switch(plans[index], original)
@@ -297,6 +298,7 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
         adds = (eventcode.statement_adds(fp.cfg, weights, kind, code, meta)
                 if placement == "statements" else None)
         eventcode.rewrite_event_function(fp, plan, weights, adds, totals_only)
+        rewrite.capture_globals(fp.cfg.node, fp.cfg.body_start)
     moved = hide_own_names(tree, registers_outside)
     metadata = module_metadata(plans, filename, key, source)
     for function, events in zip(metadata["functions"], extra, strict=True):

@@ -49,9 +49,9 @@ def reaches_own_frame(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 class _MoveOut(ast.NodeTransformer):
-    """``@pp_x`` → ``_@pp_rt.registers()['x']``; ``(@pp_x := v)`` →
-    ``_@pp_rt.assign('x', v)``. Nested functions and classes are left alone (each
-    function is decided on its own)."""
+    """``@pp_x`` → ``_@pp_m.registers()['x']``; ``(@pp_x := v)`` →
+    ``_@pp_m.assign('x', v)`` (the module state's, there even at shutdown). Nested
+    functions and classes are left alone (each function is decided on its own)."""
 
     def __init__(self, prefix: str, runtime: str) -> None:
         self.prefix = prefix

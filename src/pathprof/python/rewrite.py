@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -360,14 +361,18 @@ def _locate_at(nodes: list[ast.stmt], anchor: ast.AST) -> list[ast.stmt]:
     Code without a location that starts a basic block makes the next real line
     look new to tracers (an extra ``line`` event); code located at the line that
     runs next anyway adds no event and never shows in a traceback, since probe
-    code does not raise.
+    code does not raise. The location is ``anchor``'s start, with no width: the end
+    of a span over several lines is where CPython 3.11 locates the loading of a
+    method, which would make a line event for a line that has not run.
     """
     if _probe_line != -1:
         return nodes
+    line, column = anchor.lineno, anchor.col_offset  # type: ignore[attr-defined]
     for node in nodes:
         for part in ast.walk(node):
             if "lineno" in part._attributes and getattr(part, "lineno", -1) in (-1, None):
-                ast.copy_location(part, anchor)
+                part.lineno = part.end_lineno = line  # type: ignore[attr-defined]
+                part.col_offset = part.end_col_offset = column  # type: ignore[attr-defined]
     return nodes
 
 
@@ -1192,6 +1197,60 @@ def add_switch(fp: FunctionPlan, original: list[ast.stmt]) -> None:
     node.body = [*head, switch]
 
 
+#: pathprof's module globals that change while the program runs: they are read
+#: where they are tested, every time (switches, OSP's observing flag, event
+#: budgets, the single thread's table). None of them fails when None: what every
+#: one of them is as the interpreter shuts down.
+_MUTABLE_GLOBAL = re.compile(r"_@pp_(i\d+|j\d+_\d+|O|B|G)")
+
+
+def capture_globals(node: ast.FunctionDef | ast.AsyncFunctionDef, start: int) -> None:
+    """In a generator or coroutine, read pathprof's other module globals into locals
+    as it starts (``@pp_gc3 = _@pp_c3``...) and use those: one suspended as the
+    interpreter shuts down, when every module global is set to None, can still run
+    its ``finally`` clauses and handlers as ``close()`` throws ``GeneratorExit`` in
+    (:mod:`pathprof.runtime.shutdown` freezes the code of functions that start
+    afresh then). ``start`` is where the body starts (after the docstring).
+    Functions, classes and lambdas inside it are left alone."""
+    if not (isinstance(node, ast.AsyncFunctionDef) or _is_generator(node)):
+        return
+    captured: dict[str, str] = {}
+    pending: list[ast.AST] = list(node.body[start:])
+    while pending:
+        child = pending.pop()
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+                      | ast.Lambda):
+            continue  # (their decorators, defaults and bases are the program's code)
+        if (isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load)
+                and child.id.startswith("_@pp_") and not _MUTABLE_GLOBAL.fullmatch(child.id)):
+            local = "@pp_g" + child.id[len("_@pp_"):]
+            captured[local] = child.id
+            child.id = local
+        pending.extend(ast.iter_child_nodes(child))
+    if not captured:
+        return
+    reads = [_assign(local, _load(name)) for local, name in sorted(captured.items())]
+    first = _first_program_code(node.body[start:])
+    if first is not None and _probe_line == -1:
+        _locate_at(reads, first)
+    node.body[start:start] = reads
+
+
+def _first_program_code(stmts: list[ast.stmt]) -> ast.AST | None:
+    """:func:`_first_code`, looking into the statements pathprof wrapped the
+    program's in (an inserted ``try``, the measured branch of a switch)."""
+    for stmt in stmts:
+        if _is_inserted(stmt) and isinstance(stmt, ast.Try | ast.If):
+            found = _first_program_code(stmt.body)
+            if found is not None:
+                return found
+            continue
+        found = _first_code([stmt])
+        if found is not None:
+            return found
+    return None
+
+
 def _artificial_shell(node: ast.AST) -> None:
     """Make an inserted compound statement artificial without touching the probe
     statements inside it (already artificial)."""
@@ -1497,8 +1556,9 @@ def exception_position() -> list[ast.expr]:
     """``lasti`` of the leaving exception in this frame, the frame's code, and the
     lasti of the exception's context (-1 if none), with C calls and attribute loads
     only: evaluated as the exception leaves, nothing can raise anew (a call into
-    Python could, at the recursion limit). ``_@pp_rt`` must offer ``exception``,
-    ``getframe`` and ``getattr``.
+    Python could, at the recursion limit). The module state ``_@pp_m`` offers
+    ``exception``, ``getframe`` and ``getattr`` (class attributes, there even as the
+    interpreter shuts down).
 
     A lasti is read only from a traceback entry of this very frame, and is -1
     otherwise: the program may have cleared the exception's ``__traceback__``
@@ -1509,7 +1569,7 @@ def exception_position() -> list[ast.expr]:
     3.13.0 fails to compile a ``:=`` in one inside an except clause ("Invalid
     CFG, stack underflow")."""
     def runtime(name: str) -> ast.expr:
-        return ast.Attribute(value=_load(RUNTIME), attr=name, ctx=ast.Load())
+        return ast.Attribute(value=_load(MODULE), attr=name, ctx=ast.Load())
 
     def call(func: ast.expr, *args: ast.expr) -> ast.expr:
         return ast.Call(func=func, args=list(args), keywords=[])
@@ -1551,10 +1611,10 @@ def _note_exit(fp: FunctionPlan, register: ast.expr) -> list[tuple[str, ast.expr
     closed: ast.expr = _const(False)
     if _is_generator(fp.cfg.node):
         thrown = ast.Attribute(value=ast.Call(func=ast.Attribute(
-            value=_load(RUNTIME), attr="exception", ctx=ast.Load()), args=[], keywords=[]),
+            value=_load(MODULE), attr="exception", ctx=ast.Load()), args=[], keywords=[]),
             attr="__class__", ctx=ast.Load())
         closed = ast.Compare(left=thrown, ops=[ast.Is()], comparators=[ast.Attribute(
-            value=_load(RUNTIME), attr="closed_type", ctx=ast.Load())])
+            value=_load(MODULE), attr="closed_type", ctx=ast.Load())])
     key = ast.Tuple(elts=[_const(fp.index), register, *exception_position(), closed],
                     ctx=ast.Load())
 
@@ -1647,7 +1707,11 @@ _LOCATED_LATER = "_pathprof_located_later"
 
 
 def _first_code(stmts: list[ast.stmt]) -> ast.AST | None:
-    """The node where the first statement that compiles to code begins."""
+    """Where the first statement that compiles to code begins: a location of no
+    width at its start. (Not the statement's own span: code located at an ``if``
+    that spans lines 4 to 5 would put a method call's instruction on line 5, the
+    span's end, where CPython 3.11 locates the loading of a method, and a tracer
+    would see line 5 before line 4 ran.)"""
     for stmt in stmts:
         if isinstance(stmt, ast.Global | ast.Nonlocal):
             continue
@@ -1656,5 +1720,7 @@ def _first_code(stmts: list[ast.stmt]) -> ast.AST | None:
         if getattr(stmt, _LOCATED_LATER, False):
             continue
         decorators = getattr(stmt, "decorator_list", None)
-        return decorators[0] if decorators else stmt
+        start = decorators[0] if decorators else stmt
+        return ast.Pass(lineno=start.lineno, end_lineno=start.lineno,
+                        col_offset=start.col_offset, end_col_offset=start.col_offset)
     return None

@@ -21,15 +21,17 @@ with ``sys.setswitchinterval(1e-6)``. Free-threaded builds are not supported.
 from __future__ import annotations
 
 import _thread
+import atexit
 import builtins
 import collections
 import json
 import os
 import sys
 import time
-from typing import Any
+import weakref
+from typing import Any, ClassVar
 
-from pathprof.runtime import stopping
+from pathprof.runtime import shutdown, stopping
 from pathprof.runtime.blockmap import BlockMap
 from pathprof.runtime.stopping import PARKED
 
@@ -57,30 +59,16 @@ _namespace_views = (builtins.locals, builtins.vars)
 
 
 def program_names(view: Any, result: Any) -> Any:
-    """``result`` of a call ``view()`` without arguments in a measured function,
-    without pathprof's locals if ``view`` is the builtin ``locals``, ``vars`` or
-    ``dir``. Instrumented code wraps every such call in this one, so the program sees
-    its own names only (``Point(**locals())``, ``dir()``). A namespace is cleaned in
-    place: ``locals()`` gives the frame's own dict on 3.11 and 3.12."""
-    if view in _namespace_views:
-        if type(result) is dict:
-            for name in [n for n in result if type(n) is str and n.startswith(LOCAL_PREFIX)]:
-                del result[name]
-    elif view is builtins.dir and type(result) is list:
-        result[:] = [n for n in result
-                     if not (type(n) is str and n.startswith(LOCAL_PREFIX))]
-    return result
+    """See :meth:`InstrumentedModule.program_names`."""
+    return InstrumentedModule.program_names(view, result)
 
 
-#: Per-frame registers of the functions whose source can reach their own frame
-#: (:mod:`pathprof.python.outside`), by ``id`` of the frame. A frame's entry is left
-#: for the next frame at that address: every register is written before it is read.
+#: (instrumented code calls these through its module's state; see InstrumentedModule)
 _outside_registers: dict[int, dict[str, Any]] = {}
 
 
 def registers() -> dict[str, Any]:
-    """The calling frame's registers, kept outside it so that its ``f_locals`` shows
-    the program's names only."""
+    """The calling frame's registers (see :meth:`InstrumentedModule.registers`)."""
     key = id(getframe(1))
     table = _outside_registers.get(key)
     if table is None:
@@ -90,19 +78,121 @@ def registers() -> dict[str, Any]:
 
 def assign(name: str, value: Any) -> Any:
     """``(name := value)`` for a register of the calling frame kept outside it."""
+    registers_of = _outside_registers
     key = id(getframe(1))
-    table = _outside_registers.get(key)
+    table = registers_of.get(key)
     if table is None:
-        table = _outside_registers[key] = {}
+        table = registers_of[key] = {}
     table[name] = value
     return value
 
 
+class _Sink(dict):  # type: ignore[type-arg]
+    """Counts that go nowhere: what the runtime hands instrumented code that runs
+    while the interpreter shuts down, when it can no longer do its work."""
+
+    def __missing__(self, key: Any) -> int:
+        return 0
+
+
+class NamespaceRef:
+    """A module's globals, held no longer than the module is: a state that held them
+    would keep ``__main__``'s alive after the interpreter has let go of the module
+    as it shuts down, and objects in them would then never be finalized (a suspended
+    generator never closed, a buffered file never flushed). Where no module in
+    :data:`sys.modules` has these globals (code executed in a namespace of its own),
+    the dict itself is held."""
+
+    __slots__ = ("_dict", "_module")
+
+    def __init__(self, name: Any, namespace: dict[str, Any]) -> None:
+        module = sys.modules.get(name) if type(name) is str else None
+        if module is not None and getattr(module, "__dict__", None) is namespace:
+            self._module: Any = weakref.ref(module)
+            self._dict: dict[str, Any] | None = None
+        else:
+            self._module = None
+            self._dict = namespace
+
+    def __call__(self) -> dict[str, Any] | None:
+        if self._module is None:
+            return self._dict
+        module = self._module()
+        return None if module is None else module.__dict__  # type: ignore[no-any-return]
+
+
 class InstrumentedModule:
     """What every kind of instrumented module keeps: its metadata (parsed on first
-    use) and a :class:`~pathprof.runtime.blockmap.BlockMap` per function code object."""
+    use) and a :class:`~pathprof.runtime.blockmap.BlockMap` per function code object.
+
+    Instrumented code reaches the runtime through its module's state alone (never
+    through this module's globals, which the interpreter sets to None as it shuts
+    down): the C functions it calls as an exception leaves are class attributes, and
+    the methods it calls never raise into the program (at shutdown they do nothing).
+    """
 
     __slots__ = ()
+    #: What instrumented code calls as an exception leaves a function: C functions only.
+    exception = staticmethod(sys.exception)
+    getframe = staticmethod(sys._getframe)
+    getattr = staticmethod(builtins.getattr)
+    #: What a generator's ``close()`` throws in: a generator's exit key says whether
+    #: it was that (the generator's consumer stopped early), compared by identity.
+    closed_type = GeneratorExit
+    _sink = _Sink
+    #: Per-frame registers of the functions whose source can reach their own frame
+    #: (:mod:`pathprof.python.outside`), by ``id`` of the frame. A frame's entry is
+    #: left for the next frame at that address: every register is written before it
+    #: is read.
+    _outside: ClassVar[dict[int, dict[str, Any]]] = {}
+    _namespace_views = (builtins.locals, builtins.vars)
+    _dir = builtins.dir
+
+    @classmethod
+    def program_names(cls, view: Any, result: Any) -> Any:
+        """``result`` of a call ``view()`` without arguments in a measured function,
+        without pathprof's locals if ``view`` is the builtin ``locals``, ``vars`` or
+        ``dir``. Instrumented code wraps every such call in this one, so the program
+        sees its own names only (``Point(**locals())``, ``dir()``). A namespace is
+        cleaned in place: ``locals()`` gives the frame's own dict on 3.11 and 3.12."""
+        try:
+            if view in cls._namespace_views:
+                if type(result) is dict:
+                    for name in [n for n in result
+                                 if type(n) is str and n.startswith("@pp_")]:
+                        del result[name]
+            elif view is cls._dir and type(result) is list:
+                result[:] = [n for n in result
+                             if not (type(n) is str and n.startswith("@pp_"))]
+        except Exception:  # never into the program
+            pass
+        return result
+
+    @classmethod
+    def registers(cls) -> dict[str, Any]:
+        """The calling frame's registers, kept outside it so that its ``f_locals``
+        shows the program's names only."""
+        try:
+            key = id(cls.getframe(1))
+            table = cls._outside.get(key)
+            if table is None:
+                table = cls._outside[key] = {}
+            return table
+        except Exception:  # never into the program
+            return cls._sink()
+
+    @classmethod
+    def assign(cls, name: str, value: Any) -> Any:
+        """``(name := value)`` for a register of the calling frame kept outside it."""
+        try:
+            key = id(cls.getframe(1))
+            table = cls._outside.get(key)
+            if table is None:
+                table = cls._outside[key] = {}
+            table[name] = value
+        except Exception:  # never into the program
+            pass
+        return value
     name: str
     filename: str
     key: str
@@ -132,12 +222,15 @@ class InstrumentedModule:
         return blockmap
 
 
+InstrumentedModule._outside = _outside_registers
+
+
 class ModuleState(InstrumentedModule):
     """The counters of one instrumented module, and what decodes its exceptions."""
 
-    __slots__ = ("_maps", "_meta", "closed", "counters", "cuts", "exit_times", "exits",
-                 "filename", "key", "lengths", "loops", "loops_back", "meta_json", "name",
-                 "namespace", "raised", "sent_back", "sizes", "switches", "timed", "times",
+    __slots__ = ("_maps", "_meta", "_namespace", "closed", "counters", "cuts", "exit_times",
+                 "exits", "filename", "key", "lengths", "loops", "loops_back", "meta_json",
+                 "name", "raised", "sent_back", "sizes", "switches", "timed", "times",
                  "unattributed", "unmeasured")
 
     def __init__(self, name: str, filename: str, key: str, sizes: tuple[int, ...],
@@ -152,8 +245,9 @@ class ModuleState(InstrumentedModule):
         self.lengths: tuple[Any, ...] = tuple(
             known if known is not None else _Lengths(self, i)
             for i, known in enumerate(lengths or ()))
-        #: subpath sampling: the module's globals, where ``_@pp_O`` is switched
-        self.namespace = namespace
+        #: the module's globals, where ``_@pp_O`` (subpath sampling) and the
+        #: switches are set (see :class:`NamespaceRef`)
+        self._namespace = NamespaceRef(name, namespace) if namespace is not None else None
         #: functions that carry their original code beside the measured one
         #: (:func:`pathprof.python.rewrite.add_switch`): their tables report first runs
         self.switches = frozenset(switches)
@@ -199,6 +293,12 @@ class ModuleState(InstrumentedModule):
         #: (:mod:`pathprof.measure.inplace`). Not reported as "never run".
         self.unmeasured: set[int] = set()
 
+    @property
+    def namespace(self) -> dict[str, Any] | None:
+        """The module's globals while the module lives (None without switches or
+        subpath sampling)."""
+        return self._namespace() if self._namespace is not None else None
+
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         """Pickled as a reference by key: a program that pickles a measured function
         by value (cloudpickle) takes the function's globals along, this state among
@@ -211,16 +311,18 @@ class ModuleState(InstrumentedModule):
     def send_back(self, index: int) -> None:
         """From its next call on, function ``index`` runs its original code: no
         probe, no count. A call under way ends measured."""
-        if index in self.switches and self.namespace is not None:
+        namespace = self.namespace
+        if index in self.switches and namespace is not None:
             self.sent_back.add(index)
-            self.namespace[f"_@pp_i{index}"] = False
+            namespace[f"_@pp_i{index}"] = False
 
     def send_loop_back(self, index: int, ordinal: int) -> None:
         """From the next iteration after a measured one on, loop ``ordinal`` of
         function ``index`` runs its original body."""
-        if index in self.loops and self.namespace is not None:
+        namespace = self.namespace
+        if index in self.loops and namespace is not None:
             self.loops_back.add((index, ordinal))
-            self.namespace[f"_@pp_j{index}_{ordinal}"] = True
+            namespace[f"_@pp_j{index}_{ordinal}"] = True
 
     def stopped(self, index: int) -> bool:
         """Whether function ``index`` or one of its loops went back to original code."""
@@ -231,10 +333,11 @@ class ModuleState(InstrumentedModule):
         one (a new measurement starts; what the tables held was taken)."""
         for index in self.switches:
             stopping.arm(self, index, self.counters[index], self.sizes[index])
-            if self.namespace is not None:
-                self.namespace[f"_@pp_i{index}"] = True
+            namespace = self.namespace
+            if namespace is not None:
+                namespace[f"_@pp_i{index}"] = True
                 for ordinal in range(len(self.loops.get(index, ()))):
-                    self.namespace[f"_@pp_j{index}_{ordinal}"] = False
+                    namespace[f"_@pp_j{index}_{ordinal}"] = False
         self.sent_back.clear()
         self.loops_back.clear()
 
@@ -527,8 +630,9 @@ def observe_blocks(flag: bool) -> None:
     global blocks_observed
     blocks_observed = flag
     for state in _subpath_modules:
-        if state.namespace is not None:
-            state.namespace["_@pp_O"] = flag
+        namespace = state.namespace
+        if namespace is not None:
+            namespace["_@pp_O"] = flag
 
 
 def subpath_modules() -> list[ModuleState]:
@@ -739,6 +843,24 @@ def _after_fork_in_parent() -> None:
     hook = _hooks["after_fork_in_parent"]
     if hook is not None:
         hook()
+
+
+def freeze_at_exit() -> None:
+    """As the process ends, after the last save: instrumented functions that run
+    while the interpreter shuts down behave as the original
+    (:mod:`pathprof.runtime.shutdown`). Registered with :mod:`atexit` as this module
+    is imported, before the program can register anything, so it runs after all
+    the program's handlers (``pathprof run`` calls it itself, after its save)."""
+    if _modules or _event_modules_exist():
+        shutdown.freeze()
+
+
+def _event_modules_exist() -> bool:
+    events = sys.modules.get("pathprof.runtime.events")
+    return events is not None and bool(getattr(events, "_modules", None))
+
+
+atexit.register(freeze_at_exit)
 
 
 if hasattr(os, "register_at_fork"):

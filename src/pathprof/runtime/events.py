@@ -34,6 +34,7 @@ from typing import Any
 
 from pathprof.runtime import (
     InstrumentedModule,
+    NamespaceRef,
     _raised_before,
     _wrapped,
     assign,
@@ -132,6 +133,8 @@ if threading.active_count() == 1 and len(sys._current_frames()) == 1:
 class EventModule(InstrumentedModule):
     """The event counts of one instrumented module."""
 
+    _budget_error = EventBudgetExceeded
+
     def __init__(self, name: str, filename: str, key: str, nfunctions: int, meta_json: str,
                  module_globals: dict[str, Any]) -> None:
         super().__init__(name, filename, key, meta_json)
@@ -140,7 +143,7 @@ class EventModule(InstrumentedModule):
         #: per function: exceptions whose position could not be found (the count of
         #: that call is then short of the truth; reports say so)
         self.unattributed = [0] * nfunctions
-        self.globals = module_globals
+        self._globals = NamespaceRef(name, module_globals)
         with _lock:
             self.offset = _size[0]
             _size[0] += nfunctions
@@ -151,32 +154,46 @@ class EventModule(InstrumentedModule):
             module_globals[f"_@pp_g{i}"] = self.offset + i
         self.bindings = (local, pending, self.self_counts)
 
+    @property
+    def globals(self) -> dict[str, Any]:
+        """The module's globals while the module lives (an empty dict after)."""
+        return self._globals() or {}
+
     # -- called by instrumented code ----------------------------------------------
 
     def drain(self) -> None:
-        drain()
+        try:  # noqa: SIM105 - no contextlib: its globals are gone at shutdown
+            drain()
+        except Exception:  # never into the program (its interpreter may be shutting down)
+            pass
 
     def enter(self, index: int, register: int | None, done: int | None, block: int,
               base: int | None) -> tuple[int, list[int], int, None]:
         """An exception is caught (or a finally entered by one) in ``block``: the new
         register, the thread's table, the activation's base (see :meth:`pause`)."""
-        drain()
-        table = local.t
-        frame = sys._getframe(1)
-        if done is None:
-            done = self._count_at_exception(index, register, frame, sys.exception())
-        function = self.meta["functions"][index]
-        events = function["events"]
-        new = done + sum(events["pieces"][block]) - events["query"][block]
-        if base is None:  # resumed by throw(): the activation starts now
-            base = table[0] - table[self.offset + index]
-        return new, table, base, None
+        try:
+            drain()
+            table = local.t
+            frame = sys._getframe(1)
+            if done is None:
+                done = self._count_at_exception(index, register, frame, sys.exception())
+            function = self.meta["functions"][index]
+            events = function["events"]
+            new = done + sum(events["pieces"][block]) - events["query"][block]
+            if base is None:  # resumed by throw(): the activation starts now
+                base = table[0] - table[self.offset + index]
+            return new, table, base, None
+        except Exception:  # never into the program (its interpreter may be shutting down)
+            return (0, self._sink(), 0, None)
 
     def cut(self, index: int, register: int, done: int | None) -> int:
         """An exception leaves a ``with`` body: the frame's exact count so far."""
-        if done is not None:
-            return done
-        return self._count_at_exception(index, register, sys._getframe(1), sys.exception())
+        try:
+            if done is not None:
+                return done
+            return self._count_at_exception(index, register, sys._getframe(1), sys.exception())
+        except Exception:  # never into the program (its interpreter may be shutting down)
+            return 0
 
     def pause(self, index: int, table: list[int], register: int, done: int,
               base: int | None) -> int:
@@ -186,42 +203,52 @@ class EventModule(InstrumentedModule):
         ``base`` is the thread's total at the activation's start less the
         function's inclusive count then: the inclusive count becomes the thread's
         total less ``base`` (None: the activation starts now)."""
-        if pending:
-            drain()
-        count = register + done
-        slot = self.offset + index
-        if base is None:
-            base = table[0] - table[slot]
-        table[0] += count
-        self.self_counts[index] += count
-        table[slot] = table[0] - base
-        if _budgets_active[0]:
-            self.check(index, 0)
-        return -done
+        try:
+            if pending:
+                drain()
+            count = register + done
+            slot = self.offset + index
+            if base is None:
+                base = table[0] - table[slot]
+            table[0] += count
+            self.self_counts[index] += count
+            table[slot] = table[0] - base
+            if _budgets_active[0]:
+                self.check(index, 0)
+            return -done
+        except self._budget_error:
+            raise
+        except Exception:  # never into the program (its interpreter may be shutting down)
+            return 0
 
     def check(self, index: int, partial: int) -> None:
         """A budget is active somewhere: raise if this thread's is exceeded. The
         count compared is the thread's finished calls plus ``partial`` (this frame's
         events so far), a lower bound of the exact count -- exact in the frame that
         loops, deterministic everywhere."""
-        budgets = local.budgets
-        if not budgets:
-            return
-        if pending:
-            drain()
-        frame = sys._getframe(1)
-        table = local.t
-        for budget in budgets:
-            active, start, budget_frame, partial_at_start, n, read0 = budget
-            if not active:
-                continue
-            seen = table[0] - start + partial
-            if frame is budget_frame:
-                seen -= partial_at_start
-            if seen > n:
-                budget[0] = False  # raised once; the with statement's exit ends it
-                exact = read_thread(sys._getframe(1)) - read0
-                raise EventBudgetExceeded(max(exact, seen), n)
+        try:
+            budgets = local.budgets
+            if not budgets:
+                return
+            if pending:
+                drain()
+            frame = sys._getframe(1)
+            table = local.t
+            for budget in budgets:
+                active, start, budget_frame, partial_at_start, n, read0 = budget
+                if not active:
+                    continue
+                seen = table[0] - start + partial
+                if frame is budget_frame:
+                    seen -= partial_at_start
+                if seen > n:
+                    budget[0] = False  # raised once; the with statement's exit ends it
+                    exact = read_thread(sys._getframe(1)) - read0
+                    raise EventBudgetExceeded(max(exact, seen), n)
+        except self._budget_error:  # (a class attribute: survives the shutdown)
+            raise
+        except Exception:  # never into the program (its interpreter may be shutting down)
+            pass
 
     # -- positions ------------------------------------------------------------------
 

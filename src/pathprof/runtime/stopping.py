@@ -20,7 +20,6 @@ never raises into the program.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 __all__ = ["PARKED", "FirstSeen", "Parked", "Unseen", "arm", "new_table", "watcher"]
@@ -31,11 +30,12 @@ watcher: Any = None
 
 
 def _report(state: Any, index: int, number: int) -> None:
-    listener = watcher
-    if listener is None:
-        return
-    with contextlib.suppress(BaseException):
-        listener.seen(state, index, number)
+    try:
+        listener = watcher
+        if listener is not None:
+            listener.seen(state, index, number)
+    except BaseException:  # never into the program
+        pass
 
 
 class Unseen:
@@ -50,7 +50,10 @@ class Unseen:
         self.table = table
 
     def __add__(self, other: Any) -> Any:
-        _report(self.state, self.index, self.number)
+        try:  # noqa: SIM105 - no contextlib: its module's globals are gone at shutdown
+            _report(self.state, self.index, self.number)
+        except BaseException:  # (the interpreter shutting down: its globals are gone)
+            pass
         # Another thread may have counted this path while the report ran: add to
         # its count. From here to the caller's store nothing lets another thread run
         # (no call, no backward jump), so no increment is lost.
@@ -86,8 +89,11 @@ class FirstSeen(dict):  # type: ignore[type-arg]
         self.index = index
 
     def __missing__(self, number: int) -> int:
-        if type(number) is int:
-            _report(self.state, self.index, number)
+        try:
+            if type(number) is int:
+                _report(self.state, self.index, number)
+        except BaseException:  # (the interpreter shutting down: its globals are gone)
+            pass
         return dict.get(self, number, 0)  # what another thread counted meanwhile
 
     def __reduce__(self) -> tuple[Any, tuple[dict[int, int]]]:

@@ -1,0 +1,164 @@
+"""Measured code that runs while the interpreter shuts down behaves as the original
+(standard library only).
+
+Instrumented functions read pathprof's names (``_@pp_c3``, the module state
+``_@pp_m``...) as globals of their module: the fast path is a global load. As the
+interpreter shuts down it sets every module's globals to None, and code that runs
+after that (a ``__del__``, an ``IOBase.close()``, a weakref callback, a generator
+closed as it is collected) would fail on pathprof's names where the original code
+does not fail at all.
+
+Once the last save is made nothing counted matters any more: :func:`freeze` gives
+every instrumented function a copy of its code whose loads of pathprof's globals
+load the objects those names hold then, as constants (the copy of each function
+defined inside it too, so functions made later are frozen as well). The bytecode
+is changed in place, instruction for instruction: a ``LOAD_GLOBAL`` (with its
+inline cache) becomes a ``LOAD_CONST`` (with ``PUSH_NULL`` before or after it
+where the global was to be called, as each Python version orders them) padded
+with ``NOP``; offsets, line numbers and the exception table are unchanged.
+
+A generator or coroutine suspended at that moment keeps the code it runs: those
+take what they need into locals as they start (:mod:`pathprof.python.rewrite`).
+
+Invariant: a frozen function loads, for each pathprof name, the object the name was
+bound to in its module when :func:`freeze` ran; nothing else in its code differs.
+"""
+
+from __future__ import annotations
+
+import gc
+import opcode
+import sys
+from types import CodeType, FunctionType
+from typing import Any
+
+__all__ = ["freeze", "freeze_code"]
+
+#: The prefix of pathprof's module globals.
+GLOBAL_PREFIX = "_@pp_"
+
+_LOAD_GLOBAL = opcode.opmap["LOAD_GLOBAL"]
+_LOAD_CONST = opcode.opmap["LOAD_CONST"]
+_PUSH_NULL = opcode.opmap["PUSH_NULL"]
+_EXTENDED_ARG = opcode.opmap["EXTENDED_ARG"]
+_NOP = opcode.opmap["NOP"]
+#: 3.11 and 3.12 push the NULL of a global that is called before it, 3.13 after.
+_NULL_FIRST = sys.version_info < (3, 13)
+_CACHES = opcode._inline_cache_entries  # type: ignore[attr-defined]
+
+
+def _caches(op: int) -> int:
+    if isinstance(_CACHES, dict):
+        return int(_CACHES.get(opcode.opname[op], 0))
+    return int(_CACHES[op])
+
+
+def _arg_units(value: int, op: int) -> list[tuple[int, int]]:
+    """``op`` with argument ``value``, with the EXTENDED_ARG prefixes it needs."""
+    units = []
+    shift = 8
+    while value >> shift:
+        shift += 8
+    while shift > 8:
+        shift -= 8
+        units.append((_EXTENDED_ARG, (value >> shift) & 0xFF))
+    units.append((op, value & 0xFF))
+    return units
+
+
+def freeze_code(code: CodeType, names: dict[str, Any],
+                done: dict[int, CodeType] | None = None) -> CodeType:
+    """``code`` (and every code object among its constants) with its loads of the
+    globals in ``names`` made loads of their values (see the module docstring);
+    ``code`` itself where nothing changes."""
+    done = {} if done is None else done
+    known = done.get(id(code))
+    if known is not None:
+        return known
+    consts = list(code.co_consts)
+    changed = False
+    for i, const in enumerate(consts):
+        if isinstance(const, CodeType):
+            frozen = freeze_code(const, names, done)
+            if frozen is not const:
+                consts[i] = frozen
+                changed = True
+    targets = {i for i, name in enumerate(code.co_names) if name in names}
+    raw = bytearray(code.co_code)
+    if targets:
+        slots: dict[int, int] = {}
+        offset = 0
+        start = -1
+        extended = 0
+        while offset < len(raw):
+            op, arg = raw[offset], raw[offset + 1] | extended
+            if op == _EXTENDED_ARG:
+                extended = arg << 8
+                if start < 0:
+                    start = offset
+                offset += 2
+                continue
+            first = start if start >= 0 else offset
+            start, extended = -1, 0
+            end = offset + 2 + 2 * _caches(op)
+            if op == _LOAD_GLOBAL and arg >> 1 in targets:
+                value = names[code.co_names[arg >> 1]]
+                slot = slots.get(id(value))
+                if slot is None:
+                    slot = slots[id(value)] = len(consts)
+                    consts.append(value)
+                units = _arg_units(slot, _LOAD_CONST)
+                if arg & 1:  # the global is called: its NULL too
+                    units = ([(_PUSH_NULL, 0), *units] if _NULL_FIRST
+                             else [*units, (_PUSH_NULL, 0)])
+                room = (end - first) // 2
+                if len(units) <= room:
+                    units += [(_NOP, 0)] * (room - len(units))
+                    for k, (unit_op, unit_arg) in enumerate(units):
+                        raw[first + 2 * k] = unit_op
+                        raw[first + 2 * k + 1] = unit_arg
+                    changed = True
+            offset = end
+    frozen = code.replace(co_code=bytes(raw), co_consts=tuple(consts)) if changed else code
+    done[id(code)] = frozen
+    return frozen
+
+
+def _names_of(code: CodeType, namespace: dict[str, Any], into: dict[str, Any]) -> None:
+    for name in code.co_names:
+        if name.startswith(GLOBAL_PREFIX) and name in namespace:
+            into[name] = namespace[name]
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            _names_of(const, namespace, into)
+
+
+def freeze() -> int:
+    """Freeze every instrumented function (one whose module holds pathprof's state,
+    ``_@pp_m``): see the module docstring. Returns how many were changed. Never
+    raises: it runs as the program ends."""
+    changed = 0
+    try:
+        cache: dict[tuple[int, int], CodeType] = {}
+        for obj in gc.get_objects():
+            if type(obj) is not FunctionType:
+                continue
+            namespace = obj.__globals__
+            if namespace.get(GLOBAL_PREFIX + "m") is None:
+                continue
+            code = obj.__code__
+            key = (id(code), id(namespace))
+            frozen = cache.get(key)
+            if frozen is None:
+                names: dict[str, Any] = {}
+                _names_of(code, namespace, names)
+                frozen = cache[key] = freeze_code(code, names) if names else code
+            if frozen is not code:
+                try:
+                    obj.__code__ = frozen
+                except ValueError:  # (a closure's free variables: never differ)
+                    continue
+                changed += 1
+    except Exception:
+        pass
+    return changed
