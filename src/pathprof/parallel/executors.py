@@ -13,16 +13,27 @@ from __future__ import annotations
 import glob
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pathprof.exceptions import PathprofError
 from pathprof.measure.partial import ENVIRONMENT
+from pathprof.parallel.signals import Interruption
 
-__all__ = ["CopyJob", "CopyOutcome", "run_here", "run_on_dask"]
+__all__ = ["CopyJob", "CopyOutcome", "feed_stdin", "run_here", "run_on_dask", "wait_for"]
+
+#: Seconds between two looks at running copies (their end, signals received).
+POLL = 0.1
+#: Seconds a copy gets to save and end after SIGTERM, when the run must end it
+#: after an error of its own, before it is killed.
+STOP_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True)
@@ -102,43 +113,115 @@ def _read_calls(path: str) -> str | None:
     return json.dumps(total) if found else None
 
 
-def run_here(jobs: list[CopyJob], scratch: str) -> list[CopyOutcome]:
-    """Run the copies as processes on this machine, all at once."""
-    started = []
-    for job in jobs:
-        directory = os.path.join(scratch, f"copy-{job.index}")
-        os.makedirs(directory, exist_ok=True)
-        command, environment, data, calls = _prepare(job, directory)
-        shown = job.index == 0
-        if job.stdin is not None:
-            stdin: int | None = subprocess.PIPE
-        elif job.stdin_is_terminal and shown:
-            stdin = None
-        else:
-            stdin = subprocess.DEVNULL
-        out = None if shown else open(os.path.join(directory, "stdout"), "wb")  # noqa: SIM115
-        err = None if shown else open(os.path.join(directory, "stderr"), "wb")  # noqa: SIM115
+def wait_for(processes: Sequence[subprocess.Popen], interruption: Interruption) -> None:
+    """Return once every process has ended. Once the run has been signalled, the
+    ones still running are sent what :meth:`Interruption.escalation` says, each
+    signal once (:mod:`pathprof.parallel.signals`)."""
+    sent: dict[int, int] = {}
+    while True:
+        running = [process for process in processes if process.poll() is None]
+        if not running:
+            return
+        wanted = interruption.escalation()
+        if wanted is not None:
+            for process in running:
+                if sent.get(process.pid) != wanted:
+                    process.send_signal(wanted)
+                    sent[process.pid] = wanted
+        time.sleep(POLL)
+
+
+def _end(processes: Sequence[subprocess.Popen]) -> None:
+    """Stop the processes still running (SIGTERM: a copy saves and ends) and wait
+    for them; kill those that take longer than :data:`STOP_TIMEOUT`."""
+    running = [process for process in processes if process.poll() is None]
+    for process in running:
+        process.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + STOP_TIMEOUT
+    for process in running:
+        try:
+            process.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@dataclass
+class _Started:
+    """A copy running on this machine, and what to collect when it ends."""
+
+    job: CopyJob
+    process: subprocess.Popen
+    data: str
+    calls: str
+    feeder: threading.Thread | None
+    #: where its output goes (copies other than 0)
+    files: tuple[Any, ...]
+
+    def close(self) -> None:
+        if self.feeder is not None:
+            self.feeder.join()
+        for f in self.files:
+            f.close()
+
+    def outcome(self) -> CopyOutcome:
+        return CopyOutcome(self.job.index, self.process.returncode,
+                           _read(self.data), _read_calls(self.calls))  # type: ignore[arg-type]
+
+
+def run_here(jobs: list[CopyJob], scratch: str, interruption: Interruption | None = None
+             ) -> list[CopyOutcome]:
+    """Run the copies as processes on this machine, all at once, and wait for them.
+
+    With an active ``interruption``, a run signalled meanwhile starts no more copies
+    and ends the running ones as :mod:`~pathprof.parallel.signals` says; the copies
+    it never started have no outcome. Whatever happens, no copy still runs when
+    this returns or raises."""
+    interruption = interruption or Interruption()
+    started: list[_Started] = []
+    try:
+        for job in jobs:
+            if interruption.signal is not None:
+                break
+            started.append(_start(job, os.path.join(scratch, f"copy-{job.index}")))
+        wait_for([copy.process for copy in started], interruption)
+    finally:
+        _end([copy.process for copy in started])  # only after an error of ours
+        for copy in started:
+            copy.close()
+    return [copy.outcome() for copy in started]
+
+
+def _start(job: CopyJob, directory: str) -> _Started:
+    """Start one copy, in its scratch ``directory``."""
+    os.makedirs(directory, exist_ok=True)
+    command, environment, data, calls = _prepare(job, directory)
+    shown = job.index == 0
+    if job.stdin is not None:
+        stdin: int | None = subprocess.PIPE
+    elif job.stdin_is_terminal and shown:
+        stdin = None
+    else:
+        stdin = subprocess.DEVNULL
+    files = () if shown else tuple(open(os.path.join(directory, name), "wb")  # noqa: SIM115
+                                   for name in ("stdout", "stderr"))
+    try:
         process = subprocess.Popen(command, cwd=job.cwd, env=environment, stdin=stdin,
-                                   stdout=out, stderr=err)
-        feeder = None
-        if job.stdin is not None:
-            feeder = threading.Thread(target=_feed, args=(process, job.stdin), daemon=True)
-            feeder.start()
-        started.append((job, process, feeder, data, calls, out, err))
-    outcomes = []
-    for job, process, feeder, data, calls, out, err in started:
-        returncode = process.wait()
-        if feeder is not None:
-            feeder.join()
-        for f in (out, err):
-            if f is not None:
-                f.close()
-        outcomes.append(CopyOutcome(job.index, returncode, _read(data),  # type: ignore[arg-type]
-                                    _read_calls(calls)))
-    return outcomes
+                                   stdout=files[0] if files else None,
+                                   stderr=files[1] if files else None)
+    except BaseException:
+        for f in files:
+            f.close()
+        raise
+    feeder = None
+    if job.stdin is not None:
+        feeder = threading.Thread(target=feed_stdin, args=(process, job.stdin), daemon=True)
+        feeder.start()
+    return _Started(job, process, data, calls, feeder, files)
 
 
-def _feed(process: subprocess.Popen, data: bytes) -> None:
+def feed_stdin(process: subprocess.Popen, data: bytes) -> None:
+    """Write ``data`` to the process's standard input and close it (a thread's job)."""
     try:
         assert process.stdin is not None
         process.stdin.write(data)
