@@ -1,5 +1,5 @@
-"""Parallel runs when things go wrong: signals while the copies run
-(:mod:`pathprof.parallel`)."""
+"""Parallel runs when things go wrong: signals while the copies run, a scheduler
+address that cannot be one (:mod:`pathprof.parallel`)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 import pathprof
+
+from .test_run import pathprof_cli
 
 PACKAGE = os.path.dirname(os.path.abspath(pathprof.__file__))
 
@@ -122,3 +124,28 @@ def test_a_signalled_run_stops_its_copies_merges_what_they_saved_and_dies_of_the
     assert all(measured.values())
     assert list(temp.iterdir()) == []  # no temporary directory left
     assert left == []  # and no copy left running
+
+
+@pytest.mark.parametrize(("address", "message"), [
+    ("tcp://127.0.0.1", "missing port number"),
+    ("http://127.0.0.1:8786", "Dask has no protocol 'http'"),
+    ("tcp://127.0.0.1:99999", "port 99999 is not between 1 and 65535"),
+])
+def test_a_scheduler_address_that_cannot_be_one_is_a_usage_error(
+        tmp_path: Path, address: str, message: str) -> None:
+    pytest.importorskip("distributed")
+    (tmp_path / "prog.py").write_text("print(1)\n")
+    result = pathprof_cli(tmp_path, "run", "--parallel", "2", "--executor", "dask",
+                          "--scheduler", address, "prog.py", check=False)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith(f"pathprof: --scheduler {address}: {message}")
+    assert result.stderr.count("\n") == 1
+
+
+def test_a_scheduler_without_the_dask_executor_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "prog.py").write_text("print(1)\n")
+    result = pathprof_cli(tmp_path, "run", "--parallel", "2", "--scheduler", "tcp://h:8786",
+                          "prog.py", check=False)
+    assert result.returncode == 2
+    assert result.stderr == "pathprof: --scheduler goes with --executor dask\n"

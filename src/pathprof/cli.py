@@ -598,6 +598,17 @@ def _command_run(args: argparse.Namespace) -> int:
             print("pathprof: --stop-counting does not go with --parallel (the copies' "
                   "profiles are merged count by count)", file=sys.stderr)
             return USAGE
+        if args.executor == "dask" or args.scheduler:
+            from pathprof.exceptions import ConfigError
+            from pathprof.parallel.executors import check_scheduler
+
+            try:
+                if args.executor != "dask":
+                    raise ConfigError("--scheduler goes with --executor dask")
+                check_scheduler(args.scheduler)
+            except ConfigError as err:
+                print(f"pathprof: {err}", file=sys.stderr)
+                return USAGE
         return _parallel_run(args, program_args, default_dirs)
     if args.executor != "local" or args.scheduler or args.verify or args.plan_from:
         print("pathprof: --executor, --scheduler, --verify and --plan-from go with "

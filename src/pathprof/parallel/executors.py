@@ -23,11 +23,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pathprof.exceptions import PathprofError
+from pathprof.exceptions import ConfigError, PathprofError
 from pathprof.measure.partial import ENVIRONMENT
 from pathprof.parallel.signals import Interruption
 
-__all__ = ["CopyJob", "CopyOutcome", "feed_stdin", "run_here", "run_on_dask", "wait_for"]
+__all__ = ["CopyJob", "CopyOutcome", "check_scheduler", "feed_stdin", "run_here", "run_on_dask",
+           "wait_for"]
 
 #: Seconds between two looks at running copies (their end, signals received).
 POLL = 0.1
@@ -242,10 +243,43 @@ def run_copy_remotely(job: CopyJob) -> CopyOutcome:
                            result.stderr)
 
 
+def check_scheduler(address: str | None) -> str:
+    """``address`` if it can name a Dask scheduler (``tcp://HOST:PORT``, or another
+    of Dask's protocols); raises :class:`~pathprof.exceptions.ConfigError`, in one
+    line, otherwise. Checked before anything runs, by Dask's own address parser
+    when Dask is installed."""
+    if not address:
+        raise ConfigError("--executor dask needs --scheduler ADDRESS (such as tcp://HOST:8786)")
+    try:
+        from distributed.comm.addressing import get_address_host_port, parse_address
+        from distributed.comm.registry import backends
+    except ImportError:
+        return address  # run_on_dask says what is missing
+    example = "an address such as tcp://HOST:8786"
+    scheme, _location = parse_address(address, strict=False)
+    if scheme not in backends:
+        raise ConfigError(f"--scheduler {address}: Dask has no protocol {scheme!r} "
+                          f"(it knows {', '.join(sorted(backends))}); expected {example}")
+    if scheme == "inproc":
+        raise ConfigError(f"--scheduler {address}: an inproc address names a scheduler in "
+                          f"the same process; expected {example}")
+    if scheme not in ("tcp", "tls", "ws", "wss"):
+        return address  # a protocol of its own (ucx...): Dask will tell
+    try:
+        _host, port = get_address_host_port(address)
+    except ValueError as err:
+        raise ConfigError(f"--scheduler {address}: {err}; expected {example}") from None
+    if not 0 < port < 65536:
+        raise ConfigError(f"--scheduler {address}: port {port} is not between 1 and 65535; "
+                          f"expected {example}")
+    return address
+
+
 def run_on_dask(jobs: list[CopyJob], scheduler: str) -> list[CopyOutcome]:
     """Run the copies as tasks of the Dask distributed cluster at ``scheduler``. The
     workers need the program at the same path (a shared or identical file system)
     and an interpreter with pathprof, as they run ``python -m pathprof run``."""
+    check_scheduler(scheduler)
     try:
         from distributed import Client
     except ImportError as err:
@@ -255,6 +289,9 @@ def run_on_dask(jobs: list[CopyJob], scheduler: str) -> list[CopyOutcome]:
         client = Client(scheduler, timeout=10)
     except (OSError, TimeoutError) as err:
         raise PathprofError(f"cannot reach the Dask scheduler at {scheduler}: {err}") from err
+    except Exception as err:  # refused by Dask: not a scheduler, a protocol not installed
+        raise PathprofError(f"cannot use the Dask scheduler at {scheduler}: "
+                            f"{type(err).__name__}: {err}") from err
     try:
         futures = [client.submit(run_copy_remotely, job, pure=False) for job in jobs]
         return list(client.gather(futures))

@@ -39,6 +39,7 @@ from pathprof.messages import warn
 from pathprof.parallel.executors import (
     CopyJob,
     CopyOutcome,
+    check_scheduler,
     feed_stdin,
     run_here,
     run_on_dask,
@@ -194,8 +195,8 @@ def run_parallel(run_args: Sequence[str] | Callable[[int], Sequence[str]],
         raise PathprofError(f"--parallel needs at least 1 copy, not {copies}")
     if executor not in EXECUTORS:
         raise PathprofError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
-    if executor == "dask" and not scheduler:
-        raise PathprofError("--executor dask needs --scheduler ADDRESS")
+    if executor == "dask":
+        check_scheduler(scheduler)
     if verify and kind != "run":
         raise PathprofError("verify compares with a sequential `pathprof run` only")
     plan = plan_copies(files, copies, partition=partition, profile=profile)
