@@ -1,5 +1,6 @@
-"""Parallel runs when things go wrong: signals while the copies run, a scheduler
-address that cannot be one (:mod:`pathprof.parallel`)."""
+"""Parallel runs when things go wrong: signals while the copies run, a Dask cluster
+that loses its workers, a scheduler address that cannot be one
+(:mod:`pathprof.parallel`)."""
 
 from __future__ import annotations
 
@@ -149,3 +150,75 @@ def test_a_scheduler_without_the_dask_executor_is_a_usage_error(tmp_path: Path) 
                           "prog.py", check=False)
     assert result.returncode == 2
     assert result.stderr == "pathprof: --scheduler goes with --executor dask\n"
+
+
+def test_a_cluster_that_loses_every_worker_is_given_up_on_and_leaves_nothing_behind(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every worker of the cluster closes while the copies run: the run says so in
+    one line and ends (it does not wait for a worker forever), its temporary
+    directory is gone, and so are the copies and their scratch directories."""
+    import tempfile
+
+    distributed = pytest.importorskip("distributed")
+    (tmp_path / "prog.py").write_text(FOREVER)
+    parent_temp, worker_temp = tmp_path / "tmp", tmp_path / "workers"
+    parent_temp.mkdir()
+    worker_temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(worker_temp))  # the workers run here
+    environment = {**os.environ, "TMPDIR": str(parent_temp),
+                   "DASK_DISTRIBUTED__SCHEDULER__NO_WORKERS_TIMEOUT": "2s"}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=False,
+                                  protocol="tcp", dashboard_address=None) as cluster:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "pathprof", "run", "--parallel", "3", "--executor", "dask",
+             "--scheduler", cluster.scheduler_address, "prog.py"], cwd=tmp_path,
+            env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        copies: list[int] = []
+        try:
+            _wait_until(lambda: len(_started(tmp_path)) == 3, "the 3 copies to start")
+            copies = _started(tmp_path)
+            cluster.scale(0)
+            stdout, stderr = run.communicate(timeout=120)
+            _wait_until(lambda: not any(_alive(pid) for pid in copies), "the copies to end")
+            _wait_until(lambda: not list(worker_temp.glob("pathprof-copy-*")),
+                        "the copies' scratch directories to go")
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.wait()
+            for pid in copies:
+                if _alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+    assert run.returncode == 1
+    assert stdout == ""
+    assert stderr.startswith(f"pathprof: the Dask cluster at {cluster.scheduler_address} "
+                             "lost the copies: it has had no worker for 2 s")
+    assert stderr.count("\n") == 1
+    assert list(parent_temp.iterdir()) == []
+
+
+def test_the_lifeline_stops_its_copy_when_the_worker_is_gone(tmp_path: Path) -> None:
+    """A worker's process that dies closes its end of the pipe: the watchdog stops
+    the copy and removes the copy's scratch directory, which no one will read. A
+    worker that asks (a byte, then closing) gets the copy stopped and its files."""
+    for note in (b"", b"s"):
+        scratch = tmp_path / f"scratch-{len(note)}"
+        scratch.mkdir()
+        (scratch / "copy.pathprof").write_text("")
+        read, write = os.pipe()
+        copy = ("import os, signal, sys, time\n"
+                "signal.signal(signal.SIGTERM, lambda *_: sys.exit(7))\n"
+                "print(os.getpid(), flush=True)\n"
+                "time.sleep(600)\n")
+        watchdog = subprocess.Popen(
+            [sys.executable, "-m", "pathprof.parallel.lifeline", str(read), str(scratch), "--",
+             sys.executable, "-c", copy], pass_fds=(read,), stdout=subprocess.PIPE, text=True)
+        os.close(read)
+        assert watchdog.stdout is not None
+        pid = int(watchdog.stdout.readline())
+        if note:
+            os.write(write, note)
+        os.close(write)
+        assert watchdog.wait(timeout=120) == 7  # it ends as its copy did
+        assert not _alive(pid)
+        assert scratch.exists() == bool(note)

@@ -10,6 +10,7 @@ directory on this machine; dropped on a cluster).
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
@@ -19,7 +20,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +34,11 @@ __all__ = ["CopyJob", "CopyOutcome", "check_scheduler", "feed_stdin", "run_here"
 
 #: Seconds between two looks at running copies (their end, signals received).
 POLL = 0.1
+#: Seconds between two looks, on a Dask cluster, at the copies and the workers.
+CLUSTER_POLL = 1.0
+#: Seconds a cluster may have no worker while copies remain, unless Dask's own
+#: ``distributed.scheduler.no-workers-timeout`` says how long tasks may wait for one.
+NO_WORKERS_TIMEOUT = 60.0
 #: Seconds a copy gets to save and end after SIGTERM, when the run must end it
 #: after an error of its own, before it is killed.
 STOP_TIMEOUT = 60.0
@@ -231,16 +238,68 @@ def feed_stdin(process: subprocess.Popen, data: bytes) -> None:
         pass  # the copy stopped reading, as the program would
 
 
-def run_copy_remotely(job: CopyJob) -> CopyOutcome:
+def run_copy_remotely(job: CopyJob, stop: str | None = None) -> CopyOutcome:
     """Run one copy where this function runs (a Dask worker), in a scratch directory
-    of its own, and bring back its data, calls and output."""
-    with tempfile.TemporaryDirectory(prefix="pathprof-copy-") as scratch:
+    of its own, and bring back its data, calls and output.
+
+    The copy runs under a watchdog (:mod:`.lifeline`) that holds one end of a pipe
+    whose other end this function holds. The copy is stopped (SIGTERM: it saves
+    what it measured and ends) when the Dask event named ``stop`` is set (the run
+    was interrupted, or gave up) or when this worker closes; if the worker's
+    process dies, the pipe closes with it and the watchdog stops the copy and
+    removes its scratch directory. No copy outlives the worker that runs it."""
+    with tempfile.TemporaryDirectory(prefix="pathprof-copy-",
+                                     ignore_cleanup_errors=True) as scratch:
         command, environment, data, calls = _prepare(job, scratch)
-        result = subprocess.run(command, cwd=job.cwd, env=environment, input=job.stdin or b"",
-                                capture_output=True, check=False)
-        return CopyOutcome(job.index, result.returncode, _read(data),  # type: ignore[arg-type]
-                           _read_calls(calls), result.stdout,
-                           result.stderr)
+        lifeline, keep = os.pipe()  # the watchdog reads, this function holds the other end
+        try:
+            try:
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "pathprof.parallel.lifeline", str(lifeline), scratch,
+                     "--", *command], pass_fds=(lifeline,), cwd=job.cwd, env=environment,
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            finally:
+                os.close(lifeline)
+            stdout, stderr = _communicate(process, job.stdin or b"",
+                                          lambda: _abandoned(stop),
+                                          lambda: os.write(keep, b"s"))
+        finally:
+            os.close(keep)
+        return CopyOutcome(job.index, process.returncode, _read(data),  # type: ignore[arg-type]
+                           _read_calls(calls), stdout, stderr)
+
+
+def _communicate(process: subprocess.Popen, data: bytes, abandoned: Callable[[], bool],
+                 stop: Callable[[], object]) -> tuple[bytes, bytes]:
+    """``process.communicate(data)``, calling ``stop`` once if ``abandoned()`` turns
+    true meanwhile (asked every :data:`CLUSTER_POLL` seconds)."""
+    first, stopped = True, False
+    while True:
+        try:
+            return process.communicate(data if first else None, timeout=CLUSTER_POLL)
+        except subprocess.TimeoutExpired:
+            first = False
+            if not stopped and abandoned():
+                stop()
+                stopped = True
+
+
+def _abandoned(stop: str | None) -> bool:
+    """Whether the copy running in this task should stop: its worker is closing, or
+    the run set the event ``stop``."""
+    try:
+        from distributed import Event, get_worker
+
+        worker = get_worker()
+    except (ImportError, ValueError):  # not on a Dask worker (called directly)
+        return False
+    if getattr(worker.status, "name", "running") not in ("running", "paused",
+                                                         "closing_gracefully"):
+        return True
+    try:
+        return stop is not None and bool(Event(stop).is_set())
+    except Exception:  # the scheduler is out of reach: the worker will know soon
+        return False
 
 
 def check_scheduler(address: str | None) -> str:
@@ -275,13 +334,21 @@ def check_scheduler(address: str | None) -> str:
     return address
 
 
-def run_on_dask(jobs: list[CopyJob], scheduler: str) -> list[CopyOutcome]:
+def run_on_dask(jobs: list[CopyJob], scheduler: str,
+                interruption: Interruption | None = None) -> list[CopyOutcome]:
     """Run the copies as tasks of the Dask distributed cluster at ``scheduler``. The
     workers need the program at the same path (a shared or identical file system)
-    and an interpreter with pathprof, as they run ``python -m pathprof run``."""
+    and an interpreter with pathprof, as they run ``python -m pathprof run``.
+
+    Gives up, raising :class:`~pathprof.exceptions.PathprofError`, when the cluster
+    loses the copies: it has had no worker for :func:`_no_workers_timeout` seconds
+    while some remain, or a copy's task failed (Dask retries a copy whose worker
+    died a few times, then says ``KilledWorker``). The copies still running are then
+    stopped. With an active ``interruption``, a signalled run stops the copies (each
+    saves what it measured) and returns what they brought back."""
     check_scheduler(scheduler)
     try:
-        from distributed import Client
+        from distributed import Client, Event
     except ImportError as err:
         raise PathprofError("--executor dask needs Dask's distributed scheduler: "
                             "pip install 'pathprof[dask]'") from err
@@ -292,8 +359,73 @@ def run_on_dask(jobs: list[CopyJob], scheduler: str) -> list[CopyOutcome]:
     except Exception as err:  # refused by Dask: not a scheduler, a protocol not installed
         raise PathprofError(f"cannot use the Dask scheduler at {scheduler}: "
                             f"{type(err).__name__}: {err}") from err
+    interruption = interruption or Interruption()
+    stop = Event(f"pathprof-stop-{uuid.uuid4().hex}", client=client)
+    futures = []
     try:
-        futures = [client.submit(run_copy_remotely, job, pure=False) for job in jobs]
-        return list(client.gather(futures))
+        futures = [client.submit(run_copy_remotely, job, stop.name, pure=False)
+                   for job in jobs]
+        _await_copies(client, futures, scheduler, interruption, stop)
+        try:
+            return list(client.gather(futures))
+        except Exception as err:
+            failed = next((k for k, future in enumerate(futures)
+                           if future.status == "error"), None)
+            which = "a copy" if failed is None else f"copy {failed}"
+            raise PathprofError(f"{which} of the parallel run failed on the Dask cluster "
+                                f"at {scheduler} ({type(err).__name__}: {err})") from err
     finally:
-        client.close()
+        with contextlib.suppress(Exception):
+            if not all(future.done() for future in futures):
+                stop.set()  # the copies still running stop, wherever they are
+                client.cancel(futures)
+            else:
+                stop.clear()
+        with contextlib.suppress(Exception):
+            client.close()
+
+
+def _await_copies(client: Any, futures: list[Any], scheduler: str,
+                  interruption: Interruption, stop: Any) -> None:
+    """Return once every copy's task has finished, or one has failed, setting
+    ``stop`` once the run is signalled; raise PathprofError once the cluster has
+    had no worker for too long."""
+    limit = _no_workers_timeout()
+    workerless_since: float | None = None
+    stopping = False
+    while not all(future.done() for future in futures):
+        if any(future.status == "error" for future in futures):
+            return  # gathering says which and why
+        if interruption.signal is not None and not stopping:
+            stop.set()
+            stopping = True
+        try:
+            workers = client.nthreads()
+        except Exception as err:
+            raise PathprofError(f"lost the Dask scheduler at {scheduler} while the copies "
+                                f"ran ({type(err).__name__}: {err})") from err
+        if workers:
+            workerless_since = None
+        elif workerless_since is None:
+            workerless_since = time.monotonic()
+        elif time.monotonic() - workerless_since >= limit:
+            left = sum(not future.done() for future in futures)
+            raise PathprofError(f"the Dask cluster at {scheduler} lost the copies: it has "
+                                f"had no worker for {limit:g} s, with {left} of the "
+                                f"{len(futures)} copies unfinished; nothing was merged")
+        time.sleep(CLUSTER_POLL)
+
+
+def _no_workers_timeout() -> float:
+    """How long a run waits for a worker: Dask's own
+    ``distributed.scheduler.no-workers-timeout`` (how long a task may wait for one;
+    ``DASK_DISTRIBUTED__SCHEDULER__NO_WORKERS_TIMEOUT``) when it is set, else
+    :data:`NO_WORKERS_TIMEOUT`."""
+    try:
+        import dask.config
+        from dask.utils import parse_timedelta
+
+        value = dask.config.get("distributed.scheduler.no-workers-timeout", None)
+        return float(parse_timedelta(value)) if value else NO_WORKERS_TIMEOUT
+    except (ImportError, ValueError, TypeError):
+        return NO_WORKERS_TIMEOUT

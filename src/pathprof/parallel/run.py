@@ -215,7 +215,7 @@ def run_parallel(run_args: Sequence[str] | Callable[[int], Sequence[str]],
                 outcomes = run_here(jobs, scratch, interruption)
             else:
                 assert scheduler is not None
-                outcomes = run_on_dask(jobs, scheduler)
+                outcomes = run_on_dask(jobs, scheduler, interruption)
                 if outcomes:
                     _show(outcomes[0])
             result, profiles = _combine(plan, outcomes, scratch, data_file, append,
