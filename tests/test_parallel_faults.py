@@ -1,6 +1,6 @@
 """Parallel runs when things go wrong: signals while the copies run, a Dask cluster
-that loses its workers, a scheduler address that cannot be one
-(:mod:`pathprof.parallel`)."""
+that loses its workers, a scheduler address that cannot be one, and what the copies
+can and cannot compare (:mod:`pathprof.parallel`)."""
 
 from __future__ import annotations
 
@@ -125,6 +125,39 @@ def test_a_signalled_run_stops_its_copies_merges_what_they_saved_and_dies_of_the
     assert all(measured.values())
     assert list(temp.iterdir()) == []  # no temporary directory left
     assert left == []  # and no copy left running
+
+
+def test_randomness_in_branches_only_is_said_to_be_beyond_the_comparison(
+        tmp_path: Path) -> None:
+    """The copies split the paths: each branch is measured by one copy alone, so a
+    program whose branches (and no calls) vary between runs agrees on every call
+    count. The message says that only calls were compared."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent("""
+        import random
+
+        def low(x):
+            if x < 0.5:
+                return 1
+            return 2
+
+        def high(x):
+            if x < 0.5:
+                return 3
+            return 4
+
+        print(sum(low(x) + high(x) for x in (random.random() for _ in range(200))) > 0)
+    """))
+    result = pathprof_cli(tmp_path, "run", "--parallel", "3", "prog.py")
+    assert result.stdout == "True\n"
+    assert result.stderr == (
+        "pathprof: 3 copies ran the same calls; their profiles are merged into .pathprof. "
+        "Only calls were compared: each path is measured by one copy, so randomness that "
+        "changes branches but no calls goes unseen (--verify compares the merge with a "
+        "sequential run)\n")
+    verified = pathprof_cli(tmp_path, "run", "--parallel", "3", "--verify", "prog.py",
+                            check=False)
+    assert "--verify: the merged profile" in verified.stderr  # the check that catches it
+    assert "Only calls were compared" not in verified.stderr
 
 
 @pytest.mark.parametrize(("address", "message"), [

@@ -10,13 +10,20 @@ the same program (it reads the clock, the process id, the network, files another
 copy changed...): the run says so and the merged profile is not presented as
 exact. ``verify`` also runs the ordinary sequential profile and compares.
 
+Only calls can be compared: every copy counts each function's calls (or profiles
+them), but each path, and so each branch taken, is measured by one copy alone (the
+others count the function's calls only, or drop the paths they do not own). A
+program whose randomness changes branches and no call gets past the comparison;
+the run's message says so, and ``verify`` is the check that catches it.
+
 A run signalled while its copies run (SIGINT, SIGTERM) stops them, each saving
 what it measured (:mod:`.signals`), merges what they saved, says that the merge
 covers an interrupted run, and leaves no temporary file and no copy behind.
 
-Invariant: when every copy counted the same calls, each function was profiled by
-exactly one copy on the same execution, so the merged data file is the sequential
-profile (checked by ``tests/test_parallel.py`` against sequential runs).
+Invariant: when every copy counted the same calls and ran the same paths, each
+function was profiled by exactly one copy on the same execution, so the merged
+data file is the sequential profile (checked by ``tests/test_parallel.py`` against
+sequential runs).
 """
 
 from __future__ import annotations
@@ -74,6 +81,8 @@ class ParallelResult:
     #: copies that saved no profile (only in an interrupted run): their functions
     #: are missing from the merge
     missing: list[int] = field(default_factory=list)
+    #: ``"run"`` or ``"pytest"``, as given to :func:`run_parallel`
+    kind: str = "run"
 
     @property
     def exact(self) -> bool:
@@ -220,6 +229,7 @@ def run_parallel(run_args: Sequence[str] | Callable[[int], Sequence[str]],
                     _show(outcomes[0])
             result, profiles = _combine(plan, outcomes, scratch, data_file, append,
                                         interruption.signal)
+            result.kind = kind
             if verify and not result.interrupted:
                 sequential = _sequential(args_of(0), environment, stdin, terminal, scratch,
                                          interruption)
@@ -318,8 +328,8 @@ def _sequential(run_args: Sequence[str], environment: dict[str, str], stdin: byt
 
 def summary(result: ParallelResult, data_file: str) -> list[str]:
     """What a parallel run found, in lines: the copies were interrupted (the merge
-    covers part of the run), agreed (the profile is exact), or not; with
-    ``verify``, how the merge compares."""
+    covers part of the run), agreed on the calls (the only thing copies can
+    compare, which the line says), or not; with ``verify``, how the merge compares."""
     copies = result.plan.copies
     shown_file = os.path.relpath(data_file)
     if result.interrupted:
@@ -336,8 +346,13 @@ def summary(result: ParallelResult, data_file: str) -> list[str]:
                      "nothing: the functions they profile are missing)")
         return [line]
     if result.exact:
-        lines = [f"{copies} copies ran the same calls; their profiles are merged into "
-                 f"{shown_file}"]
+        line = f"{copies} copies ran the same calls; their profiles are merged into {shown_file}"
+        if result.differences is None:
+            line += (". Only calls were compared: each path is measured by one copy, so "
+                     "randomness that changes branches but no calls goes unseen")
+            if result.kind == "run":
+                line += " (--verify compares the merge with a sequential run)"
+        lines = [line]
     else:
         shown = ", ".join(f"{key.split('|')[1] if '|' in key else key}: {counts}"
                           for key, counts in list(result.disagreements.items())[:3])
