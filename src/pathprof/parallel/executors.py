@@ -397,7 +397,8 @@ def _await_copies(client: Any, futures: list[Any], scheduler: str,
         if any(future.status == "error" for future in futures):
             return  # gathering says which and why
         if interruption.signal is not None and not stopping:
-            stop.set()
+            with contextlib.suppress(Exception):  # no scheduler: nthreads() says so next
+                stop.set()
             stopping = True
         try:
             workers = client.nthreads()
