@@ -4,8 +4,8 @@
 (the copy: standard streams, working directory and environment are this
 process's) and watches the pipe end ``FD``, whose other end the worker holds:
 
-* the worker writes a byte, then closes its end: stop the copy (SIGTERM: it saves
-  what it measured and ends) and end as it ends; the worker still wants its data;
+* the worker writes a byte: stop the copy (SIGTERM: it saves what it measured and
+  ends) and end as it ends; the worker still wants its data;
 * the pipe closes with no byte, while the copy runs: the worker is gone (its
   process died, and the kernel closed its end). Stop the copy, wait for it, remove
   the copy's scratch directory ``SCRATCH`` (no one will read it) and end.
@@ -32,6 +32,8 @@ STOP_TIMEOUT = 60.0
 
 
 def _watch(lifeline: int, copy: subprocess.Popen, gone: threading.Event) -> None:
+    """Wait for a byte or the end of the pipe, then stop the copy if it still runs
+    (killing it after :data:`STOP_TIMEOUT`); ``gone`` says it was the end."""
     try:
         note = os.read(lifeline, 1)
     except OSError:

@@ -8,8 +8,8 @@ apart, so it gives the copies :data:`GRACE` seconds to end by themselves, then
 sends the ones still running SIGTERM, which a copy answers by saving what it
 measured and ending (it waits for a save under way to finish). A second signal
 sends SIGTERM at once, a third SIGKILL (what a copy measured is then lost).
-Nothing here ever sends a copy a second SIGINT: one arriving in the middle of
-its save would lose the save.
+Nothing here sends a copy SIGINT: if the copy had one already, a second arriving
+in the middle of its save would lose the save.
 
 While :class:`Interruption` is active the run's own process records the signals
 instead of raising ``KeyboardInterrupt`` or dying, so that it can wait for the
