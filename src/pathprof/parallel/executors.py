@@ -6,6 +6,11 @@ each. Copy 0's output is the run's: on this machine it goes straight to the
 terminal while the copies run; from a cluster it comes back with the task and is
 written out afterwards. The other copies' output is kept apart (their scratch
 directory on this machine; dropped on a cluster).
+
+Either executor stops its copies when the run is signalled (:mod:`.signals`), each
+copy saving what it measured, and leaves no copy running when it returns or
+raises; on a cluster, a watchdog (:mod:`.lifeline`) ends a copy whose worker is
+gone.
 """
 
 from __future__ import annotations
