@@ -239,10 +239,13 @@ def test_the_lifeline_stops_its_copy_when_the_worker_is_gone(tmp_path: Path) -> 
         scratch.mkdir()
         (scratch / "copy.pathprof").write_text("")
         read, write = os.pipe()
+        # (short sleeps: a signal that comes just before a long sleep starts would
+        # be handled only when it ends)
         copy = ("import os, signal, sys, time\n"
                 "signal.signal(signal.SIGTERM, lambda *_: sys.exit(7))\n"
                 "print(os.getpid(), flush=True)\n"
-                "time.sleep(600)\n")
+                "while True:\n"
+                "    time.sleep(0.05)\n")
         watchdog = subprocess.Popen(
             [sys.executable, "-m", "pathprof.parallel.lifeline", str(read), str(scratch), "--",
              sys.executable, "-c", copy], pass_fds=(read,), stdout=subprocess.PIPE, text=True)
