@@ -842,6 +842,17 @@ def _command_run(args: argparse.Namespace) -> int:
             print("pathprof: --stop-counting does not go with --parallel (the copies' "
                   "profiles are merged count by count)", file=sys.stderr)
             return USAGE
+        if args.executor == "dask" or args.scheduler:
+            from pathprof.exceptions import ConfigError
+            from pathprof.parallel.executors import check_scheduler
+
+            try:
+                if args.executor != "dask":
+                    raise ConfigError("--scheduler goes with --executor dask")
+                check_scheduler(args.scheduler)
+            except ConfigError as err:
+                print(f"pathprof: {err}", file=sys.stderr)
+                return USAGE
         return _parallel_run(args, program_args, default_dirs)
     if args.executor != "local" or args.scheduler or args.verify or args.plan_from:
         print("pathprof: --executor, --scheduler, --verify and --plan-from go with "
@@ -870,7 +881,10 @@ def _command_run(args: argparse.Namespace) -> int:
 def _parallel_run(args: argparse.Namespace, program_args: list[str],
                   default_dirs: list[str]) -> int:
     """``run --parallel K``: see :mod:`pathprof.parallel.run`."""
+    import signal
+
     from pathprof.parallel.run import report, run_parallel
+    from pathprof.parallel.signals import die_of
     from pathprof.python.selection import Selection
 
     selection = Selection(args.source, args.include, args.omit, default_dirs)
@@ -892,12 +906,21 @@ def _parallel_run(args: argparse.Namespace, program_args: list[str],
         from pathprof.data.store import read
 
         profile = read(args.plan_from).functions
-    result = run_parallel(run_args, files, copies=args.parallel, data_file=args.data_file,
-                          append=args.append, executor=args.executor,
-                          scheduler=args.scheduler, verify=args.verify,
-                          partition=args.mode in (None, "path") and not args.metric,
-                          profile=profile)
+    try:
+        result = run_parallel(run_args, files, copies=args.parallel,
+                              data_file=args.data_file, append=args.append,
+                              executor=args.executor, scheduler=args.scheduler,
+                              verify=args.verify,
+                              partition=args.mode in (None, "path") and not args.metric,
+                              profile=profile)
+    except KeyboardInterrupt:  # before any copy started (planning, reading stdin)
+        die_of(signal.SIGINT)
+        raise  # not reached: die_of does not return
     report(result, args.data_file)
+    # Signalled, the run ends as Python would: killed by the signal, unless the
+    # program (copy 0) took it and ended by itself.
+    if result.signal is not None and not (result.interrupted and result.returncode >= 0):
+        die_of(result.signal)
     if result.differences:
         return ERR
     status = result.returncode

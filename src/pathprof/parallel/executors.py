@@ -6,23 +6,47 @@ each. Copy 0's output is the run's: on this machine it goes straight to the
 terminal while the copies run; from a cluster it comes back with the task and is
 written out afterwards. The other copies' output is kept apart (their scratch
 directory on this machine; dropped on a cluster).
+
+Either executor stops its copies when the run is signalled (:mod:`.signals`), each
+copy saving what it measured, and leaves no copy running when it returns or
+raises; on a cluster, a watchdog (:mod:`.lifeline`) ends a copy whose worker is
+gone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from pathprof.exceptions import PathprofError
+from pathprof.exceptions import ConfigError, PathprofError
 from pathprof.measure.partial import ENVIRONMENT
+from pathprof.parallel.signals import Interruption
 
-__all__ = ["CopyJob", "CopyOutcome", "run_here", "run_on_dask"]
+__all__ = ["CopyJob", "CopyOutcome", "check_scheduler", "feed_stdin", "run_here", "run_on_dask",
+           "wait_for"]
+
+#: Seconds between two looks at running copies (their end, signals received).
+POLL = 0.1
+#: Seconds between two looks, on a Dask cluster, at the copies and the workers.
+CLUSTER_POLL = 1.0
+#: Seconds a cluster may have no worker while copies remain, unless Dask's own
+#: ``distributed.scheduler.no-workers-timeout`` says how long tasks may wait for one.
+NO_WORKERS_TIMEOUT = 60.0
+#: Seconds a copy gets to save and end after SIGTERM, when the run must end it
+#: after an error of its own, before it is killed.
+STOP_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True)
@@ -102,43 +126,115 @@ def _read_calls(path: str) -> str | None:
     return json.dumps(total) if found else None
 
 
-def run_here(jobs: list[CopyJob], scratch: str) -> list[CopyOutcome]:
-    """Run the copies as processes on this machine, all at once."""
-    started = []
-    for job in jobs:
-        directory = os.path.join(scratch, f"copy-{job.index}")
-        os.makedirs(directory, exist_ok=True)
-        command, environment, data, calls = _prepare(job, directory)
-        shown = job.index == 0
-        if job.stdin is not None:
-            stdin: int | None = subprocess.PIPE
-        elif job.stdin_is_terminal and shown:
-            stdin = None
-        else:
-            stdin = subprocess.DEVNULL
-        out = None if shown else open(os.path.join(directory, "stdout"), "wb")  # noqa: SIM115
-        err = None if shown else open(os.path.join(directory, "stderr"), "wb")  # noqa: SIM115
+def wait_for(processes: Sequence[subprocess.Popen], interruption: Interruption) -> None:
+    """Return once every process has ended. Once the run has been signalled, the
+    ones still running are sent what :meth:`Interruption.escalation` says, each
+    signal once (:mod:`pathprof.parallel.signals`)."""
+    sent: dict[int, int] = {}
+    while True:
+        running = [process for process in processes if process.poll() is None]
+        if not running:
+            return
+        wanted = interruption.escalation()
+        if wanted is not None:
+            for process in running:
+                if sent.get(process.pid) != wanted:
+                    process.send_signal(wanted)
+                    sent[process.pid] = wanted
+        time.sleep(POLL)
+
+
+def _end(processes: Sequence[subprocess.Popen]) -> None:
+    """Stop the processes still running (SIGTERM: a copy saves and ends) and wait
+    for them; kill those that take longer than :data:`STOP_TIMEOUT`."""
+    running = [process for process in processes if process.poll() is None]
+    for process in running:
+        process.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + STOP_TIMEOUT
+    for process in running:
+        try:
+            process.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@dataclass
+class _Started:
+    """A copy running on this machine, and what to collect when it ends."""
+
+    job: CopyJob
+    process: subprocess.Popen
+    data: str
+    calls: str
+    feeder: threading.Thread | None
+    #: where its output goes (copies other than 0)
+    files: tuple[Any, ...]
+
+    def close(self) -> None:
+        if self.feeder is not None:
+            self.feeder.join()
+        for f in self.files:
+            f.close()
+
+    def outcome(self) -> CopyOutcome:
+        return CopyOutcome(self.job.index, self.process.returncode,
+                           _read(self.data), _read_calls(self.calls))  # type: ignore[arg-type]
+
+
+def run_here(jobs: list[CopyJob], scratch: str, interruption: Interruption | None = None
+             ) -> list[CopyOutcome]:
+    """Run the copies as processes on this machine, all at once, and wait for them.
+
+    With an active ``interruption``, a run signalled meanwhile starts no more copies
+    and ends the running ones as :mod:`~pathprof.parallel.signals` says; the copies
+    it never started have no outcome. Whatever happens, no copy still runs when
+    this returns or raises."""
+    interruption = interruption or Interruption()
+    started: list[_Started] = []
+    try:
+        for job in jobs:
+            if interruption.signal is not None:
+                break
+            started.append(_start(job, os.path.join(scratch, f"copy-{job.index}")))
+        wait_for([copy.process for copy in started], interruption)
+    finally:
+        _end([copy.process for copy in started])  # only after an error of ours
+        for copy in started:
+            copy.close()
+    return [copy.outcome() for copy in started]
+
+
+def _start(job: CopyJob, directory: str) -> _Started:
+    """Start one copy, in its scratch ``directory``."""
+    os.makedirs(directory, exist_ok=True)
+    command, environment, data, calls = _prepare(job, directory)
+    shown = job.index == 0
+    if job.stdin is not None:
+        stdin: int | None = subprocess.PIPE
+    elif job.stdin_is_terminal and shown:
+        stdin = None
+    else:
+        stdin = subprocess.DEVNULL
+    files = () if shown else tuple(open(os.path.join(directory, name), "wb")  # noqa: SIM115
+                                   for name in ("stdout", "stderr"))
+    try:
         process = subprocess.Popen(command, cwd=job.cwd, env=environment, stdin=stdin,
-                                   stdout=out, stderr=err)
-        feeder = None
-        if job.stdin is not None:
-            feeder = threading.Thread(target=_feed, args=(process, job.stdin), daemon=True)
-            feeder.start()
-        started.append((job, process, feeder, data, calls, out, err))
-    outcomes = []
-    for job, process, feeder, data, calls, out, err in started:
-        returncode = process.wait()
-        if feeder is not None:
-            feeder.join()
-        for f in (out, err):
-            if f is not None:
-                f.close()
-        outcomes.append(CopyOutcome(job.index, returncode, _read(data),  # type: ignore[arg-type]
-                                    _read_calls(calls)))
-    return outcomes
+                                   stdout=files[0] if files else None,
+                                   stderr=files[1] if files else None)
+    except BaseException:
+        for f in files:
+            f.close()
+        raise
+    feeder = None
+    if job.stdin is not None:
+        feeder = threading.Thread(target=feed_stdin, args=(process, job.stdin), daemon=True)
+        feeder.start()
+    return _Started(job, process, data, calls, feeder, files)
 
 
-def _feed(process: subprocess.Popen, data: bytes) -> None:
+def feed_stdin(process: subprocess.Popen, data: bytes) -> None:
+    """Write ``data`` to the process's standard input and close it (a thread's job)."""
     try:
         assert process.stdin is not None
         process.stdin.write(data)
@@ -147,24 +243,117 @@ def _feed(process: subprocess.Popen, data: bytes) -> None:
         pass  # the copy stopped reading, as the program would
 
 
-def run_copy_remotely(job: CopyJob) -> CopyOutcome:
+def run_copy_remotely(job: CopyJob, stop: str | None = None) -> CopyOutcome:
     """Run one copy where this function runs (a Dask worker), in a scratch directory
-    of its own, and bring back its data, calls and output."""
-    with tempfile.TemporaryDirectory(prefix="pathprof-copy-") as scratch:
+    of its own, and bring back its data, calls and output.
+
+    The copy runs under a watchdog (:mod:`.lifeline`) that holds one end of a pipe
+    whose other end this function holds. The copy is stopped (SIGTERM: it saves
+    what it measured and ends) when the Dask event named ``stop`` is set (the run
+    was interrupted, or gave up) or when this worker closes; if the worker's
+    process dies, the pipe closes with it and the watchdog stops the copy and
+    removes its scratch directory. No copy outlives the worker that runs it."""
+    with tempfile.TemporaryDirectory(prefix="pathprof-copy-",
+                                     ignore_cleanup_errors=True) as scratch:
         command, environment, data, calls = _prepare(job, scratch)
-        result = subprocess.run(command, cwd=job.cwd, env=environment, input=job.stdin or b"",
-                                capture_output=True, check=False)
-        return CopyOutcome(job.index, result.returncode, _read(data),  # type: ignore[arg-type]
-                           _read_calls(calls), result.stdout,
-                           result.stderr)
+        lifeline, keep = os.pipe()  # the watchdog reads, this function holds the other end
+        try:
+            try:
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "pathprof.parallel.lifeline", str(lifeline), scratch,
+                     "--", *command], pass_fds=(lifeline,), cwd=job.cwd, env=environment,
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            finally:
+                os.close(lifeline)
+            stdout, stderr = _communicate(process, job.stdin or b"",
+                                          lambda: _abandoned(stop),
+                                          lambda: os.write(keep, b"s"))
+        finally:
+            os.close(keep)
+        return CopyOutcome(job.index, process.returncode, _read(data),  # type: ignore[arg-type]
+                           _read_calls(calls), stdout, stderr)
 
 
-def run_on_dask(jobs: list[CopyJob], scheduler: str) -> list[CopyOutcome]:
+def _communicate(process: subprocess.Popen, data: bytes, abandoned: Callable[[], bool],
+                 stop: Callable[[], object]) -> tuple[bytes, bytes]:
+    """``process.communicate(data)``, calling ``stop`` once if ``abandoned()`` turns
+    true meanwhile (asked every :data:`CLUSTER_POLL` seconds)."""
+    first, stopped = True, False
+    while True:
+        try:
+            return process.communicate(data if first else None, timeout=CLUSTER_POLL)
+        except subprocess.TimeoutExpired:
+            first = False
+            if not stopped and abandoned():
+                stop()
+                stopped = True
+
+
+def _abandoned(stop: str | None) -> bool:
+    """Whether the copy running in this task should stop: its worker is closing, or
+    the run set the event ``stop``."""
+    try:
+        from distributed import Event, get_worker
+
+        worker = get_worker()
+    except (ImportError, ValueError):  # not on a Dask worker (called directly)
+        return False
+    if getattr(worker.status, "name", "running") not in ("running", "paused",
+                                                         "closing_gracefully"):
+        return True
+    try:
+        return stop is not None and bool(Event(stop).is_set())
+    except Exception:  # the scheduler is out of reach: the worker will know soon
+        return False
+
+
+def check_scheduler(address: str | None) -> str:
+    """``address`` if it can name a Dask scheduler (``tcp://HOST:PORT``, or another
+    of Dask's protocols); raises :class:`~pathprof.exceptions.ConfigError`, in one
+    line, otherwise. Checked before anything runs, by Dask's own address parser
+    when Dask is installed."""
+    if not address:
+        raise ConfigError("--executor dask needs --scheduler ADDRESS (such as tcp://HOST:8786)")
+    try:
+        from distributed.comm.addressing import get_address_host_port, parse_address
+        from distributed.comm.registry import backends
+    except ImportError:
+        return address  # run_on_dask says what is missing
+    example = "an address such as tcp://HOST:8786"
+    scheme, _location = parse_address(address, strict=False)
+    if scheme not in backends:
+        raise ConfigError(f"--scheduler {address}: Dask has no protocol {scheme!r} "
+                          f"(it knows {', '.join(sorted(backends))}); expected {example}")
+    if scheme == "inproc":
+        raise ConfigError(f"--scheduler {address}: an inproc address names a scheduler in "
+                          f"the same process; expected {example}")
+    if scheme not in ("tcp", "tls", "ws", "wss"):
+        return address  # a protocol of its own (ucx...): Dask will tell
+    try:
+        _host, port = get_address_host_port(address)
+    except ValueError as err:
+        raise ConfigError(f"--scheduler {address}: {err}; expected {example}") from None
+    if not 0 < port < 65536:
+        raise ConfigError(f"--scheduler {address}: port {port} is not between 1 and 65535; "
+                          f"expected {example}")
+    return address
+
+
+def run_on_dask(jobs: list[CopyJob], scheduler: str,
+                interruption: Interruption | None = None) -> list[CopyOutcome]:
     """Run the copies as tasks of the Dask distributed cluster at ``scheduler``. The
     workers need the program at the same path (a shared or identical file system)
-    and an interpreter with pathprof, as they run ``python -m pathprof run``."""
+    and an interpreter with pathprof, as they run ``python -m pathprof run``.
+
+    Gives up, raising :class:`~pathprof.exceptions.PathprofError`, when the cluster
+    loses the copies: it has had no worker for :func:`_no_workers_timeout` seconds
+    while some remain, or a copy's task failed (Dask retries a copy whose worker
+    died a few times, then says ``KilledWorker``). The copies still running are then
+    stopped. With an active ``interruption``, a signalled run stops the copies (each
+    saves what it measured) and returns what they brought back."""
+    check_scheduler(scheduler)
     try:
-        from distributed import Client
+        from distributed import Client, Event
     except ImportError as err:
         raise PathprofError("--executor dask needs Dask's distributed scheduler: "
                             "pip install 'pathprof[dask]'") from err
@@ -172,8 +361,77 @@ def run_on_dask(jobs: list[CopyJob], scheduler: str) -> list[CopyOutcome]:
         client = Client(scheduler, timeout=10)
     except (OSError, TimeoutError) as err:
         raise PathprofError(f"cannot reach the Dask scheduler at {scheduler}: {err}") from err
+    except Exception as err:  # refused by Dask: not a scheduler, a protocol not installed
+        raise PathprofError(f"cannot use the Dask scheduler at {scheduler}: "
+                            f"{type(err).__name__}: {err}") from err
+    interruption = interruption or Interruption()
+    stop = Event(f"pathprof-stop-{uuid.uuid4().hex}", client=client)
+    futures = []
     try:
-        futures = [client.submit(run_copy_remotely, job, pure=False) for job in jobs]
-        return list(client.gather(futures))
+        futures = [client.submit(run_copy_remotely, job, stop.name, pure=False)
+                   for job in jobs]
+        _await_copies(client, futures, scheduler, interruption, stop)
+        try:
+            return list(client.gather(futures))
+        except Exception as err:
+            failed = next((k for k, future in enumerate(futures)
+                           if future.status == "error"), None)
+            which = "a copy" if failed is None else f"copy {failed}"
+            raise PathprofError(f"{which} of the parallel run failed on the Dask cluster "
+                                f"at {scheduler} ({type(err).__name__}: {err})") from err
     finally:
-        client.close()
+        with contextlib.suppress(Exception):
+            if not all(future.done() for future in futures):
+                stop.set()  # the copies still running stop, wherever they are
+                client.cancel(futures)
+            else:
+                stop.clear()
+        with contextlib.suppress(Exception):
+            client.close()
+
+
+def _await_copies(client: Any, futures: list[Any], scheduler: str,
+                  interruption: Interruption, stop: Any) -> None:
+    """Return once every copy's task has finished, or one has failed, setting
+    ``stop`` once the run is signalled; raise PathprofError once the cluster has
+    had no worker for too long."""
+    limit = _no_workers_timeout()
+    workerless_since: float | None = None
+    stopping = False
+    while not all(future.done() for future in futures):
+        if any(future.status == "error" for future in futures):
+            return  # gathering says which and why
+        if interruption.signal is not None and not stopping:
+            with contextlib.suppress(Exception):  # no scheduler: nthreads() says so next
+                stop.set()
+            stopping = True
+        try:
+            workers = client.nthreads()
+        except Exception as err:
+            raise PathprofError(f"lost the Dask scheduler at {scheduler} while the copies "
+                                f"ran ({type(err).__name__}: {err})") from err
+        if workers:
+            workerless_since = None
+        elif workerless_since is None:
+            workerless_since = time.monotonic()
+        elif time.monotonic() - workerless_since >= limit:
+            left = sum(not future.done() for future in futures)
+            raise PathprofError(f"the Dask cluster at {scheduler} lost the copies: it has "
+                                f"had no worker for {limit:g} s, with {left} of the "
+                                f"{len(futures)} copies unfinished; nothing was merged")
+        time.sleep(CLUSTER_POLL)
+
+
+def _no_workers_timeout() -> float:
+    """How long a run waits for a worker: Dask's own
+    ``distributed.scheduler.no-workers-timeout`` (how long a task may wait for one;
+    ``DASK_DISTRIBUTED__SCHEDULER__NO_WORKERS_TIMEOUT``) when it is set, else
+    :data:`NO_WORKERS_TIMEOUT`."""
+    try:
+        import dask.config
+        from dask.utils import parse_timedelta
+
+        value = dask.config.get("distributed.scheduler.no-workers-timeout", None)
+        return float(parse_timedelta(value)) if value else NO_WORKERS_TIMEOUT
+    except (ImportError, ValueError, TypeError):
+        return NO_WORKERS_TIMEOUT

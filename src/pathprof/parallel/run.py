@@ -10,9 +10,20 @@ the same program (it reads the clock, the process id, the network, files another
 copy changed...): the run says so and the merged profile is not presented as
 exact. ``verify`` also runs the ordinary sequential profile and compares.
 
-Invariant: when every copy counted the same calls, each function was profiled by
-exactly one copy on the same execution, so the merged data file is the sequential
-profile (checked by ``tests/test_parallel.py`` against sequential runs).
+Only calls can be compared: every copy counts each function's calls (or profiles
+them), but each path, and so each branch taken, is measured by one copy alone (the
+others count the function's calls only, or drop the paths they do not own). A
+program whose randomness changes branches and no call gets past the comparison;
+the run's message says so, and ``verify`` is the check that catches it.
+
+A run signalled while its copies run (SIGINT, SIGTERM) stops them, each saving
+what it measured (:mod:`.signals`), merges what they saved, says that the merge
+covers an interrupted run, and leaves no temporary file and no copy behind.
+
+Invariant: when every copy counted the same calls and ran the same paths, each
+function was profiled by exactly one copy on the same execution, so the merged
+data file is the sequential profile (checked by ``tests/test_parallel.py`` against
+sequential runs).
 """
 
 from __future__ import annotations
@@ -21,8 +32,10 @@ import json
 import os
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -30,12 +43,23 @@ from pathprof.data import store
 from pathprof.data.profile import FunctionProfile, merge
 from pathprof.exceptions import PathprofError
 from pathprof.messages import warn
-from pathprof.parallel.executors import CopyJob, CopyOutcome, run_here, run_on_dask
+from pathprof.parallel.executors import (
+    CopyJob,
+    CopyOutcome,
+    check_scheduler,
+    feed_stdin,
+    run_here,
+    run_on_dask,
+    wait_for,
+)
 from pathprof.parallel.plan import CopiesPlan, plan_copies
+from pathprof.parallel.signals import Interruption, signal_name
 
 __all__ = ["ParallelResult", "compare_profiles", "report", "run_parallel", "summary"]
 
 EXECUTORS = ("local", "dask")
+#: The status of a run whose copy 0 never ran (a pathprof error).
+ERR = 1
 
 
 @dataclass
@@ -49,10 +73,20 @@ class ParallelResult:
     disagreements: dict[str, list[int]] = field(default_factory=dict)
     #: ``verify``: differences from the sequential profile (empty: identical)
     differences: list[str] | None = None
+    #: the signal (SIGINT, SIGTERM) this process received during the run, if any:
+    #: the caller ends as that signal would have ended it (the CLI dies of it)
+    signal: int | None = None
+    #: the signal came while copies ran: each was stopped wherever it stood
+    interrupted: bool = False
+    #: copies that saved no profile (only in an interrupted run): their functions
+    #: are missing from the merge
+    missing: list[int] = field(default_factory=list)
+    #: ``"run"`` or ``"pytest"``, as given to :func:`run_parallel`
+    kind: str = "run"
 
     @property
     def exact(self) -> bool:
-        return not self.disagreements
+        return not self.disagreements and not self.interrupted
 
 
 def _environment() -> dict[str, str]:
@@ -159,13 +193,19 @@ def run_parallel(run_args: Sequence[str] | Callable[[int], Sequence[str]],
     :class:`~pathprof.parallel.executors.CopyJob`). ``partition`` splits
     single-caller functions' paths among the copies (path mode without a metric);
     ``profile``, an earlier run's, plans from measured costs
-    (:func:`~pathprof.parallel.plan.plan_copies`)."""
+    (:func:`~pathprof.parallel.plan.plan_copies`).
+
+    SIGINT and SIGTERM received while the copies run (in the main thread) do not
+    stop this function: the copies are stopped, each saving what it measured, their
+    profiles merged, the temporary files removed, and the result says so
+    (``interrupted``, ``signal``); the caller then ends as the signal says. No copy
+    runs any more when this returns or raises."""
     if copies < 1:
         raise PathprofError(f"--parallel needs at least 1 copy, not {copies}")
     if executor not in EXECUTORS:
         raise PathprofError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
-    if executor == "dask" and not scheduler:
-        raise PathprofError("--executor dask needs --scheduler ADDRESS")
+    if executor == "dask":
+        check_scheduler(scheduler)
     if verify and kind != "run":
         raise PathprofError("verify compares with a sequential `pathprof run` only")
     plan = plan_copies(files, copies, partition=partition, profile=profile)
@@ -177,27 +217,56 @@ def run_parallel(run_args: Sequence[str] | Callable[[int], Sequence[str]],
 
     jobs = [CopyJob(k, args_of(k), environment, os.getcwd(), plan_json, stdin, terminal, kind)
             for k in range(copies)]
-    scratch = tempfile.mkdtemp(prefix="pathprof-parallel-")
-    try:
-        if executor == "local":
-            outcomes = run_here(jobs, scratch)
-        else:
-            assert scheduler is not None
-            outcomes = run_on_dask(jobs, scheduler)
-            _show(outcomes[0])
-        per_copy = _read_copies(outcomes, scratch)
-        result = ParallelResult(plan, outcomes[0].returncode,
-                                _disagreements(outcomes, [m.functions for m in per_copy]))
+    with Interruption() as interruption:
+        scratch = tempfile.mkdtemp(prefix="pathprof-parallel-")
+        try:
+            if executor == "local":
+                outcomes = run_here(jobs, scratch, interruption)
+            else:
+                assert scheduler is not None
+                outcomes = run_on_dask(jobs, scheduler, interruption)
+                if outcomes:
+                    _show(outcomes[0])
+            result, profiles = _combine(plan, outcomes, scratch, data_file, append,
+                                        interruption.signal)
+            result.kind = kind
+            if verify and not result.interrupted:
+                sequential = _sequential(args_of(0), environment, stdin, terminal, scratch,
+                                         interruption)
+                if sequential is not None:
+                    result.differences = compare_profiles(sequential, profiles)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        result.signal = interruption.signal
+    return result
+
+
+def _combine(plan: CopiesPlan, outcomes: list[CopyOutcome], scratch: str, data_file: str,
+             append: bool, signal: int | None) -> tuple[ParallelResult, list[FunctionProfile]]:
+    """Check the copies' outcomes against each other and merge their profiles into
+    ``data_file``. A copy that saved nothing is an error, unless the run was
+    interrupted (by ``signal``, while the copies ran): the merge then holds what
+    the others saved (nothing, and no data file is written, if none did)."""
+    interrupted = signal is not None
+    saved = [outcome for outcome in outcomes if outcome.data is not None]
+    missing = sorted(set(range(plan.copies)) - {outcome.index for outcome in saved})
+    if missing and not interrupted:
+        outcome = next(o for o in outcomes if o.index == missing[0])
+        raise PathprofError(f"copy {outcome.index} of the parallel run saved no data "
+                            f"(it ended with status {outcome.returncode})")
+    per_copy = _read_copies(saved, scratch)
+    if outcomes and outcomes[0].index == 0:
+        returncode = outcomes[0].returncode
+    else:  # interrupted before copy 0 started: as if the signal had ended it
+        returncode = -signal if signal is not None else ERR
+    result = ParallelResult(plan, returncode, interrupted=interrupted, missing=missing)
+    if not interrupted:  # stopped at different points, the copies cannot agree
+        result.disagreements = _disagreements(outcomes, [m.functions for m in per_copy])
         ended = {outcome.returncode for outcome in outcomes}
         if len(ended) > 1:
             result.disagreements["exit status"] = [o.returncode for o in outcomes]
-        profiles = _merge(per_copy, data_file, append)
-        if verify:
-            sequential = _sequential(args_of(0), environment, stdin, terminal, scratch)
-            result.differences = compare_profiles(sequential, profiles)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return result
+    profiles = _merge(per_copy, data_file, append) if per_copy else []
+    return result, profiles
 
 
 def _show(outcome: CopyOutcome) -> None:
@@ -208,11 +277,10 @@ def _show(outcome: CopyOutcome) -> None:
 
 
 def _read_copies(outcomes: list[CopyOutcome], scratch: str) -> list[store.Measurement]:
+    """The profiles the copies saved (each outcome has data)."""
     measurements = []
     for outcome in outcomes:
-        if outcome.data is None:
-            raise PathprofError(f"copy {outcome.index} of the parallel run saved no data "
-                                f"(it ended with status {outcome.returncode})")
+        assert outcome.data is not None
         path = os.path.join(scratch, f"merge-{outcome.index}.pathprof")
         with open(path, "wb") as f:
             f.write(outcome.data)
@@ -222,7 +290,8 @@ def _read_copies(outcomes: list[CopyOutcome], scratch: str) -> list[store.Measur
 
 def _merge(measurements: list[store.Measurement], data_file: str, append: bool
            ) -> list[FunctionProfile]:
-    """Add the copies' profiles into ``data_file`` as one run (copy 0's)."""
+    """Add the copies' profiles into ``data_file`` as one run (the first copy's:
+    copy 0's, unless it saved nothing)."""
     functions = merge(fn for m in measurements for fn in m.functions)
     sources: dict[tuple[str, str], str] = {}
     for m in measurements:
@@ -232,33 +301,64 @@ def _merge(measurements: list[store.Measurement], data_file: str, append: bool
 
 
 def _sequential(run_args: Sequence[str], environment: dict[str, str], stdin: bytes | None,
-                terminal: bool, scratch: str) -> list[FunctionProfile]:
-    """``verify``: the ordinary profile of the same run, for comparison."""
-    import subprocess
-
+                terminal: bool, scratch: str, interruption: Interruption
+                ) -> list[FunctionProfile] | None:
+    """``verify``: the ordinary profile of the same run, for comparison; None if the
+    run was signalled meanwhile (the sequential run is then stopped as the copies
+    are)."""
     data = os.path.join(scratch, "sequential.pathprof")
-    subprocess.run([sys.executable, "-m", "pathprof", "run", "--data-file", data, *run_args],
-                   env=environment, input=stdin, stdin=None if stdin is not None
-                   else (None if terminal else subprocess.DEVNULL),
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pathprof", "run", "--data-file", data, *run_args],
+        env=environment, stdin=subprocess.PIPE if stdin is not None
+        else (None if terminal else subprocess.DEVNULL),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    feeder = None
+    if stdin is not None:
+        feeder = threading.Thread(target=feed_stdin, args=(process, stdin), daemon=True)
+        feeder.start()
+    wait_for([process], interruption)
+    if feeder is not None:
+        feeder.join()
+    if interruption.signal is not None:
+        return None
     if not os.path.exists(data):
         raise PathprofError("--verify: the sequential run saved no data")
     return store.read(data).functions
 
 
 def summary(result: ParallelResult, data_file: str) -> list[str]:
-    """What a parallel run found, in lines: the copies agreed (the profile is
-    exact), or not; with ``verify``, how the merge compares."""
+    """What a parallel run found, in lines: the copies were interrupted (the merge
+    covers part of the run), agreed on the calls (the only thing copies can
+    compare, which the line says), or not; with ``verify``, how the merge compares."""
     copies = result.plan.copies
+    shown_file = os.path.relpath(data_file)
+    if result.interrupted:
+        name = signal_name(result.signal) if result.signal is not None else "a signal"
+        if len(result.missing) == copies:
+            return [f"the run was interrupted ({name}) before any of its {copies} copies "
+                    "saved a profile: nothing was merged"]
+        line = (f"the run was interrupted ({name}) while its {copies} copies ran: each "
+                f"stopped at its own point, so the profile merged into {shown_file} "
+                "covers part of the run and is not exact")
+        if result.missing:
+            which = ", ".join(str(k) for k in result.missing)
+            line += (f" (cop{'y' if len(result.missing) == 1 else 'ies'} {which} saved "
+                     "nothing: the functions they profile are missing)")
+        return [line]
     if result.exact:
-        lines = [f"{copies} copies ran the same calls; their profiles are merged into "
-                 f"{os.path.relpath(data_file)}"]
+        line = f"{copies} copies ran the same calls; their profiles are merged into {shown_file}"
+        if result.differences is None:
+            line += (". Only calls were compared: each path is measured by one copy, so "
+                     "randomness that changes branches but no calls goes unseen")
+            if result.kind == "run":
+                line += " (--verify compares the merge with a sequential run)"
+        lines = [line]
     else:
         shown = ", ".join(f"{key.split('|')[1] if '|' in key else key}: {counts}"
                           for key, counts in list(result.disagreements.items())[:3])
         lines = [f"the {copies} copies did not run the same way ({shown}"
                  f"{' ...' if len(result.disagreements) > 3 else ''}): the program is not "
-                 f"deterministic, and the merged profile in {os.path.relpath(data_file)} "
+                 f"deterministic, and the merged profile in {shown_file} "
                  "is not exact"]
     if result.differences is not None:
         if result.differences:
