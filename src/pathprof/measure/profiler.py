@@ -549,8 +549,34 @@ def _save_on_sigterm(profiler: Profiler, save: Callable[[], Any] | None = None) 
             _die_of_sigterm()
 
         signal.signal(signal.SIGTERM, on_sigterm)
+        _hide_handler(signal.SIGTERM, on_sigterm, signal.SIG_DFL)
     except ValueError:  # not the main thread: leave signals alone
         pass
+
+
+def _hide_handler(signum: int, handler: Any, previous: Any) -> None:
+    """The program sees the disposition of ``signum`` as it was before pathprof put
+    ``handler`` there (``previous``): :func:`signal.getsignal` says so, and so does
+    :func:`signal.signal` as it returns what it replaced -- a program or a library
+    that installs its own handler only where none is set still does. Functions of
+    :mod:`signal` bound before this (``from signal import getsignal``) see the
+    handler."""
+    getsignal, set_handler = signal.getsignal, signal.signal
+    if getattr(getsignal, "_pathprof_hides", None) is not None:
+        getsignal, set_handler = getsignal.__wrapped__, set_handler.__wrapped__  # type: ignore[attr-defined]
+
+    @functools.wraps(getsignal)
+    def hiding_getsignal(number: int) -> Any:
+        current = getsignal(number)
+        return previous if number == signum and current is handler else current
+
+    @functools.wraps(set_handler)
+    def hiding_signal(number: int, new: Any) -> Any:
+        replaced = set_handler(number, new)
+        return previous if number == signum and replaced is handler else replaced
+
+    hiding_getsignal._pathprof_hides = handler  # type: ignore[attr-defined]
+    signal.getsignal, signal.signal = hiding_getsignal, hiding_signal  # type: ignore[assignment]
 
 
 def save_on_sigterm(profiler: Profiler) -> None:

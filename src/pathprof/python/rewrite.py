@@ -77,7 +77,9 @@ from pathprof.python.cfg import (
 #: its original body for the rest of the loop. 16: an exit reads a lasti from a
 #: traceback entry of its own frame only (the program may clear or replace it).
 #: 17: the end of an except* clause flows on; its hand-over is noted and counted later.
-CODE_VERSION = 17
+#: 18: the runtime reached through the module state only; generators read pathprof's
+#: globals into locals as they start; inserted code located with no width.
+CODE_VERSION = 18
 
 RUNTIME = "_@pp_rt"
 MODULE = "_@pp_m"
@@ -915,11 +917,12 @@ class _FunctionRewriter:
         for branch in reversed(chain):
             assert isinstance(branch, ast.If)
             branch.orelse = dispatch
+            setattr(branch, _ROUTE_TEST, True)
             dispatch = [branch]
         for stmt in dispatch:
             _artificial_shell(stmt)
         self.edits.add(node.finalbody, len(node.finalbody), dispatch, PROBE)
-        self.structural.append(("dispatch", node.finalbody, dispatch))
+        self.structural.append(("dispatch", node, dispatch))
         effects = [*self.finally_entry(info), (flag, _const(ROUTE_RAISE))]
         if any(t is node for t in self.cfg.star_flows):
             effects = [*self.handover(node), *effects]
@@ -1299,10 +1302,16 @@ def _parents(func: ast.AST) -> dict[int, tuple[list[ast.stmt], int]]:
 def _apply_structural(structural: list[tuple[str, Any, Any]],
                       parents: dict[int, tuple[list[ast.stmt], int]]) -> None:
     """Wrap ``with`` bodies and ``try``/``finally`` statements, and move the dispatch
-    at the end of each ``finally`` into its branches (after the inserts)."""
+    at the end of each ``finally`` into its branches (after the inserts). Inner
+    ``finally`` clauses sink first: where a ``break`` in an inner clause also ends
+    the outer clause, the inner dispatch must come before the outer one's, as the
+    inner clause ends first (the outer one would end the path and leave the inner
+    one nothing to count)."""
+    dispatches = [(node, handler) for kind, node, handler in structural if kind == "dispatch"]
+    for node, handler in reversed(dispatches):
+        setattr(node, _FALL_WAYS, _sink_dispatch(node.finalbody, handler))
     for kind, node, handler in structural:
         if kind == "dispatch":
-            _sink_dispatch(node, handler)
             continue
         if kind == "with":
             inner = ast.Try(body=node.body, handlers=[handler], orelse=[], finalbody=[])
@@ -1329,10 +1338,22 @@ def _apply_structural(structural: list[tuple[str, Any, Any]],
         stmts[next(i for i, s in enumerate(stmts) if s is node)] = outer
 
 
-def _sink_dispatch(finalbody: list[ast.stmt], dispatch: list[ast.stmt]) -> None:
+#: An attribute of the tests pathprof puts at the end of a ``finally`` clause, one
+#: per way the clause was entered (its last ``orelse`` is the way of falling in).
+_ROUTE_TEST = "_pathprof_route_test"
+#: An attribute of a ``try`` whose ``finally`` dispatch was sunk: the statement lists
+#: that end its clause's copies of the way of falling through (None: not sunk).
+_FALL_WAYS = "_pathprof_fall_ways"
+
+
+def _sink_dispatch(finalbody: list[ast.stmt], dispatch: list[ast.stmt]
+                   ) -> list[list[ast.stmt]] | None:
     """Move ``dispatch``, the code at the end of a ``finally`` clause, into each
     branch of the clause's last ``if`` (recursively), so that every copy follows
-    one statement of the program's.
+    one statement of the program's. Returns the statement lists where the copies'
+    ways of falling through the clause end (None if nothing was moved): a clause
+    whose last statement is this ``try`` goes on from there, and puts its own copies
+    there (inner clauses are sunk first).
 
     The clause's exceptional copy ends in a ``RERAISE`` that CPython locates where
     the code before it is (each of the program's ways out gets a copy of the exit and
@@ -1363,6 +1384,9 @@ def _sink_dispatch(finalbody: list[ast.stmt], dispatch: list[ast.stmt]) -> None:
             return cases
         if isinstance(stmt, ast.Try) and not stmt.finalbody:
             return [stmt.orelse or stmt.body, *(h.body for h in stmt.handlers)]
+        if isinstance(stmt, ast.Try | ast.TryStar) and stmt.finalbody:
+            # falls through at the end of its own clause's copies of falling through
+            return getattr(stmt, _FALL_WAYS, None)
         if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
             breaks = _breaks_of(stmt)
             if breaks is None:
@@ -1375,21 +1399,36 @@ def _sink_dispatch(finalbody: list[ast.stmt], dispatch: list[ast.stmt]) -> None:
     n = len(dispatch)
     if not n or len(finalbody) <= n or any(
             a is not b for a, b in zip(finalbody[-n:], dispatch, strict=True)):
-        return
+        return None
     del finalbody[-n:]
+    falls: list[list[ast.stmt]] = []
 
-    def sink(stmts: list[ast.stmt], entry_line: int | None) -> None:
+    def placed(copies: list[ast.stmt]) -> list[ast.stmt]:
+        """``copies`` (a copy of the dispatch, about to be placed), its way of
+        falling through noted."""
+        way = copies
+        while way and getattr(way[-1], _ROUTE_TEST, False):
+            way = way[-1].orelse  # type: ignore[attr-defined]
+        falls.append(way)
+        return copies
+
+    def sink(stmts: list[ast.stmt], entry_line: int | None, breaks: bool = False) -> None:
         """Put a copy of the dispatch at the end of ``stmts`` or of each of its
         ways out; ``entry_line`` is the line of the code that leads into ``stmts``
-        if that list is empty (a loop's ``else``)."""
+        if that list is empty (a loop's ``else``); ``breaks``: ``stmts`` ends in a
+        ``break`` of a loop inside the clause, which goes on to the clause's end.
+        A ``break`` met otherwise leaves a loop around the clause: the clause's end
+        is not reached that way, and gets no copy."""
         tail = stmts[-1] if stmts else None
         if isinstance(tail, ast.Break):
-            stmts[-1:-1] = copy.deepcopy(dispatch)  # before the break that leaves
+            if breaks:
+                stmts[-1:-1] = placed(copy.deepcopy(dispatch))  # before the break
             return
         ways = branches(tail)
         if ways is not None:
-            for way in ways:
-                sink(way, _entry_line(tail, way))
+            loop = isinstance(tail, ast.For | ast.AsyncFor | ast.While)
+            for number, way in enumerate(ways):
+                sink(way, _entry_line(tail, way), breaks=loop and number > 0)  # type: ignore[arg-type]
             return
         # Several ways may lead here (a with's normal and swallowing exits, a
         # loop's two tests, the artificial code after them): the copy and that code
@@ -1397,13 +1436,14 @@ def _sink_dispatch(finalbody: list[ast.stmt], dispatch: list[ast.stmt]) -> None:
         # them has it too; at that line already, tracers see no new line.
         program = [i for i, stmt in enumerate(stmts) if not _is_inserted(stmt)]
         line = _exit_line(stmts[program[-1]]) if program else entry_line
-        placed = copy.deepcopy(dispatch)
+        copies = placed(copy.deepcopy(dispatch))
         if line is not None:
             after = stmts[program[-1] + 1:] if program else stmts
-            _locate_at([*after, *placed], _line_anchor(line))
-        stmts.extend(placed)
+            _locate_at([*after, *copies], _line_anchor(line))
+        stmts.extend(copies)
 
     sink(finalbody, None)
+    return falls
 
 
 def _is_inserted(stmt: ast.stmt) -> bool:

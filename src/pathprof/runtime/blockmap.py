@@ -213,9 +213,23 @@ class BlockMap:
             if tuple(compound["span"]) == span:
                 return compound  # 3.11, 3.12: located at the whole statement
             for item_span, enter_offset in self._enters(compound):
-                if item_span == span and offset > enter_offset:
+                if (item_span == span and offset > enter_offset
+                        and not self._leads_to_enter(offset, span)):
                     return compound  # 3.13: located at the item, after its __enter__
         return None
+
+    def _leads_to_enter(self, offset: int, span: Span) -> bool:
+        """Whether the instructions located at ``span`` from ``offset`` on run into an
+        ``__enter__``: the item's own code before it enters (its context manager's
+        call; 3.14's lookup of ``__exit__``), not the bookkeeping after its body. A
+        ``with`` whose code is there twice (a ``finally`` clause's, once for each way
+        in) has an ``__enter__`` before the second copy's entry too."""
+        for forward in range(offset, len(self.ops), 2):
+            if self.enters_with(forward):
+                return True
+            if self.position(forward) != span:
+                return False
+        return False
 
     def _enters(self, compound: dict[str, Any]) -> list[tuple[Span, int]]:
         """(span, offset) of the BEFORE_WITH instructions of one with statement."""
