@@ -1,11 +1,17 @@
-"""Four real projects' own test suites, plain, under ``--cov-branch`` and under ``--pathprof``.
+"""Sixteen real projects' test suites, plain, under ``--cov-branch`` and under ``--pathprof``.
 
-Issue 24's acceptance: ``make realsuites`` (or ``python benchmarks/realsuites.py``)
-downloads the sdists of attrs 25.3.0, python-dateutil 2.9.0.post0, jinja2 3.1.6 and
-packaging 25.0 from the package index, makes a virtual environment for each with the
-running interpreter (pathprof from this checkout, pytest, pytest-cov, the project and its
-test dependencies), and runs the project's test suite from the unpacked sdist three ways,
-each timed (wall time, best of ``--repeat``), with ``PYTHONHASHSEED=0``:
+Issue 24's acceptance, extended to sixteen projects: ``make realsuites`` (or ``python
+benchmarks/realsuites.py``) downloads the sdists of the projects in ``PROJECTS`` from the
+package index -- attrs 25.3.0 (data classes), python-dateutil 2.9.0.post0 (date/time),
+jinja2 3.1.6 (templating), packaging 25.0 (version and marker parsing), click 8.5.1 (CLI),
+pyparsing 3.3.3 (parser combinators), sqlparse 0.6.1 (SQL parser), tomlkit 0.15.2 (TOML),
+markdown 3.11.3 (Markdown), pygments 2.21.0 (syntax highlighting), h11 0.16.0 (HTTP/1.1),
+werkzeug 3.1.9 (HTTP utilities, WSGI), more-itertools 11.2.1 (iterators), cachetools 8.0.2
+(caches), arrow 1.4.0 (date/time) and idna 3.20 (internationalized domain names) -- makes
+a virtual environment for each with the running interpreter (pathprof from this
+checkout, pytest, pytest-cov, the project and its test dependencies), and runs the
+project's test suite from the unpacked sdist four ways, each timed (wall time, best of
+``--repeat``), with ``PYTHONHASHSEED=0``:
 
 - plain: ``python -m pytest -q -p no:cacheprovider ARGS``;
 - coverage.py: the same with ``--cov=PKG --cov-branch --cov-report=json:FILE``;
@@ -15,23 +21,44 @@ each timed (wall time, best of ``--repeat``), with ``PYTHONHASHSEED=0``:
   what ``--pathprof`` cost before). The two must give the same basis path coverage,
   function by function, and the default no more paths run: a difference is a failure.
 
-It checks that pytest's summary counts (passed, failed, skipped, xfailed, xpassed,
-errors, deselected) are the same in the three runs -- a difference is printed loudly
-and makes the exit status 1 -- and prints a Markdown table: the tests, the plain time,
-the two ratios to plain, pathprof's headline (basis path coverage) with the paths run of
-possible, coverage.py's branch coverage, the size of pathprof's terminal section in lines
-and of its JSON report. It also checks issue 24's section 1 acceptance: the largest move
-of the basis headline when any one function is left out (must be below 2 points).
+Failures (printed loudly, exit status 1), each also named in the table's *problems*
+column:
+
+- pytest's summary counts (passed, failed, skipped, xfailed, xpassed, errors, deselected,
+  and pytest 9's subtest counts) differ between plain and another run, or a run has no
+  summary line, or its exit status differs from plain's;
+- a run's output has an ``INTERNALERROR>`` line, or a traceback line in pathprof's own
+  files (``site-packages/pathprof/...`` or a checkout's ``src/pathprof/...``, in Python's
+  ``File "...", line N`` form or pytest's ``path:N: in f``) -- in any run, plain included,
+  since pathprof's plugin is loaded in all of them;
+- a run prints a different number of ``Exception ignored`` lines (unraisable exceptions:
+  finalizers, ``__del__``, ``sys.unraisablehook``) or of ``line -1`` (a frame without a line
+  number) than plain does;
+- a run takes longer than ``--timeout`` seconds (then it is killed);
+- leaving any one function out moves pathprof's headline by 2 points or more (issue 24
+  section 1).
+
+A different number of warnings or of ``Traceback (most recent call last)`` lines is printed
+as a note. The Markdown table has the tests, the problems, the plain time, the ratios to
+plain, pathprof's headline (basis path coverage) with the paths run of possible,
+coverage.py's branch coverage, the size of pathprof's terminal section in lines and of its
+JSON report, and the largest one-function move; it is also written to
+``WORKDIR/results-pyX.Y.md``.
 
 Options: ``--workdir DIR`` (sdists, unpacked trees, venvs, logs and reports; default
-``/tmp/pathprof-realsuites``), ``--projects a,b`` (default all four), ``--repeat N``
-(default 1), ``--fresh`` (rebuild the venvs), ``--pathprof-rev REV`` (install pathprof
-from ``git archive REV`` of this checkout instead of the working tree, editable: useful
-while the working tree is being edited), ``--dont-write-bytecode`` (run the suites with
-``PYTHONDONTWRITEBYTECODE=1`` and no instrumentation cache left from an earlier run; by
-default the variable is unset, so pytest and pathprof write and reuse their caches).
-Needs the package index and nothing else. Not part of ``make test``/``.ci/run``: a run
-of the four with ``--repeat 3`` took about 6.5 minutes on 2 cores.
+``/tmp/pathprof-realsuites``; the venvs and logs are per Python, ``NAME-VERSION-pyX.Y``,
+so one workdir serves several interpreters), ``--projects a,b`` (default all sixteen),
+``--repeat N`` (default 1), ``--fresh`` (rebuild the venvs), ``--pathprof-rev REV``
+(install pathprof from ``git archive REV`` of this checkout instead of the working tree,
+editable: useful while the working tree is being edited), ``--modes plain,cov,...``
+(which of the four runs to make, default all; e.g. ``--modes plain`` to try a new
+project's arguments), ``--timeout S`` (one pytest run's limit, default 1200 s),
+``--dont-write-bytecode`` (run the suites with ``PYTHONDONTWRITEBYTECODE=1`` and no
+instrumentation cache left from an earlier run; by default the variable is unset, even
+where the calling environment sets it, so pytest and pathprof write and reuse their
+caches). Needs the package index and nothing else (no network, database or compiled
+extension for the suites themselves). Not part of ``make test``/``.ci/run``: see
+docs/benchmarks.md for how long a run of the sixteen takes.
 """
 
 from __future__ import annotations
