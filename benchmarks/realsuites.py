@@ -110,8 +110,11 @@ class Project:
 #   PyYAML is imported by no test, so nothing beyond pytest.
 # markdown: the "testing" extra (coverage, pyyaml); tox's pytidylib needs the system's
 #   libtidy and its tests skip without it.
-# pygments: tox.ini's [testenv] (pytest, pytest-cov, pytest-randomly, wcag-contrast-ratio)
-#   less pytest-randomly (it shuffles the order, and the three runs must be the same).
+# pygments: tox.ini's [testenv] (pytest, pytest-cov, pytest-randomly, wcag-contrast-ratio).
+#   pytest-randomly runs with --randomly-seed=0 --randomly-dont-reorganize: the same
+#   order in every run, and random seeded at the session's start, before collection --
+#   tests/test_basic_api.py shuffles its random input at import with an unseeded random,
+#   which made the runs take different paths (and the two pathprof runs differ).
 # h11: no test dependencies declared; its tests are the package's h11/tests (measured too).
 # werkzeug: pyproject.toml's "tests" group (cffi, cryptography, ephemeral-port-reserve,
 #   pytest, pytest-timeout, watchdog) less the compiled cffi, cryptography and watchdog
@@ -189,7 +192,13 @@ PROJECTS = {
             "tests/test_legacy.py",
         ],
     ),
-    "pygments": Project("pygments", "2.21.0", ["pygments"], ["wcag-contrast-ratio"], ["tests"]),
+    "pygments": Project(
+        "pygments",
+        "2.21.0",
+        ["pygments"],
+        ["wcag-contrast-ratio", "pytest-randomly"],
+        ["tests", "--randomly-seed=0", "--randomly-dont-reorganize"],
+    ),
     "h11": Project("h11", "0.16.0", ["h11"], [], ["h11/tests"]),
     "werkzeug": Project(
         "werkzeug",
