@@ -31,9 +31,10 @@ column:
   files (``site-packages/pathprof/...`` or a checkout's ``src/pathprof/...``, in Python's
   ``File "...", line N`` form or pytest's ``path:N: in f``) -- in any run, plain included,
   since pathprof's plugin is loaded in all of them;
-- a run prints a different number of ``Exception ignored`` lines (unraisable exceptions:
-  finalizers, ``__del__``, ``sys.unraisablehook``) or of ``line -1`` (a frame without a line
-  number) than plain does;
+- a pathprof run prints a different number of ``Exception ignored`` lines (unraisable
+  exceptions: finalizers, ``__del__``, ``sys.unraisablehook``) or of ``line -1`` (a frame
+  without a line number) than plain does (for the coverage.py run, a note: on 3.14 it
+  leaves SQLite connections unclosed at exit, "Exception ignored ... ResourceWarning");
 - a run takes longer than ``--timeout`` seconds (then it is killed);
 - leaving any one function out moves pathprof's headline by 2 points or more (issue 24
   section 1).
@@ -607,7 +608,10 @@ def check(res: Result) -> None:
             ('"Exception ignored" lines', sc.exception_ignored, base.exception_ignored),
             ('"line -1"', sc.line_minus_1, base.line_minus_1),
         ):
-            if n != n0:
+            if n != n0 and mode == "cov":
+                # coverage.py's own (3.14: its unclosed SQLite connections at exit).
+                res.notes.append(f"{mode}: {n:,} {what}, plain {n0:,} (see {res.logs[mode]})")
+            elif n != n0:
                 res.problems.append(f"{mode}: {n:,} {what}, plain {n0:,} (see {res.logs[mode]})")
                 res.short.append(f"{mode}: {n:,} {what} (plain {n0:,})")
         if sc.tracebacks != base.tracebacks:
