@@ -1,11 +1,17 @@
-"""Four real projects' own test suites, plain, under ``--cov-branch`` and under ``--pathprof``.
+"""Sixteen real projects' test suites, plain, under ``--cov-branch`` and under ``--pathprof``.
 
-Issue 24's acceptance: ``make realsuites`` (or ``python benchmarks/realsuites.py``)
-downloads the sdists of attrs 25.3.0, python-dateutil 2.9.0.post0, jinja2 3.1.6 and
-packaging 25.0 from the package index, makes a virtual environment for each with the
-running interpreter (pathprof from this checkout, pytest, pytest-cov, the project and its
-test dependencies), and runs the project's test suite from the unpacked sdist three ways,
-each timed (wall time, best of ``--repeat``), with ``PYTHONHASHSEED=0``:
+Issue 24's acceptance, extended to sixteen projects: ``make realsuites`` (or ``python
+benchmarks/realsuites.py``) downloads the sdists of the projects in ``PROJECTS`` from the
+package index -- attrs 25.3.0 (data classes), python-dateutil 2.9.0.post0 (date/time),
+jinja2 3.1.6 (templating), packaging 25.0 (version and marker parsing), click 8.5.1 (CLI),
+pyparsing 3.3.3 (parser combinators), sqlparse 0.6.1 (SQL parser), tomlkit 0.15.2 (TOML),
+markdown 3.11.3 (Markdown), pygments 2.21.0 (syntax highlighting), h11 0.16.0 (HTTP/1.1),
+werkzeug 3.1.9 (HTTP utilities, WSGI), more-itertools 11.2.1 (iterators), cachetools 8.0.2
+(caches), arrow 1.4.0 (date/time) and idna 3.20 (internationalized domain names) -- makes
+a virtual environment for each with the running interpreter (pathprof from this
+checkout, pytest, pytest-cov, the project and its test dependencies), and runs the
+project's test suite from the unpacked sdist four ways, each timed (wall time, best of
+``--repeat``), with ``PYTHONHASHSEED=0``:
 
 - plain: ``python -m pytest -q -p no:cacheprovider ARGS``;
 - coverage.py: the same with ``--cov=PKG --cov-branch --cov-report=json:FILE``;
@@ -15,23 +21,45 @@ each timed (wall time, best of ``--repeat``), with ``PYTHONHASHSEED=0``:
   what ``--pathprof`` cost before). The two must give the same basis path coverage,
   function by function, and the default no more paths run: a difference is a failure.
 
-It checks that pytest's summary counts (passed, failed, skipped, xfailed, xpassed,
-errors, deselected) are the same in the three runs -- a difference is printed loudly
-and makes the exit status 1 -- and prints a Markdown table: the tests, the plain time,
-the two ratios to plain, pathprof's headline (basis path coverage) with the paths run of
-possible, coverage.py's branch coverage, the size of pathprof's terminal section in lines
-and of its JSON report. It also checks issue 24's section 1 acceptance: the largest move
-of the basis headline when any one function is left out (must be below 2 points).
+Failures (printed loudly, exit status 1), each also named in the table's *problems*
+column:
+
+- pytest's summary counts (passed, failed, skipped, xfailed, xpassed, errors, deselected,
+  and pytest 9's subtest counts) differ between plain and another run, or a run has no
+  summary line, or its exit status differs from plain's;
+- a run's output has an ``INTERNALERROR>`` line, or a traceback line in pathprof's own
+  files (``site-packages/pathprof/...`` or a checkout's ``src/pathprof/...``, in Python's
+  ``File "...", line N`` form or pytest's ``path:N: in f``) -- in any run, plain included,
+  since pathprof's plugin is loaded in all of them;
+- a pathprof run prints a different number of ``Exception ignored`` lines (unraisable
+  exceptions: finalizers, ``__del__``, ``sys.unraisablehook``) or of ``line -1`` (a frame
+  without a line number) than plain does (for the coverage.py run, a note: on 3.14 it
+  leaves SQLite connections unclosed at exit, "Exception ignored ... ResourceWarning");
+- a run takes longer than ``--timeout`` seconds (then it is killed);
+- leaving any one function out moves pathprof's headline by 2 points or more (issue 24
+  section 1).
+
+A different number of warnings or of ``Traceback (most recent call last)`` lines is printed
+as a note. The Markdown table has the tests, the problems, the plain time, the ratios to
+plain, pathprof's headline (basis path coverage) with the paths run of possible,
+coverage.py's branch coverage, the size of pathprof's terminal section in lines and of its
+JSON report, and the largest one-function move; it is also written to
+``WORKDIR/results-pyX.Y.md``.
 
 Options: ``--workdir DIR`` (sdists, unpacked trees, venvs, logs and reports; default
-``/tmp/pathprof-realsuites``), ``--projects a,b`` (default all four), ``--repeat N``
-(default 1), ``--fresh`` (rebuild the venvs), ``--pathprof-rev REV`` (install pathprof
-from ``git archive REV`` of this checkout instead of the working tree, editable: useful
-while the working tree is being edited), ``--dont-write-bytecode`` (run the suites with
-``PYTHONDONTWRITEBYTECODE=1`` and no instrumentation cache left from an earlier run; by
-default the variable is unset, so pytest and pathprof write and reuse their caches).
-Needs the package index and nothing else. Not part of ``make test``/``.ci/run``: a run
-of the four with ``--repeat 3`` took about 6.5 minutes on 2 cores.
+``/tmp/pathprof-realsuites``; the venvs and logs are per Python, ``NAME-VERSION-pyX.Y``,
+so one workdir serves several interpreters), ``--projects a,b`` (default all sixteen),
+``--repeat N`` (default 1), ``--fresh`` (rebuild the venvs), ``--pathprof-rev REV``
+(install pathprof from ``git archive REV`` of this checkout instead of the working tree,
+editable: useful while the working tree is being edited), ``--modes plain,cov,...``
+(which of the four runs to make, default all; e.g. ``--modes plain`` to try a new
+project's arguments), ``--timeout S`` (one pytest run's limit, default 1200 s),
+``--dont-write-bytecode`` (run the suites with ``PYTHONDONTWRITEBYTECODE=1`` and no
+instrumentation cache left from an earlier run; by default the variable is unset, even
+where the calling environment sets it, so pytest and pathprof write and reuse their
+caches). Needs the package index and nothing else (no network, database or compiled
+extension for the suites themselves). Not part of ``make test``/``.ci/run``: see
+docs/benchmarks.md for how long a run of the sixteen takes.
 """
 
 from __future__ import annotations
@@ -72,6 +100,33 @@ class Project:
 #   or unused); tox runs "tests" and "docs".
 # jinja2: requirements/tests.in (pytest, trio).
 # packaging: tests/requirements.txt (coverage, pip, pretend, pytest).
+# click: pyproject.toml's "tests" dependency group (pytest only); its addopts deselect the
+#   "stress" tests.
+# pyparsing: tox.ini's "unit" environment (pytest, the "diagrams" extra: railroad-diagrams,
+#   jinja2) without matplotlib (compiled; tests/test_matplotlib_cases.py skips itself);
+#   tox runs tests and examples/tiny/tests.
+# sqlparse: pyproject.toml's "dev" dependency group less coverage, ruff, build and docs
+#   (pytest only).
+# tomlkit: pyproject.toml's "dev" group less pytest-cov, pre-commit, mypy and docs; its
+#   PyYAML is imported by no test, so nothing beyond pytest.
+# markdown: the "testing" extra (coverage, pyyaml); tox's pytidylib needs the system's
+#   libtidy and its tests skip without it.
+# pygments: tox.ini's [testenv] (pytest, pytest-cov, pytest-randomly, wcag-contrast-ratio).
+#   pytest-randomly runs with --randomly-seed=0 --randomly-dont-reorganize: the same
+#   order in every run, and random seeded at the session's start, before collection --
+#   tests/test_basic_api.py shuffles its random input at import with an unseeded random,
+#   which made the runs take different paths (and the two pathprof runs differ).
+# h11: no test dependencies declared; its tests are the package's h11/tests (measured too).
+# werkzeug: pyproject.toml's "tests" group (cffi, cryptography, ephemeral-port-reserve,
+#   pytest, pytest-timeout, watchdog) less the compiled cffi, cryptography and watchdog
+#   (the tests that need them skip: TLS dev servers, the watchdog reloader).
+# more-itertools: requirements/testing.txt is coverage and ruff: nothing beyond pytest (the
+#   suite is unittest's, collected by pytest).
+# cachetools: tox.ini's [testenv] (pytest, pytest-cov).
+# arrow: requirements/requirements-tests.txt less pre-commit, pytest-cov, type stubs and
+#   dateparser (it pulls in the compiled regex; its one test skips itself); tox.ini's
+#   [pytest] addopts (--cov... --cov-fail-under=99, --junitxml) are cleared with -o.
+# idna: the "all" extra less ruff, mypy, ty and coverage (pytest, hypothesis).
 # Hypothesis suites run with --hypothesis-seed=0 so the three runs draw the same examples.
 PROJECTS = {
     "attrs": Project(
@@ -104,10 +159,92 @@ PROJECTS = {
         ["pretend", "pip", "coverage"],
         ["tests"],
     ),
+    "click": Project("click", "8.5.1", ["click"], [], ["tests"]),
+    "pyparsing": Project(
+        "pyparsing",
+        "3.3.3",
+        ["pyparsing"],
+        ["railroad-diagrams", "jinja2"],
+        # The 13 slowest tests (nested expressions and regexes on random input, numeric
+        # expressions; 2 to 18 s each, 130 s of the suite's 250 on this machine) deselected.
+        [
+            "tests",
+            "examples/tiny/tests",
+            "-k",
+            "not testNestedExpressionRandom and not test_make_compressed_re_random"
+            " and not testNumericExpressions",
+        ],
+    ),
+    "sqlparse": Project("sqlparse", "0.6.1", ["sqlparse"], [], ["tests"]),
+    "tomlkit": Project("tomlkit", "0.15.2", ["tomlkit"], [], ["tests"]),
+    "markdown": Project(
+        "markdown",
+        "3.11.3",
+        ["markdown"],
+        ["pyyaml"],
+        # tests/test_legacy.py calls warnings.simplefilter("error") on import, which makes
+        # pytest's collection warning for test_md_in_html.py's TestSuite class an error:
+        # the files are named so that test_legacy.py is collected last.
+        [
+            "tests/test_syntax",
+            "tests/test_apis.py",
+            "tests/test_extensions.py",
+            "tests/test_meta.py",
+            "tests/test_legacy.py",
+        ],
+    ),
+    "pygments": Project(
+        "pygments",
+        "2.21.0",
+        ["pygments"],
+        ["wcag-contrast-ratio", "pytest-randomly"],
+        ["tests", "--randomly-seed=0", "--randomly-dont-reorganize"],
+    ),
+    "h11": Project("h11", "0.16.0", ["h11"], [], ["h11/tests"]),
+    "werkzeug": Project(
+        "werkzeug",
+        "3.1.9",
+        ["werkzeug"],
+        ["ephemeral-port-reserve", "pytest-timeout"],
+        # The dev_server tests run werkzeug in a subprocess (measured by neither tool); the
+        # https ones wait forever for a server that needs cryptography.
+        ["tests", "-m", "not dev_server"],
+    ),
+    "more-itertools": Project(
+        "more-itertools",
+        "11.2.1",
+        ["more_itertools"],
+        [],
+        # test_primes alone is 43 s of the suite's 76 (a sieve up to 10**6, checked).
+        ["tests", "--deselect", "tests/test_recipes.py::PrimeFunctionTests::test_primes"],
+    ),
+    "cachetools": Project("cachetools", "8.0.2", ["cachetools"], [], ["tests"]),
+    "arrow": Project(
+        "arrow",
+        "1.4.0",
+        ["arrow"],
+        ["pytest-mock", "pytz==2025.2", "simplejson"],
+        ["tests", "-o", "addopts="],
+    ),
+    "idna": Project("idna", "3.20", ["idna"], ["hypothesis"], ["tests", "--hypothesis-seed=0"]),
 }
 
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error", "deselected")
-SUMMARY_RE = re.compile(r"^\W*(\d+ [a-z]+(?:, \d+ [a-z]+)*) in [\d.]+s\b")
+# pytest 9 counts subtests apart: "2,067 passed, 2107 subtests passed"
+OUTCOMES += tuple(f"subtests {o}" for o in ("passed", "failed", "skipped", "xfailed", "xpassed"))
+SUMMARY_RE = re.compile(
+    r"^\W*(\d+ (?:subtests )?[a-z]+(?:, \d+ (?:subtests )?[a-z]+)*) in [\d.]+s\b"
+)
+MODES = ("plain", "cov", "pathprof", "pathprof-never")
+#: "py3.11": the venvs and logs of one interpreter are kept apart from another's
+PYTAG = f"py{sys.version_info[0]}.{sys.version_info[1]}"
+#: a frame of pathprof's own code in a traceback: Python's ``File "…", line N`` or pytest's
+#: ``path:N: in f`` / ``path:N: SomeError``, for pathprof installed in site-packages (from
+#: ``--pathprof-rev``) or editable from a checkout's src/
+PATHPROF_FRAME_RE = re.compile(
+    r"(?:site-packages|src)/pathprof/[\w/]*\.py"
+    r"(?:\", line \d+|:\d+: (?:in \S|\w+(?:Error|Exception)))"
+)
 
 
 def log(*args: object) -> None:
@@ -188,7 +325,7 @@ def pathprof_source(work: Path, rev: str | None) -> tuple[str, list[str]]:
 
 
 def make_venv(p: Project, tree: Path, work: Path, pathprof_spec: list[str], fresh: bool) -> Path:
-    venv = work / "venvs" / f"{p.name}-{p.version}"
+    venv = work / "venvs" / f"{p.name}-{p.version}-{PYTAG}"
     stamp = venv / ".realsuites-installed"
     want = json.dumps([sys.version, pathprof_spec, p.deps])
     if fresh or not stamp.exists() or stamp.read_text() != want:
@@ -264,6 +401,32 @@ def one_out_max(report: dict) -> tuple[float, str]:
 
 
 @dataclass
+class Scan:
+    """What a run printed beyond its summary line, looked at for pathprof's failures."""
+
+    internalerror: int = 0  # lines starting "INTERNALERROR>"
+    pathprof_frames: list[str] = field(default_factory=list)  # lines naming pathprof's files
+    exception_ignored: int = 0  # lines with "Exception ignored" (unraisable exceptions)
+    line_minus_1: int = 0  # "line -1" anywhere: a frame without a line number
+    tracebacks: int = 0  # "Traceback (most recent call last)"
+
+
+def scan_output(out: str) -> Scan:
+    sc = Scan()
+    for line in out.splitlines():
+        if line.startswith("INTERNALERROR>"):
+            sc.internalerror += 1
+        if PATHPROF_FRAME_RE.search(line):
+            sc.pathprof_frames.append(line.strip())
+        if "Exception ignored" in line:
+            sc.exception_ignored += 1
+        sc.line_minus_1 += line.count("line -1")
+        if "Traceback (most recent call last)" in line:
+            sc.tracebacks += 1
+    return sc
+
+
+@dataclass
 class Result:
     project: Project
     times: dict[str, float] = field(default_factory=dict)
@@ -280,13 +443,25 @@ class Result:
     stopped: str = "-"
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: each run's output, scanned (the last of the repeats)
+    scans: dict[str, Scan] = field(default_factory=dict)
+    #: the problems in a few words, for the table
+    short: list[str] = field(default_factory=list)
+    timed_out: set[str] = field(default_factory=set)
 
 
 def run_suite(
-    p: Project, py: Path, tree: Path, work: Path, repeat: int, bytecode: bool = True
+    p: Project,
+    py: Path,
+    tree: Path,
+    work: Path,
+    repeat: int,
+    bytecode: bool = True,
+    modes_run: tuple[str, ...] = MODES,
+    timeout: float | None = None,
 ) -> Result:
     res = Result(p)
-    out_dir = work / "out" / f"{p.name}-{p.version}"
+    out_dir = work / "out" / f"{p.name}-{p.version}-{PYTAG}"
     out_dir.mkdir(parents=True, exist_ok=True)
     env = {
         k: v
@@ -326,6 +501,8 @@ def run_suite(
         ],
     }
     for mode, extra in modes.items():
+        if mode not in modes_run:
+            continue
         best = None
         for i in range(repeat):
             for f in {"cov": [cov_json], "pathprof": [pp_json],
@@ -338,35 +515,47 @@ def run_suite(
             logf = out_dir / f"{mode}.{i}.log"
             log(f"[{p.name}] {mode} run {i + 1}/{repeat} -> {logf}")
             t0 = time.perf_counter()
-            proc = subprocess.run(
-                base + extra,
-                cwd=tree,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
+            try:
+                proc = subprocess.run(
+                    base + extra,
+                    cwd=tree,
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                    timeout=timeout,
+                )
+                out, rc = proc.stdout, proc.returncode
+            except subprocess.TimeoutExpired as e:
+                out = e.stdout or ""
+                out = out.decode(errors="replace") if isinstance(out, bytes) else out
+                rc = -9
+                res.timed_out.add(mode)
             t = time.perf_counter() - t0
-            logf.write_text(proc.stdout)
+            logf.write_text(out)
             best = t if best is None else min(best, t)
-            res.rc[mode] = proc.returncode
+            res.rc[mode] = rc
             res.logs[mode] = logf
-            res.counts[mode] = parse_summary(proc.stdout)
+            res.counts[mode] = parse_summary(out)
+            res.scans[mode] = scan_output(out)
             if mode == "pathprof":
-                res.term_lines = pathprof_section_lines(proc.stdout)
+                res.term_lines = pathprof_section_lines(out)
         res.times[mode] = best
     if cov_json.exists():
         res.cov = json.loads(cov_json.read_text())["totals"]
-    else:
+    elif "cov" in modes_run:
         res.problems.append(f"no coverage.py JSON report ({cov_json}); see {res.logs['cov']}")
+        res.short.append("cov: no JSON report")
     if pp_json.exists():
         res.pathprof = json.loads(pp_json.read_text())
         res.json_kib = pp_json.stat().st_size / 1024
-    else:
+    elif "pathprof" in modes_run:
         res.problems.append(f"no pathprof JSON report ({pp_json}); see {res.logs['pathprof']}")
+        res.short.append("pathprof: no JSON report")
     if never_json.exists():
         res.pathprof_never = json.loads(never_json.read_text())
-    if (out_dir / ".pathprof").exists() and (out_dir / ".pathprof-never").exists():
+    if {"pathprof", "pathprof-never"} <= set(modes_run) and (out_dir / ".pathprof").exists() \
+            and (out_dir / ".pathprof-never").exists():
         stopped, total, counted = stopped_functions(out_dir / ".pathprof")
         _, _, every = stopped_functions(out_dir / ".pathprof-never")
         left = 1 - counted / every if every else 0.0
@@ -379,18 +568,57 @@ def check(res: Result) -> None:
     def outcomes(c):
         return None if c is None else {k: v for k, v in c.items() if k in OUTCOMES}
 
+    for mode in res.timed_out:
+        res.problems.append(f"{mode} run timed out, killed (see {res.logs[mode]})")
+        res.short.append(f"{mode}: timed out")
+    for mode, sc in res.scans.items():
+        # Whatever the mode: pathprof's plugin is loaded in all of them.
+        if sc.internalerror:
+            res.problems.append(
+                f"{mode}: {sc.internalerror} INTERNALERROR lines (see {res.logs[mode]})"
+            )
+            res.short.append(f"{mode}: INTERNALERROR")
+        if sc.pathprof_frames:
+            res.problems.append(
+                f"{mode}: {len(sc.pathprof_frames)} traceback lines in pathprof's own files, "
+                f"first: {sc.pathprof_frames[0]} (see {res.logs[mode]})"
+            )
+            res.short.append(f"{mode}: {len(sc.pathprof_frames):,} pathprof frames")
+    if "plain" not in res.counts:
+        return
     plain = outcomes(res.counts["plain"])
     if plain is None:
         res.problems.append(f"no pytest summary line in the plain run ({res.logs['plain']})")
-    for mode in ("cov", "pathprof", "pathprof-never"):
+        res.short.append("plain: no summary")
+    base = res.scans["plain"]
+    for mode in MODES[1:]:
+        if mode not in res.counts:
+            continue
         got = outcomes(res.counts[mode])
         if got != plain:
             res.problems.append(
                 f"{mode} results differ from plain: {fmt_counts(got)} vs {fmt_counts(plain)}"
                 f" (see {res.logs[mode]})"
             )
+            res.short.append(f"{mode}: outcomes differ")
         if res.rc[mode] != res.rc["plain"]:
             res.problems.append(f"{mode} exit status {res.rc[mode]}, plain {res.rc['plain']}")
+        sc = res.scans[mode]
+        for what, n, n0 in (
+            ('"Exception ignored" lines', sc.exception_ignored, base.exception_ignored),
+            ('"line -1"', sc.line_minus_1, base.line_minus_1),
+        ):
+            if n != n0 and mode == "cov":
+                # coverage.py's own (3.14: its unclosed SQLite connections at exit).
+                res.notes.append(f"{mode}: {n:,} {what}, plain {n0:,} (see {res.logs[mode]})")
+            elif n != n0:
+                res.problems.append(f"{mode}: {n:,} {what}, plain {n0:,} (see {res.logs[mode]})")
+                res.short.append(f"{mode}: {n:,} {what} (plain {n0:,})")
+        if sc.tracebacks != base.tracebacks:
+            res.notes.append(
+                f"{mode}: {sc.tracebacks} 'Traceback (most recent call last)' lines, plain "
+                f"{base.tracebacks} (see {res.logs[mode]})"
+            )
         w, wp = (
             (res.counts[mode] or {}).get("warnings", 0),
             (res.counts["plain"] or {}).get("warnings", 0),
@@ -398,13 +626,17 @@ def check(res: Result) -> None:
         if w != wp:
             res.notes.append(f"{mode}: {w} warnings, plain {wp} (see {res.logs[mode]})")
     if res.pathprof is not None and res.pathprof_never is not None:
-        res.problems += stopping_differences(res.pathprof, res.pathprof_never)
+        diff = stopping_differences(res.pathprof, res.pathprof_never)
+        res.problems += diff
+        if diff:
+            res.short.append(f"stopping: {len(diff)} functions differ")
     if res.pathprof is not None:
         m, who = one_out_max(res.pathprof)
         if m >= 2.0:
             res.problems.append(
                 f"issue 24 section 1: leaving out {who} moves the headline by {m:.2f} points"
             )
+            res.short.append(f"one-function move {m:.2f}")
 
 
 def _by_function(report: dict) -> dict[tuple[str, str, int], dict]:
@@ -457,12 +689,12 @@ def big(n: int) -> str:
 
 def table(results: list[Result]) -> str:
     head = (
-        "| project | tests | plain s | `--cov-branch` | `--pathprof` | `--pathprof` counting "
-        "every run | functions stopped | basis path coverage "
+        "| project | tests | problems | plain s | `--cov-branch` | `--pathprof` "
+        "| `--pathprof` counting every run | functions stopped | basis path coverage "
         "(paths run of possible) | coverage.py branches (lines+branches) "
         "| term lines | JSON KiB | max one-function move |"
     )
-    rows = [head, "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: "
+    rows = [head, "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: "
             "| ---: |"]
     for r in results:
         p = r.project
@@ -470,6 +702,8 @@ def table(results: list[Result]) -> str:
 
         def ratio(m: str, r: Result = r, plain: float | None = plain) -> str:
             return f"{r.times[m] / plain:.2f}\u00d7" if plain and m in r.times else "-"
+
+        problems = "; ".join(r.short) or ("none" if r.problems == [] else "see below")
 
         if r.pathprof:
             t = r.pathprof["totals"]
@@ -488,8 +722,9 @@ def table(results: list[Result]) -> str:
         else:
             cov = "-"
         rows.append(
-            f"| {p.name} {p.version} | {fmt_counts(r.counts.get('plain'))} | "
-            f"{plain:.2f} | {ratio('cov')} | {ratio('pathprof')} | {ratio('pathprof-never')} | "
+            f"| {p.name} {p.version} | {fmt_counts(r.counts.get('plain'))} | {problems} | "
+            f"{'-' if plain is None else f'{plain:.2f}'} | {ratio('cov')} | "
+            f"{ratio('pathprof')} | {ratio('pathprof-never')} | "
             f"{r.stopped} | {pp} | {cov} | "
             f"{r.term_lines} | {r.json_kib:,.0f} | {move} |"
         )
@@ -513,7 +748,23 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="install pathprof from `git archive REV` instead of the working tree",
     )
+    ap.add_argument(
+        "--modes",
+        default=",".join(MODES),
+        help=f"which runs to make (default all: {','.join(MODES)}); the checks compare "
+        "each with plain",
+    )
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=1200.0,
+        help="seconds one pytest run may take before it is killed (a failure; default 1200)",
+    )
     a = ap.parse_args(argv)
+    t_start = time.perf_counter()
+    modes_run = tuple(m.strip() for m in a.modes.split(",") if m.strip())
+    if not set(modes_run) <= set(MODES):
+        ap.error(f"unknown mode(s) in {a.modes}; known: {', '.join(MODES)}")
     work = a.workdir.resolve()
     work.mkdir(parents=True, exist_ok=True)
     names = [n.strip() for n in a.projects.split(",") if n.strip()]
@@ -536,7 +787,11 @@ def main(argv: list[str] | None = None) -> int:
             continue
         log(f"[{n}] {versions(py)}")
         vers.append(f"{n}: {versions(py)}")
-        results.append(run_suite(p, py, tree, work, a.repeat, not a.dont_write_bytecode))
+        results.append(
+            run_suite(
+                p, py, tree, work, a.repeat, not a.dont_write_bytecode, modes_run, a.timeout
+            )
+        )
     ok = [r for r in results if r.times]
     ver = sys.version.split()[0]
     cmd = " ".join(["benchmarks/realsuites.py", *(sys.argv[1:] if argv is None else argv)])
@@ -555,7 +810,8 @@ def main(argv: list[str] | None = None) -> int:
         for prob in r.problems:
             bad = True
             print(f"\n*** MISMATCH/FAILURE: {r.project.name}: {prob}")
-    (work / "results.md").write_text(table(ok) + "\n")
+    (work / f"results-{PYTAG}.md").write_text(table(ok) + "\n")
+    print(f"\nWall time of this run: {(time.perf_counter() - t_start) / 60:.1f} minutes")
     return 1 if bad else 0
 
 
