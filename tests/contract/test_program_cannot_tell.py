@@ -69,7 +69,7 @@ def test_main_looks_like_pythons(tmp_path: Path, kind: str, how: str) -> None:
                 "else 'no __cached__')",
     }
     if kind == "dir":
-        pytest.xfail("pathprof's names are module globals of a measured module")
+        pytest.xfail("known limit (docs/guarantees.md): pathprof's names are module globals")
     if how == "-m":
         if kind in ("argv", "file", "loader"):
             pytest.skip("-m gives the module's own path and spec: compared by test_run")

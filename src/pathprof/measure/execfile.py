@@ -276,6 +276,27 @@ def compile_script(source: bytes, path: str) -> Any:
         raise
 
 
+class _NoNewThreads:
+    """On 3.12, the exit handlers run while the interpreter is finalizing, where a
+    thread cannot start ("can't create new thread at interpreter shutdown"); a run
+    runs them before that, so the refusal is made here. (3.11, 3.13 and 3.14 start
+    such threads.)"""
+
+    def __enter__(self) -> None:
+        self.patched = sys.version_info[:2] == (3, 12)
+        if self.patched:
+            self.original = threading._start_new_thread  # type: ignore[attr-defined]
+            threading._start_new_thread = _refuse_thread  # type: ignore[attr-defined]
+
+    def __exit__(self, *exc: object) -> None:
+        if self.patched:
+            threading._start_new_thread = self.original  # type: ignore[attr-defined]
+
+
+def _refuse_thread(*args: Any, **kwargs: Any) -> Any:
+    raise RuntimeError("can't create new thread at interpreter shutdown")
+
+
 class OwnWork(Protocol):
     """What :func:`finish_as_python` needs of :data:`pathprof.runtime.own_work`."""
 
@@ -330,7 +351,7 @@ def finish_as_python(own_work: OwnWork, boundary: ExitBoundary) -> None:
             sys.stderr.write(f"Exception ignored in: {threading!r}\n")
             traceback.print_exc()
     try:
-        with own_work.released():
+        with own_work.released(), _NoNewThreads():
             atexit._run_exitfuncs()  # type: ignore[attr-defined]
     finally:
         if boundary.crossed:

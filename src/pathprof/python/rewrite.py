@@ -642,6 +642,8 @@ class _FunctionRewriter:
                 if site.index < len(site.stmts):
                     self.original_break_code(eid, site.stmts[site.index], code)
                     _locate_at(code, _first_code(site.stmts[site.index:]) or site.stmts[site.index])
+                elif not site.stmts:
+                    self.locate_in_empty_else(code, site.stmts)
                 self.edits.add(site.stmts, site.index, code, PROBE)
             elif site.kind is SiteKind.RETURN:
                 self.return_code(site, self.edge_code(eid), early=self.plain_return(eid),
@@ -676,6 +678,19 @@ class _FunctionRewriter:
         self.restart_code()
         for info in cfg.finallies:
             self.finally_code(info, dispatch.get(id(info.node), {}))
+
+    def locate_in_empty_else(self, code: list[ast.stmt], stmts: list[ast.stmt]) -> None:
+        """Code in the empty ``else`` of a ``while`` whose test is on one line runs
+        after that test (both its copies jump there): it is located at that line, so
+        what follows it (the function's return, when the loop ends the function) has
+        a line too -- CPython 3.12 gave such a return none (``sys.monitoring``'s
+        ``PY_RETURN`` at no line)."""
+        for node in ast.walk(self.cfg.node):
+            if isinstance(node, ast.While) and node.orelse is stmts:
+                line = _loop_exit_line(node)
+                if line is not None:
+                    _locate_at(code, _line_anchor(line))
+                return
 
     def flag_index(self, finally_index: int) -> int:
         # Route flags are locals: the same names in every function are fine.

@@ -1,0 +1,1 @@
+"""Plain python against `pathprof run`: the measured program cannot tell."""
