@@ -98,6 +98,44 @@ def test_a_script_that_does_not_compile_fails_as_python_says(tmp_path: Path,
     assert "SyntaxError" in plain.stderr
 
 
+def test_a_tracer_sees_the_lines_that_ran_in_a_measured_stdlib_module(tmp_path: Path) -> None:
+    """``RawConfigParser.items`` keeps its registers outside its frame (a parameter is
+    named ``vars``): code inserted at its first statement, an ``if`` over two lines,
+    was located at the whole statement, and 3.11 put the loading of a method at the
+    span's end: a tracer saw line 859 (``return super().items()``) before 858, and it
+    never ran (issue 34 §2)."""
+    source = """
+        import sys, configparser
+
+        lines = []
+        def tracer(frame, event, arg):
+            if frame.f_code.co_name == "items" and "configparser" in frame.f_code.co_filename:
+                if event == "line":
+                    lines.append(frame.f_lineno - frame.f_code.co_firstlineno)
+                return tracer
+            return None
+
+        parser = configparser.ConfigParser()
+        parser.read_string("[s]\\na = 1\\n")
+        sys.settrace(tracer)
+        parser.items("s")
+        sys.settrace(None)
+        print(lines)
+    """
+    plain, measured = run_both(tmp_path, source, command=("run", "--source", "configparser"))
+    assert measured == plain
+    assert plain.count(",") > 4  # the lines it ran, from the start
+
+
+def test_a_program_that_empties_sys_path(tmp_path: Path) -> None:
+    plain, measured = run_both(tmp_path, """
+        import sys
+        del sys.path[:]
+        print("emptied")
+    """, stderr=True)
+    assert measured == plain == "0\nemptied\n"
+
+
 def test_an_exception_whose_traceback_the_program_cleared_stays_what_it_was(
         tmp_path: Path) -> None:
     """A top-100 project's suite re-raises after ``e.__traceback__ = None``: the
