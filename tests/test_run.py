@@ -24,13 +24,22 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def default_sigint() -> None:
+    """In a child: SIGINT at its default, as from a terminal, whatever the test runner
+    inherited (a shell's background job has it ignored)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def pathprof_cli(cwd: Path, *args: str, check: bool = True, input: str | None = None
                  ) -> subprocess.CompletedProcess:
     path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
     env = {**os.environ, "PATH": path, "COLUMNS": "160"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     result = subprocess.run([sys.executable, "-m", "pathprof", *args], cwd=cwd, env=env,
-                            capture_output=True, text=True, timeout=120, input=input)
+                            capture_output=True, text=True, timeout=120, input=input,
+                            preexec_fn=default_sigint)
     if check:
         assert result.returncode == 0, result.stderr
     return result

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ..test_run import pathprof_cli
+from ..test_run import default_sigint, pathprof_cli
 from . import WORK
 
 
@@ -25,7 +25,8 @@ def run_both(tmp_path: Path, source: str, *args: str, stderr: bool = False,
     script.write_text(textwrap.dedent(source))
     target = ("-m", "prog") if module else ("prog.py",)
     plain = subprocess.run([sys.executable, *target, *args], cwd=tmp_path,
-                           capture_output=True, text=True, timeout=300)
+                           capture_output=True, text=True, timeout=300,
+                           preexec_fn=default_sigint)
     measured = pathprof_cli(tmp_path, *command, *target, *args, check=False)
     if stderr:
         return (f"{plain.returncode}\n{plain.stdout}{plain.stderr}",
