@@ -151,3 +151,41 @@ def test_what_runs_after_the_main_code_is_measured(tmp_path: Path, command: str)
         own = {f["qualname"]: f["self"] for f in report["functions"]}
         assert own["step"] == 1001 * 2  # 1001 calls: a test, a return
         assert own["at_exit"] == 1
+
+
+IMPORTED_BY_PATHPROF = """
+    import sys
+    import pathprof
+    from pathprof import runtime
+
+    sys.path.insert(0, ".")
+    profiler = pathprof.Profiler(data_file="own.pathprof", source=["colorsys", "mine"])
+    profiler.start()
+    with runtime.own_work:  # what pathprof's own code would do
+        import colorsys, mine
+        colorsys.rgb_to_hsv(0.1, 0.2, 0.3)
+        mine.twice(1)
+    print(colorsys.hls_to_rgb(0.5, 0.5, 0.0), mine.twice(2))
+    profiler.stop()
+    profiler.save()
+"""
+
+
+def test_a_module_pathprof_imports_counts_only_the_programs_calls(tmp_path: Path) -> None:
+    """A module first imported by pathprof's own work (on 3.13 installing the import
+    hook imports ``importlib.metadata``): its body and pathprof's calls into it are not
+    the program's; the program's later calls are. (3.13 counted
+    ``MetadataPathFinder.invalidate_caches`` for a program that never called it.)"""
+    (tmp_path / "mine.py").write_text("def twice(x):\n    return 2 * x\n\nFOUR = twice(2)\n")
+    (tmp_path / "prog.py").write_text(textwrap.dedent(IMPORTED_BY_PATHPROF))
+    ran = subprocess.run([sys.executable, "prog.py"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "(0.5, 0.5, 0.5) 4\n"
+    totals = {(Path(fn.file).stem, fn.qualname): fn.total
+              for fn in pathprof.load(str(tmp_path / "own.pathprof")).functions}
+    assert totals[("colorsys", "hls_to_rgb")] == 1
+    assert totals[("colorsys", "rgb_to_hsv")] == 0  # pathprof's call, in a shared module
+    # mine is the program's own module, not shared: its body's call (at the import
+    # pathprof made) is not counted, the calls after it are
+    assert totals[("mine", "twice")] == 2

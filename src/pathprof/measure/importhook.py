@@ -38,6 +38,7 @@ from typing import Any
 
 from pathprof import runtime
 from pathprof.messages import warn
+from pathprof.python.rewrite import MODULE
 from pathprof.python.selection import Selection
 
 __all__ = ["ImportHook", "InstrumentOptions", "InstrumentingLoader", "WarmResult",
@@ -267,6 +268,26 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
             warn(f"could not instrument {path} ({type(err).__name__}: "
                  f"{err}); it runs unmeasured")
             return super().get_code(fullname)
+
+    def exec_module(self, module: Any) -> None:
+        """Run the module's body. A module pathprof itself imports (under
+        :data:`pathprof.runtime.own_work`: on 3.13 installing the hook imports
+        ``importlib.metadata``) counts nothing for it, and one of the standard library
+        or site-packages is shared with ``own_work`` from then on, as
+        :mod:`pathprof.measure.inplace` shares those imported before the start.
+        (Not every such module: entering ``own_work`` swaps the names of each shared
+        one, and pathprof calls none it did not import itself.)"""
+        pathprofs = runtime.own_work.active
+        try:
+            super().exec_module(module)
+        finally:
+            namespace = getattr(module, "__dict__", {})
+            state = namespace.get(MODULE)
+            if isinstance(state, runtime.ModuleState):
+                if pathprofs:
+                    runtime.zero(state)
+                    if self._hook.selection.is_third_party(self.path):
+                        runtime.share(state, namespace)
 
 
 class ImportHook(importlib.abc.MetaPathFinder):

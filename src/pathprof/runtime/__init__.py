@@ -37,7 +37,7 @@ from pathprof.runtime.stopping import PARKED
 
 __all__ = ["InstrumentedModule", "ModuleState", "countdown", "modules", "observe_blocks",
            "own_work", "program_names", "register", "set_hooks", "share", "subpath_modules",
-           "take_snapshot"]
+           "take_snapshot", "zero"]
 
 _modules: list[ModuleState] = []
 #: The clock of ``--metric time``: wall time in nanoseconds.
@@ -816,18 +816,23 @@ def take_snapshot(reset: bool = True) -> list[Snapshot]:
 
 def _zero_all() -> None:
     for state in _modules:
-        for table in (*state.counters, *state.times):
-            if isinstance(table, list):  # an unseen path stays unseen
-                table[:] = [c if type(c) is stopping.Unseen else 0 for c in table]
-            else:
-                table.clear()
-        for cuts in state.cuts:
-            cuts.clear()
-        state.exits.clear()
-        state.exit_times.clear()
-        state.raised[:] = [0] * len(state.raised)
-        state.closed[:] = [0] * len(state.closed)
-        state.unattributed[:] = [0] * len(state.unattributed)
+        zero(state)
+
+
+def zero(state: ModuleState) -> None:
+    """Forget what ``state``'s module counted so far (an unseen path stays unseen)."""
+    for table in (*state.counters, *state.times):
+        if isinstance(table, list):  # an unseen path stays unseen
+            table[:] = [c if type(c) is stopping.Unseen else 0 for c in table]
+        else:
+            table.clear()
+    for cuts in state.cuts:
+        cuts.clear()
+    state.exits.clear()
+    state.exit_times.clear()
+    state.raised[:] = [0] * len(state.raised)
+    state.closed[:] = [0] * len(state.closed)
+    state.unattributed[:] = [0] * len(state.unattributed)
 
 
 def _after_fork_in_child() -> None:
