@@ -283,11 +283,10 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
         finally:
             namespace = getattr(module, "__dict__", {})
             state = namespace.get(MODULE)
-            if isinstance(state, runtime.ModuleState):
-                if pathprofs:
-                    runtime.zero(state)
-                    if self._hook.selection.is_third_party(self.path):
-                        runtime.share(state, namespace)
+            if pathprofs and isinstance(state, runtime.ModuleState):
+                runtime.zero(state)
+                if self._hook.selection.is_third_party(self.path):
+                    runtime.share(state, namespace)
 
 
 class ImportHook(importlib.abc.MetaPathFinder):

@@ -512,6 +512,8 @@ class _FunctionRewriter:
         #: Statement lists (by id) from which a return still runs code of this
         #: function: inside a with, or a try with a finally or except* clauses.
         self.enclosed = _enclosed_lists(fp.cfg.node)
+        #: empty ``while`` else lists (by id): see :meth:`locate_in_empty_else`
+        self._while_elses: dict[int, ast.While] | None = None
 
     # -- probe code ---------------------------------------------------------
 
@@ -685,12 +687,14 @@ class _FunctionRewriter:
         what follows it (the function's return, when the loop ends the function) has
         a line too -- CPython 3.12 gave such a return none (``sys.monitoring``'s
         ``PY_RETURN`` at no line)."""
-        for node in ast.walk(self.cfg.node):
-            if isinstance(node, ast.While) and node.orelse is stmts:
-                line = _loop_exit_line(node)
-                if line is not None:
-                    _locate_at(code, _line_anchor(line))
-                return
+        if self._while_elses is None:  # one walk for the function, not one per else
+            self._while_elses = {id(node.orelse): node for node in ast.walk(self.cfg.node)
+                                 if isinstance(node, ast.While) and not node.orelse}
+        loop = self._while_elses.get(id(stmts))
+        if loop is not None:
+            line = _loop_exit_line(loop)
+            if line is not None:
+                _locate_at(code, _line_anchor(line))
 
     def flag_index(self, finally_index: int) -> int:
         # Route flags are locals: the same names in every function are fine.
