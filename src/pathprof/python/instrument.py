@@ -28,7 +28,7 @@ from pathprof.python.cfg import (
     iter_functions,
 )
 from pathprof.python.lasti import keep_last_instruction
-from pathprof.python.outside import move_registers_out, reaches_own_frame
+from pathprof.python.outside import mentions_frames, move_registers_out, reaches_own_frame
 from pathprof.python.rewrite import (
     CLOCK,
     COUNTDOWN,
@@ -116,6 +116,8 @@ def hide_own_names(tree: ast.Module, everywhere: bool = False) -> list[Registers
     names move out of the frame altogether (:mod:`pathprof.python.outside`); with
     ``everywhere`` (for tests), in every function. Returns the functions moved,
     each with its body as it was, for :meth:`InstrumentedModule.compile`."""
+    if not everywhere and not mentions_frames(tree):
+        return []  # (``locals``, ``vars`` and ``dir`` are frame names too)
     _NameViews().visit(tree)
     moved = []
     for node in ast.walk(tree):

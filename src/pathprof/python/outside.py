@@ -29,6 +29,20 @@ _FRAME_ATTRIBUTES = frozenset({"_getframe", "currentframe", "f_locals", "f_back"
 _INSPECT_FUNCTIONS = frozenset({"stack", "trace", "getframeinfo"})
 
 
+def mentions_frames(tree: ast.AST) -> bool:
+    """Whether any code in ``tree`` names a way to a frame's locals (what
+    :func:`reaches_own_frame` looks for, in any function): most modules name none,
+    and one walk then spares a look at each function."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if node.id in _FRAME_NAMES:
+                return True
+        elif isinstance(node, ast.Attribute) and (node.attr in _FRAME_ATTRIBUTES
+                                                  or node.attr in _INSPECT_FUNCTIONS):
+            return True
+    return False
+
+
 def reaches_own_frame(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Whether ``func``'s own code (not that of functions defined in it) names a
     way to its frame's locals."""

@@ -1699,16 +1699,26 @@ def _note_exit(fp: FunctionPlan, register: ast.expr) -> list[tuple[str, ast.expr
 
 def _is_generator(node: ast.AST) -> bool:
     """Whether the function ``node`` is a generator (or an async generator): a
-    ``yield`` of its own, not of a function, lambda or class inside it."""
+    ``yield`` of its own, not of a function, lambda or class inside it. (Kept on the
+    node, asked twice: the instrumentation adds no ``yield``.)"""
+    known = getattr(node, _GENERATOR, None)
+    if known is not None:
+        return known
     pending = list(ast.iter_child_nodes(node))
-    while pending:
+    found = False
+    while pending and not found:
         child = pending.pop()
         if isinstance(child, ast.Yield | ast.YieldFrom):
-            return True
-        if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
-                          | ast.ClassDef):
+            found = True
+        elif not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+                            | ast.ClassDef):
             pending.extend(ast.iter_child_nodes(child))
-    return False
+    setattr(node, _GENERATOR, found)
+    return found
+
+
+#: the attribute of a function's node that keeps :func:`_is_generator`'s answer
+_GENERATOR = "_pathprof_generator"
 
 
 def _artificial_try(node: ast.Try) -> ast.Try:
