@@ -28,7 +28,7 @@ from pathprof.python.cfg import (
     iter_functions,
 )
 from pathprof.python.lasti import keep_last_instruction
-from pathprof.python.outside import mentions_frames, move_registers_out, reaches_own_frame
+from pathprof.python.outside import move_registers_out, names_a_frame
 from pathprof.python.rewrite import (
     CLOCK,
     COUNTDOWN,
@@ -69,29 +69,59 @@ FORMAT_VERSION = 7
 _NAME_VIEWS = frozenset({"locals", "vars", "dir"})
 
 
-class _NameViews(ast.NodeTransformer):
-    def __init__(self) -> None:
-        self.depth = 0
+def _name_view(call: ast.Call) -> ast.Call:
+    """``locals()`` → ``_@pp_m.program_names(locals, locals())``, located at the call."""
+    assert isinstance(call.func, ast.Name)
+    view = ast.Name(id=call.func.id, ctx=ast.Load())
+    func = ast.Attribute(value=_load(MODULE), attr="program_names", ctx=ast.Load())
+    wrapped = ast.Call(func=func, args=[view, call], keywords=[])
+    for part in (wrapped, func, func.value, view):
+        ast.copy_location(part, call)
+    return wrapped
 
-    def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
-        self.depth += 1
-        self.generic_visit(node)
-        self.depth -= 1
-        return node
 
-    visit_AsyncFunctionDef = visit_FunctionDef
+def _scan_frames(tree: ast.Module) -> tuple[list[ast.FunctionDef | ast.AsyncFunctionDef],
+                                            list[tuple[ast.AST, str, int | None]]]:
+    """One walk of ``tree``: the functions whose own code (not that of a function or
+    class inside them) names a way to their frame (:func:`outside.names_a_frame`),
+    outermost first; and where each ``locals()``, ``vars()`` or ``dir()`` without
+    arguments inside a function is (parent, field, index in the field's list)."""
+    reaching: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    views: list[tuple[ast.AST, str, int | None]] = []
+    order: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    # (node, its owner: the innermost function or class around it, in a function?)
+    pending: list[tuple[ast.AST, ast.AST | None, bool]] = [(tree, None, False)]
+    while pending:
+        node, owner, in_function = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            order.append(node)
+        if names_a_frame(node) and isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef):
+            reaching[id(owner)] = owner
+        inner_owner = node if isinstance(node, _OWNERS) else owner
+        inner_in_function = in_function or isinstance(node, ast.FunctionDef
+                                                      | ast.AsyncFunctionDef)
+        children = []
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                for index, child in enumerate(value):
+                    if isinstance(child, ast.AST):
+                        if inner_in_function and _is_name_view(child):
+                            views.append((node, name, index))
+                        children.append((child, inner_owner, inner_in_function))
+            elif isinstance(value, ast.AST):
+                if inner_in_function and _is_name_view(value):
+                    views.append((node, name, None))
+                children.append((value, inner_owner, inner_in_function))
+        pending.extend(reversed(children))  # in source order
+    return [f for f in order if id(f) in reaching], views
 
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
-        if (self.depth and isinstance(node.func, ast.Name) and node.func.id in _NAME_VIEWS
-                and not node.args and not node.keywords):
-            view = ast.Name(id=node.func.id, ctx=ast.Load())
-            func = ast.Attribute(value=_load(MODULE), attr="program_names", ctx=ast.Load())
-            wrapped = ast.Call(func=func, args=[view, node], keywords=[])
-            for part in (wrapped, func, func.value, view):
-                ast.copy_location(part, node)
-            return wrapped
-        return node
+
+_OWNERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _is_name_view(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id in _NAME_VIEWS and not node.args and not node.keywords)
 
 
 @dataclass
@@ -116,15 +146,19 @@ def hide_own_names(tree: ast.Module, everywhere: bool = False) -> list[Registers
     names move out of the frame altogether (:mod:`pathprof.python.outside`); with
     ``everywhere`` (for tests), in every function. Returns the functions moved,
     each with its body as it was, for :meth:`InstrumentedModule.compile`."""
-    if not everywhere and not mentions_frames(tree):
-        return []  # (``locals``, ``vars`` and ``dir`` are frame names too)
-    _NameViews().visit(tree)
+    reaching, views = _scan_frames(tree)
+    for parent, name, index in views:
+        if index is None:
+            setattr(parent, name, _name_view(getattr(parent, name)))
+        else:
+            getattr(parent, name)[index] = _name_view(getattr(parent, name)[index])
+    if everywhere:
+        reaching = [node for node in ast.walk(tree)
+                    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
     moved = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (
-                everywhere or reaches_own_frame(node)):
-            moved.append(RegistersMoved(node, copy.deepcopy(node.body)))
-            move_registers_out(node, "@pp_", MODULE)
+    for node in reaching:
+        moved.append(RegistersMoved(node, copy.deepcopy(node.body)))
+        move_registers_out(node, "@pp_", MODULE)
     return moved
 
 

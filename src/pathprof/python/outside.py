@@ -29,18 +29,14 @@ _FRAME_ATTRIBUTES = frozenset({"_getframe", "currentframe", "f_locals", "f_back"
 _INSPECT_FUNCTIONS = frozenset({"stack", "trace", "getframeinfo"})
 
 
-def mentions_frames(tree: ast.AST) -> bool:
-    """Whether any code in ``tree`` names a way to a frame's locals (what
-    :func:`reaches_own_frame` looks for, in any function): most modules name none,
-    and one walk then spares a look at each function."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            if node.id in _FRAME_NAMES:
-                return True
-        elif isinstance(node, ast.Attribute) and (node.attr in _FRAME_ATTRIBUTES
-                                                  or node.attr in _INSPECT_FUNCTIONS):
-            return True
-    return False
+def names_a_frame(node: ast.AST) -> bool:
+    """Whether ``node`` itself (a name or an attribute) is a way to a frame's locals."""
+    if isinstance(node, ast.Name):
+        return node.id in _FRAME_NAMES
+    return isinstance(node, ast.Attribute) and (
+        node.attr in _FRAME_ATTRIBUTES
+        or (node.attr in _INSPECT_FUNCTIONS and isinstance(node.value, ast.Name)
+            and node.value.id == "inspect"))
 
 
 def reaches_own_frame(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -51,12 +47,7 @@ def reaches_own_frame(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         node = todo.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
-        if isinstance(node, ast.Name) and node.id in _FRAME_NAMES:
-            return True
-        if isinstance(node, ast.Attribute) and (
-                node.attr in _FRAME_ATTRIBUTES
-                or (node.attr in _INSPECT_FUNCTIONS and isinstance(node.value, ast.Name)
-                    and node.value.id == "inspect")):
+        if names_a_frame(node):
             return True
         todo.extend(ast.iter_child_nodes(node))
     return False
