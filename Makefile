@@ -28,15 +28,19 @@ demo: $(VENV)/.installed
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests benchmarks
 
-# The whole suite on the baseline Python, then on every other supported Python found
-# (there without the slow stdlib_oracle tests: CPython's suites under the source oracle).
+# The whole suite on the baseline Python, then on every other supported Python found:
+# on the newest without the slow stdlib_oracle tests (CPython's suites under the source
+# oracle), on those between without the outer_pythons tests too (the layers no
+# interpreter version changes, the larger shares of the slowest samples: tests/conftest.py).
 test: lint
 	$(VENV)/bin/python -m pytest -n auto
 	@for py in $(wordlist 2,9,$(PYTHONS)); do \
 	  minor=$$($$py -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")'); \
 	  $(MAKE) --no-print-directory .venv-$$minor/.installed || exit 1; \
-	  echo "== Python $$minor =="; \
-	  .venv-$$minor/bin/python -m pytest -q -n auto -m "not stdlib_oracle" || exit 1; \
+	  if [ "$$py" = "$(lastword $(PYTHONS))" ]; then marks="not stdlib_oracle"; \
+	  else marks="not stdlib_oracle and not outer_pythons"; fi; \
+	  echo "== Python $$minor ($$marks) =="; \
+	  .venv-$$minor/bin/python -m pytest -q -n auto -m "$$marks" || exit 1; \
 	done
 
 # The bench extra: pyperformance (benchmark sources), coverage, SlipCover, matplotlib.

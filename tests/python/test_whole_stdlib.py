@@ -34,18 +34,27 @@ def _sources() -> list[Path]:
 SOURCES = _sources()
 
 
-@pytest.mark.parametrize(("mode", "metric", "step", "options"),
-                         [("path", None, 1, {}), ("edge", None, 4, {}), ("path", "time", 4, {}),
-                          ("events", None, 4, {}), ("path", None, 2, {"switches": True}),
-                          ("events", None, 8, {"totals_only": True})],
-                         ids=["path", "edge", "time", "events", "switches", "events-totals"])
-def test_every_stdlib_module_instruments_and_compiles(mode: str, metric: str | None,
-                                                      step: int, options: dict) -> None:
+#: (mode, metric, every how many modules, instrument_source options), by name
+MODES = {"path": ("path", None, 1, {}), "edge": ("edge", None, 4, {}),
+         "time": ("path", "time", 4, {}), "events": ("events", None, 4, {}),
+         "switches": ("path", None, 2, {"switches": True}),
+         "events-totals": ("events", None, 8, {"totals_only": True})}
+#: Each mode's modules in this many shares: the first runs on every Python, the
+#: others on the oldest and newest (``outer_pythons``, see tests/conftest.py).
+SHARES = 4
+
+
+@pytest.mark.parametrize(("name", "share"), [
+    pytest.param(name, share, id=f"{name}-{share + 1}of{SHARES}",
+                 marks=[pytest.mark.outer_pythons] if share else [])
+    for name in MODES for share in range(SHARES)])
+def test_every_stdlib_module_instruments_and_compiles(name: str, share: int) -> None:
     """``switches``: functions carry their original body too (coverage that stops
     paying), so each such function's code is compiled twice over."""
+    mode, metric, step, options = MODES[name]
     assert len(SOURCES) > 500
     failures = []
-    for path in SOURCES[::step]:
+    for path in SOURCES[::step][share::SHARES]:
         try:
             instrument_source(path.read_bytes(), str(path), mode=mode,
                               metric=metric, **options).compile(str(path))
