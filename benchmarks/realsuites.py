@@ -552,7 +552,7 @@ def run_suite(
     elif "pathprof" in modes_run:
         res.problems.append(f"no pathprof JSON report ({pp_json}); see {res.logs['pathprof']}")
         res.short.append("pathprof: no JSON report")
-    if never_json.exists():
+    if "pathprof-never" in modes_run and never_json.exists():  # not a leftover of another run
         res.pathprof_never = json.loads(never_json.read_text())
     if {"pathprof", "pathprof-never"} <= set(modes_run) and (out_dir / ".pathprof").exists() \
             and (out_dir / ".pathprof-never").exists():
