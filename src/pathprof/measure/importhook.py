@@ -281,7 +281,7 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
         try:
             super().exec_module(module)
         finally:
-            namespace = getattr(module, "__dict__", {})
+            namespace = module.__dict__
             state = namespace.get(MODULE)
             if pathprofs and isinstance(state, runtime.ModuleState):
                 runtime.zero(state)

@@ -512,7 +512,7 @@ class _FunctionRewriter:
         #: Statement lists (by id) from which a return still runs code of this
         #: function: inside a with, or a try with a finally or except* clauses.
         self.enclosed = _enclosed_lists(fp.cfg.node)
-        #: empty ``while`` else lists (by id): see :meth:`locate_in_empty_else`
+        #: each ``while``'s else list (by id): see :meth:`locate_in_empty_else`
         self._while_elses: dict[int, ast.While] | None = None
 
     # -- probe code ---------------------------------------------------------
@@ -689,7 +689,7 @@ class _FunctionRewriter:
         ``PY_RETURN`` at no line)."""
         if self._while_elses is None:  # one walk for the function, not one per else
             self._while_elses = {id(node.orelse): node for node in ast.walk(self.cfg.node)
-                                 if isinstance(node, ast.While) and not node.orelse}
+                                 if isinstance(node, ast.While)}
         loop = self._while_elses.get(id(stmts))
         if loop is not None:
             line = _loop_exit_line(loop)
