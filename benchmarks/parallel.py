@@ -74,7 +74,7 @@ def _functions(files: list[str]) -> dict[str, dict[str, Any]]:
         source = Path(file).read_bytes()
         module = instrument_source(source, file)
         result[file] = {"digest": source_hash(source), "plans": {
-            (meta["qualname"], meta["code_line"]): fp
+            (meta.qualname, meta.code_line): fp
             for fp in module.functions for meta in [function_metadata(fp)]}}
     return result
 

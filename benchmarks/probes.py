@@ -58,7 +58,7 @@ def path_figures(data_file: str) -> dict[str, int]:
             source = Path(function.file).read_text(encoding="utf-8")
             module = instrument_source(source, function.file)
             plans[function.file] = {
-                (meta["qualname"], meta["code_line"]): fp
+                (meta.qualname, meta.code_line): fp
                 for fp in module.functions for meta in [function_metadata(fp)]}
         fp = plans[function.file][(function.qualname, function.first_line)]
         dag = fp.numbering.dag

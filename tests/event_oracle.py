@@ -50,7 +50,7 @@ class _Function:
     first: dict[tuple[int, int], int] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.weights = self.meta["events"]["pieces"]
+        self.weights = self.meta.events.pieces
         blockmap = BlockMap(self.meta, self.code)
         self.pieces = {}
         self.first = {}
@@ -159,7 +159,7 @@ class StatementCounter:
         key = function.pieces.get(frame.f_lasti)
         if key is None:
             return False
-        role = function.meta["blocks"][key[0]]["pieces"][key[1]][4]
+        role = function.meta.blocks[key[0]].pieces[key[1]].role
         return role in ("for-next", "with-enter", "with-exit")
 
     def _open(self, thread: Any, name: str, state: _Frame) -> None:
@@ -177,7 +177,7 @@ class StatementCounter:
 
     def _event(self, function: _Function, frame: Any, event: str) -> None:
         thread = _thread_key()
-        name = function.meta["qualname"]
+        name = function.meta.qualname
         state = self.frames.setdefault(id(frame), _Frame())
         if event == "call":  # a call, or a generator resumed
             if not state.delegating:
@@ -239,6 +239,6 @@ def plain_functions(path: Path, kind: str = "statements"
     module.__file__ = str(path)
     sys.modules[module.__name__] = module
     module.__dict__["__pathprof_code__"] = code
-    functions = [(meta, codes[(meta["qualname"], meta["code_line"])])
-                 for meta in metadata["functions"]]
+    functions = [(meta, codes[(meta.qualname, meta.code_line)])
+                 for meta in metadata.functions]
     return module, functions

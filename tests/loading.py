@@ -38,24 +38,24 @@ class Loaded:
     def function_infos(self) -> list[FunctionInfo]:
         codes = list(_walk_codes(self.code))
         infos = []
-        for meta in self.metadata["functions"]:
-            matches = [c for c in codes if c.co_qualname == meta["qualname"]
-                       and c.co_firstlineno == meta["code_line"]]
-            assert len(matches) == 1, (meta["qualname"], len(matches))
+        for meta in self.metadata.functions:
+            matches = [c for c in codes if c.co_qualname == meta.qualname
+                       and c.co_firstlineno == meta.code_line]
+            assert len(matches) == 1, (meta.qualname, len(matches))
             infos.append(FunctionInfo(meta, matches[0]))
         return infos
 
     def snapshot(self) -> Any:
         for state, paths, cuts, raised, unattributed, _times, _closed in (
                 runtime.take_snapshot()):
-            if state.key == self.metadata["key"]:
+            if state.key == self.metadata.key:
                 return paths, cuts, raised, unattributed
         raise LookupError("module not registered")
 
     def recorded(self, infos: list[FunctionInfo]) -> dict[str, Any]:
         paths, cuts, _raised, unattributed = self.snapshot()
         assert not any(unattributed), unattributed
-        return {info.meta["qualname"]: profile_paths(info.meta, paths[i], cuts[i], info.visible)
+        return {info.meta.qualname: profile_paths(info.meta, paths[i], cuts[i], info.visible)
                 for i, info in enumerate(infos)}
 
 
@@ -130,14 +130,14 @@ def recorded_all(loadeds: list[Loaded], infos: list[list[FunctionInfo]], since: 
     snapshot = runtime.take_snapshot()[since:]
     result = []
     for loaded, module_infos in zip(loadeds, infos, strict=True):
-        states = [s for s in snapshot if s[0].key == loaded.metadata["key"]]
+        states = [s for s in snapshot if s[0].key == loaded.metadata.key]
         assert states, f"{loaded.module.__name__} was never executed"
         per_function = []
         for i, info in enumerate(module_infos):
             total: Counter[Any] = Counter()
             for entry in states:  # (state, paths, cuts, raised, unattributed, ...)
                 paths, cuts, unattributed = entry[1], entry[2], entry[4]
-                assert not unattributed[i], (info.meta["qualname"], unattributed[i])
+                assert not unattributed[i], (info.meta.qualname, unattributed[i])
                 # update, not +=, keeps counts that are zero or negative
                 total.update(profile_paths(info.meta, paths[i], cuts[i], info.visible))
             per_function.append(total)

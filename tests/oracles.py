@@ -87,13 +87,13 @@ class FunctionInfo:
         #: blocks that are nothing but a ``break`` or ``continue``: their code is a
         #: jump (invisible to this oracle) in some copies and, in others (a finally
         #: body copied for the exception path), an instruction located there.
-        jumps_only = {i for i, block in enumerate(meta["blocks"])
-                      if block["pieces"] and all(p[4] == "stmt" and p[5] in ("break", "continue")
-                                                 for p in block["pieces"])}
+        jumps_only = {i for i, block in enumerate(meta.blocks)
+                      if block.pieces and all(p.role == "stmt" and p.flags in ("break", "continue")
+                                                 for p in block.pieces)}
         self.jumps_only = frozenset(jumps_only)
         self.breaks_only = frozenset(
             i for i in jumps_only
-            if all(p[5] == "break" for p in meta["blocks"][i]["pieces"]))
+            if all(p.flags == "break" for p in meta.blocks[i].pieces))
         self.skippable = frozenset((visible - not_nop) | jumps_only)
 
     def block_of(self, offset: int) -> int | None:
@@ -108,7 +108,7 @@ class FunctionInfo:
         op = bm.opname(offset)
         if op in _BOOKKEEPING_OPS:
             return None
-        if bm._with_code(offset, span) is not None and not bm.enters_with(offset):
+        if bm.with_code(offset, span) is not None and not bm.enters_with(offset):
             return None
         located = bm.locate(offset)
         return None if located is None else located[0]
@@ -131,16 +131,16 @@ class FunctionInfo:
             return None
         # The break's own jump, on its line (not a with's exit code, which the block
         # map gives to the break that leads to it).
-        pieces = self.meta["blocks"][located[0]]["pieces"]
-        return located[0] if any(span[0] == piece[0] for piece in pieces) else None
+        pieces = self.meta.blocks[located[0]].pieces
+        return located[0] if any(span[0] == piece.line for piece in pieces) else None
 
     def with_exit_of(self, offset: int) -> int | None:
         """The exit block (a restart) of the with whose ``__exit__`` code this is."""
         span = self.blockmap.position(offset)
         if span is None:
             return None
-        compound = self.blockmap._with_code(offset, span)
-        return None if compound is None else compound.get("with-exit")
+        compound = self.blockmap.with_code(offset, span)
+        return None if compound is None else compound.with_exit
 
     def hidden_path(self, src: int, dst: int, cycle: bool = False
                     ) -> list[tuple[int, int]] | None:
@@ -194,7 +194,7 @@ class BlockTraceOracle:
     def __init__(self, functions: Iterable[FunctionInfo]) -> None:
         self.by_code = {f.code: f for f in functions}
         self.paths: dict[str, Counter[PathKey]] = {
-            f.meta["qualname"]: Counter() for f in self.by_code.values()}
+            f.meta.qualname: Counter() for f in self.by_code.values()}
         self.states: dict[int, _CallState] = {}
         self.errors: list[str] = []
 
@@ -363,7 +363,7 @@ class BlockTraceOracle:
 
     def _end(self, info: FunctionInfo, state: _CallState, how: str) -> None:
         visible = tuple(b for b in state.blocks if b in info.visible)
-        self.paths[info.meta["qualname"]][(visible, state.start, how)] += 1
+        self.paths[info.meta.qualname][(visible, state.start, how)] += 1
         state.blocks = []
         state.open = False
 
@@ -383,9 +383,9 @@ def with_entry_exit(meta: dict[str, Any], path: Any) -> list[int]:
     it ends there (decoded paths leave both out)."""
     blocks = list(path.blocks)
     if path.start == "entry":
-        blocks.insert(0, meta["entry"])
+        blocks.insert(0, meta.entry)
     if path.end in ("return", "raise", "reraise"):
-        blocks.append(meta["exit"])
+        blocks.append(meta.exit)
     return blocks
 
 

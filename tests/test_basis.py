@@ -65,12 +65,12 @@ def profiles(path: Path, run: Any) -> dict[str, FunctionProfile]:
     run(loaded.module)
     paths, cuts, _raised, _unattributed = loaded.snapshot()
     result = {}
-    for i, meta in enumerate(loaded.metadata["functions"]):
-        fn = FunctionProfile(str(path), meta["qualname"], meta["code_line"],
-                             loaded.metadata["source_hash"], meta)
+    for i, meta in enumerate(loaded.metadata.functions):
+        fn = FunctionProfile(str(path), meta.qualname, meta.code_line,
+                             loaded.metadata.source_hash, meta)
         fn.counts = {str(k): v for k, v in paths[i].items()}
         fn.cuts = {f"{b}:{v}": c for (b, v), c in cuts[i].items()}
-        result[meta["qualname"]] = fn
+        result[meta.qualname] = fn
     return result
 
 
@@ -191,13 +191,13 @@ def test_dimension_on_the_corpus(path: Path) -> None:
     rank of all its paths' vectors."""
     metadata = instrument_source(path.read_text(encoding="utf-8"), str(path)).metadata
     checked = 0
-    for meta in metadata["functions"]:
+    for meta in metadata.functions:
         numbering = numbering_of(meta)
         if numbering.total > 300:
             continue
         everything = list(range(numbering.total))
         dimension = path_space_dimension(numbering.dag)
-        assert dimension == oracle_rank(edge_vectors(numbering, everything)), meta["qualname"]
+        assert dimension == oracle_rank(edge_vectors(numbering, everything)), meta.qualname
         assert basis_rank(numbering, everything) == dimension
         checked += 1
     assert checked

@@ -33,9 +33,9 @@ PROGRAMS = corpus_programs()
 def _profiles(loaded: Any) -> list[FunctionProfile]:
     paths, cuts, raised, unattributed = loaded.snapshot()
     result = []
-    for i, meta in enumerate(loaded.metadata["functions"]):
-        fn = FunctionProfile(str(loaded.module.__file__), meta["qualname"], meta["code_line"],
-                             loaded.metadata["source_hash"], meta)
+    for i, meta in enumerate(loaded.metadata.functions):
+        fn = FunctionProfile(str(loaded.module.__file__), meta.qualname, meta.code_line,
+                             loaded.metadata.source_hash, meta)
         fn.counts = {str(k): v for k, v in paths[i].items()}
         fn.cuts = {f"{b}:{v}": c for (b, v), c in cuts[i].items()}
         fn.raised, fn.unattributed = raised[i], unattributed[i]
@@ -144,7 +144,7 @@ def test_implied_coverage_is_consistent_with_the_paths(tmp_path_factory: Any, so
 
 
 def _starts(fn: FunctionProfile, block: int) -> set[int]:
-    return {piece[0] for piece in fn.meta["blocks"][block]["pieces"]}
+    return {piece.line for piece in fn.meta.blocks[block].pieces}
 
 
 @pytest.fixture

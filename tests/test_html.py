@@ -125,7 +125,7 @@ def test_fallback_picture_has_every_block_and_edge(sample_report: Path) -> None:
     dag = to_dag(cfg_of(fn.meta))
     for block in dag.reachable:
         assert picture.svg.count(f'id="node-{block}"') == 1
-    for eid, (src, dst, _label) in enumerate(fn.meta["edges"]):
+    for eid, (src, dst, _label) in enumerate(fn.meta.edges):
         if src in dag.reachable and dst in dag.reachable:
             assert picture.svg.count(f'id="edge-{eid}"') == 1
 

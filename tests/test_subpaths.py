@@ -75,14 +75,14 @@ class StreamOracle(BlockTraceOracle):
         done = self._emitted.get(id(frame), 0)
         for block in blocks[done:]:
             if block in info.visible:
-                self.streams[stream_key(frame)].append((info.meta["qualname"], block))
+                self.streams[stream_key(frame)].append((info.meta.qualname, block))
         self._emitted[id(frame)] = max(done, len(blocks))
 
     def _end(self, info: Any, state: Any, how: str) -> None:
         located = info.blockmap.locate(self._frame.f_lasti) if how == "cut" else None
         # A return whose path pathprof counts before its value: out already.
         counted = located is not None and located[1] == "return-value" and (
-            located[0] in info.meta["early_returns"])
+            located[0] in info.meta.early_returns)
         if how in ("cut", "raise") and not counted:
             self._pending[id(self._frame)] = (info, list(state.blocks))
         else:
@@ -92,7 +92,7 @@ class StreamOracle(BlockTraceOracle):
 
 
 def pathprof_streams(profiler: SubpathProfiler, infos: list[Any]) -> list[tuple]:
-    visible = {info.meta["qualname"]: info.visible for info in infos}
+    visible = {info.meta.qualname: info.visible for info in infos}
     streams = []
     assert profiler.record is not None
     for blocks in profiler.record.values():

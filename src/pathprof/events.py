@@ -146,7 +146,7 @@ def counts() -> EventCounts:
     the total of all threads (finished calls; active calls are not included).
     Raises :class:`~pathprof.exceptions.PathprofError` when some module keeps totals
     only (``pytest --pathprof-events``, ``EventCounter(per_function=False)``)."""
-    if any(state.meta.get("totals_only") for state in _eventrt.modules()):
+    if any(state.meta.totals_only for state in _eventrt.modules()):
         raise PathprofError("per-function event counts were not kept: the code was "
                             "instrumented for totals only (pytest --pathprof-events, or "
                             "EventCounter(per_function=False)); events.read() and budgets "
@@ -155,13 +155,13 @@ def counts() -> EventCounts:
     kinds = set()
     functions = []
     for position, state in enumerate(_eventrt.modules()):
-        kinds.add(state.meta.get("events", "statements"))
-        for index, meta in enumerate(state.meta["functions"]):
+        kinds.add(state.meta.events or "statements")
+        for index, meta in enumerate(state.meta.functions):
             own = state.self_counts[index]
             whole = inclusive.get((position, index), 0)
             if own or whole or state.unattributed[index]:
-                functions.append(FunctionEvents(state.filename, meta["qualname"],
-                                                meta["code_line"], own, whole,
+                functions.append(FunctionEvents(state.filename, meta.qualname,
+                                                meta.code_line, own, whole,
                                                 state.unattributed[index]))
     total = sum(f.self for f in functions)
     kind = kinds.pop() if len(kinds) == 1 else "statements"

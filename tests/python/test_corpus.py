@@ -29,7 +29,7 @@ def test_profile_equals_oracle(path: Path) -> None:
     assert not oracle.errors, oracle.errors
     recorded = loaded.recorded(infos)
     for info in infos:
-        name = info.meta["qualname"]
+        name = info.meta.qualname
         assert recorded[name] == oracle.paths[name], name
     plain = load_plain(path, f"pathprof_plain_{path.stem}")
     assert plain.drive() == result
@@ -47,10 +47,10 @@ def test_profile_equals_hand_counts(path: Path) -> None:
     loaded.module.drive()
     paths, cuts, _raised, _unattributed = loaded.snapshot()
     recorded = {}
-    for i, meta in enumerate(loaded.metadata["functions"]):
+    for i, meta in enumerate(loaded.metadata.functions):
         counts = sorted([*paths[i].values(), *cuts[i].values()])
-        if counts and meta["qualname"] != "drive":
-            recorded[meta["qualname"]] = (sum(counts), counts)
+        if counts and meta.qualname != "drive":
+            recorded[meta.qualname] = (sum(counts), counts)
     expected = {name: (total, sorted(counts))
                 for name, (total, counts) in loaded.module.EXPECTED.items()}
     assert recorded == expected

@@ -20,9 +20,9 @@ PROGRAMS = corpus_programs()
 
 def _recorded(loaded: Any) -> dict[tuple[str, int], list[int]]:
     paths, cuts, _raised, _unattributed = loaded.snapshot()
-    return {(meta["qualname"], meta["code_line"]): sorted([*paths[i].values(),
+    return {(meta.qualname, meta.code_line): sorted([*paths[i].values(),
                                                            *cuts[i].values()])
-            for i, meta in enumerate(loaded.metadata["functions"])}
+            for i, meta in enumerate(loaded.metadata.functions)}
 
 
 @pytest.mark.parametrize("path", PROGRAMS, ids=[p.stem for p in PROGRAMS])

@@ -51,17 +51,17 @@ def test_edge_counts_equal_the_edges_of_the_path_profile(path: Path) -> None:
     path_meta, path_data = _run(path, "path")
     edge_meta, edge_data = _run(path, "edge")
     compared = 0
-    for i, (pmeta, emeta) in enumerate(zip(path_meta["functions"], edge_meta["functions"],
+    for i, (pmeta, emeta) in enumerate(zip(path_meta.functions, edge_meta.functions,
                                            strict=True)):
-        assert emeta["mode"] == "edge"
-        assert pmeta["mode"] == "path"
+        assert emeta.mode == "edge"
+        assert pmeta.mode == "path"
         paths = decode_paths(pmeta, {str(k): v for k, v in path_data["counts"][i].items()},
                              {f"{b}:{v}": c for (b, v), c in path_data["cuts"][i].items()})
         expected = _edges_of_paths(pmeta, paths)
         by_pair: Counter = Counter()
         for eid, count in edge_counts(emeta, edge_data["counts"][i]).items():
-            src, dst, _label = emeta["edges"][eid]
+            src, dst, _label = emeta.edges[eid]
             by_pair[(src, dst)] += count
-        assert +by_pair == +expected, pmeta["qualname"]
+        assert +by_pair == +expected, pmeta.qualname
         compared += sum(expected.values())
     assert compared > 0

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,8 +30,8 @@ def counted(key: str, since: int = 0) -> tuple[dict[str, int], dict[str, int], i
     for position, state in enumerate(_eventrt.modules()):
         if state.key != key or position < since:
             continue
-        for i, meta in enumerate(state.meta["functions"]):
-            name = meta["qualname"]
+        for i, meta in enumerate(state.meta.functions):
+            name = meta.qualname
             own[name] = own.get(name, 0) + state.self_counts[i]
             whole[name] = whole.get(name, 0) + inclusive[(position, i)]
         lost += sum(state.unattributed)
@@ -53,7 +54,7 @@ def run_both(path: Path, kind: str, drive: str = "drive", placement: str = "tree
     loaded.execute()
     result = getattr(loaded.module, drive)()
     assert result == expected
-    return oracle, counted(loaded.metadata["key"]), loaded
+    return oracle, counted(loaded.metadata.key), loaded
 
 
 #: (event kind, placement): pathprof's, and the baselines the benchmarks compare it with
@@ -114,9 +115,9 @@ def test_reads_anywhere_equal_the_settrace_counter(kind: str, totals_only: bool)
         if thread.startswith("t"):  # a fresh thread starts from zero
             assert mine == values, thread
     if totals_only:  # this process's later tests ask for counts of their own modules
-        next(m for m in _eventrt.modules()
-             if m.key == loaded.metadata["key"]).meta["totals_only"] = False
-    own, whole, lost = counted(loaded.metadata["key"])
+        _forget_totals_only(next(m for m in _eventrt.modules()
+                                 if m.key == loaded.metadata.key))
+    own, whole, lost = counted(loaded.metadata.key)
     assert lost == 0
     if not totals_only:
         assert own == {n: oracle.self_counts[n] for n in own}
@@ -151,7 +152,12 @@ def test_totals_only_hand_over_gives_the_settrace_counters_total(path: Path, kin
         with pytest.raises(PathprofError, match="totals only"):
             events.counts()
     finally:  # this process's later tests ask for counts of their own modules
-        state.meta["totals_only"] = False
+        _forget_totals_only(state)
+
+
+def _forget_totals_only(state: Any) -> None:
+    """Let :func:`events.counts` read ``state`` as a per-function module again."""
+    state._meta = dataclasses.replace(state.meta, totals_only=False)
 
 
 #: Stdlib modules driven by their CPython tests: module -> (modules counted, test
@@ -193,7 +199,7 @@ def test_stdlib_counts_equal_the_settrace_counter(name: str) -> None:
     assert counted_run == plain, counted_run.details
     compared = 0
     for loaded in loadeds.values():
-        own, whole, lost = counted(loaded.metadata["key"], since)
+        own, whole, lost = counted(loaded.metadata.key, since)
         assert lost == 0
         assert own == {n: oracle.self_counts[n] for n in own}
         assert whole == {n: oracle.inclusive[n] for n in whole}

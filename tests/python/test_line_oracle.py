@@ -122,7 +122,7 @@ def count_lines_of(filenames: tuple[str, ...], fn: Callable[[], Any]
 def block_counts(meta: dict[str, Any], paths: dict[int, int],
                  cuts: dict[tuple[int, int], int]) -> Counter[int]:
     """Executions of each block: recorded paths (all blocks kept) containing it."""
-    every_block = frozenset(range(len(meta["blocks"])))
+    every_block = frozenset(range(len(meta.blocks)))
     counts: Counter[int] = Counter()
     for (blocks, _start, _end), n in profile_paths(meta, paths, cuts, every_block).items():
         for block in blocks:
@@ -157,16 +157,16 @@ def comparable_lines(meta: dict[str, Any], facts: SourceFacts) -> tuple[dict[int
     (line -> block), and how many blocks have a piece (a first line) at all."""
     starts: Counter[int] = Counter()  # pieces starting on a line, any block
     covering: dict[int, set[int]] = {}  # line -> blocks with a piece over it
-    for block_id, block in enumerate(meta["blocks"]):
-        for line, _col, end_line, _end_col, _role, _flags in block["pieces"]:
+    for block_id, block in enumerate(meta.blocks):
+        for line, _col, end_line, _end_col, _role, _flags in block.pieces:
             starts[line] += 1
             for covered in range(line, end_line + 1):
                 covering.setdefault(covered, set()).add(block_id)
     compared: dict[int, int] = {}
-    for block_id, block in enumerate(meta["blocks"]):
-        if not block["pieces"]:
+    for block_id, block in enumerate(meta.blocks):
+        if not block.pieces:
             continue
-        line, _col, end_line, _end_col, _role, _flags = block["pieces"][0]
+        line, _col, end_line, _end_col, _role, _flags = block.pieces[0]
         if covering[line] != {block_id} or starts[line] != 1 or end_line != line:
             continue
         if line in facts.scope_lines:
@@ -176,7 +176,7 @@ def comparable_lines(meta: dict[str, Any], facts: SourceFacts) -> tuple[dict[int
         if sys.version_info[:2] == (3, 12) and line in facts.boolop_lines:
             continue
         compared[line] = block_id
-    return compared, sum(1 for block in meta["blocks"] if block["pieces"])
+    return compared, sum(1 for block in meta.blocks if block.pieces)
 
 
 def compare(functions: list[dict[str, Any]], paths: list[dict[int, int]],
@@ -191,7 +191,7 @@ def compare(functions: list[dict[str, Any]], paths: list[dict[int, int]],
         result.compared += len(compared)
         result.candidates += candidates
         for line, block in sorted(compared.items()):
-            seen = events[(meta["qualname"], meta["code_line"], line)]
+            seen = events[(meta.qualname, meta.code_line, line)]
             result.executed += seen > 0
             if seen != counts[block]:
                 result.mismatches.append(
@@ -238,7 +238,7 @@ def _run_corpus(path: Path) -> Comparison:
     assert loaded.module.drive() == plain_result
     paths, cuts, _raised, unattributed = loaded.snapshot()
     assert not any(unattributed), unattributed
-    return compare(loaded.metadata["functions"], paths, cuts, events,
+    return compare(loaded.metadata.functions, paths, cuts, events,
                    path.read_text(encoding="utf-8"))
 
 
@@ -297,11 +297,11 @@ def _run_stdlib(name: str) -> Comparison:
     assert instrumented == plain, instrumented.details
     total = Comparison()
     for module, loaded in loadeds.items():
-        functions = loaded.metadata["functions"]
+        functions = loaded.metadata.functions
         paths_sum: list[Counter[int]] = [Counter() for _ in functions]
         cuts_sum: list[Counter[Any]] = [Counter() for _ in functions]
         for entry in snapshot:  # one state per execution of the module's code
-            if entry[0].key != loaded.metadata["key"]:
+            if entry[0].key != loaded.metadata.key:
                 continue
             assert not any(entry[4]), entry[4]  # unattributed exceptions
             for i in range(len(functions)):

@@ -154,7 +154,7 @@ def _check_block_trace(tmp_path_factory: Any, outside: bool, source: str,
     assert not oracle.errors, (oracle.errors, source)
     recorded = loaded.recorded(infos)
     for info in infos:
-        name = info.meta["qualname"]
+        name = info.meta.qualname
         assert recorded[name] == oracle.paths[name], (name, source)
     sys.modules.pop(loaded.module.__name__, None)
 
@@ -179,8 +179,8 @@ def test_random_program_profile_equals_source_oracle(
     assert _known_difference(outcomes, expected, source) == expected
     paths, cuts, _raised, _unattributed = loaded.snapshot()
     (key,) = [k for k in oracle.functions if k[1] == "f"]
-    index = next(i for i, meta in enumerate(loaded.metadata["functions"])
-                 if meta["qualname"] == "f")
+    index = next(i for i, meta in enumerate(loaded.metadata.functions)
+                 if meta.qualname == "f")
     recorded = sorted([*paths[index].values(), *cuts[index].values()])
     if key not in oracle.not_compared and None not in oracle.not_compared:
         assert sum(recorded) == oracle.executions(key), source

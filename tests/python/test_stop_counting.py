@@ -31,7 +31,7 @@ _loads = itertools.count()
 
 
 def _state(loaded: Loaded) -> Any:
-    (state,) = [s for s in runtime.modules() if s.key == loaded.metadata["key"]]
+    (state,) = [s for s in runtime.modules() if s.key == loaded.metadata.key]
     return state
 
 
@@ -71,9 +71,9 @@ def test_corpus_basis_stays_exact_and_functions_go_back(path: Path) -> None:
     result, seen, state = _measure(path, "basis", _drive_three_times)
     plain = load_plain(path, f"pathprof_stop_plain_{path.stem}")
     assert result == full_result == _drive_three_times(plain)
-    for index, meta in enumerate(state.meta["functions"]):
+    for index, meta in enumerate(state.meta.functions):
         numbering = numbering_of(meta)
-        name = meta["qualname"]
+        name = meta.qualname
         assert seen[index] <= full[index], name
         assert basis_rank(numbering, seen[index]) == basis_rank(numbering, full[index]), name
         if index in state.sent_back:
@@ -90,7 +90,7 @@ def test_corpus_every_path_stays_exact(path: Path) -> None:
     _, seen, state = _measure(path, "paths", _drive_three_times)
     assert seen == full
     for index in state.sent_back:
-        assert len(full[index]) == int(state.meta["functions"][index]["num_paths"])
+        assert len(full[index]) == state.meta.functions[index].num_paths
 
 
 @settings(max_examples=100, deadline=None)
@@ -123,7 +123,7 @@ def check_random_program(path: Path, source: str, inputs: list[tuple[int, int]],
         result, seen, state = _measure(path, when, runs)
     assert _known_difference(result, expected, source) == expected
     assert _known_difference(full_result, expected, source) == expected
-    for index, meta in enumerate(state.meta["functions"]):
+    for index, meta in enumerate(state.meta.functions):
         assert seen[index] <= full[index], source
         if when == "paths":
             assert seen[index] == full[index], source
@@ -224,7 +224,7 @@ def test_a_path_whose_count_an_exception_takes_back_is_no_first_run(
     _, full, _ = _measure(path, None, lambda m: m.drive())
     result, seen, state = _measure(path, when, lambda m: m.drive())
     assert result == [*["exit raised", 1, 1], *["value raised", 2, 2]]
-    names = [meta["qualname"] for meta in state.meta["functions"]]
+    names = [meta.qualname for meta in state.meta.functions]
     assert seen == full
     assert seen[names.index("in_with")] == seen[names.index("value_raises")] == {0}
     assert names.index("in_with") not in state.switches  # counts before __exit__

@@ -189,12 +189,12 @@ def test_loops_go_back_inside_one_call_and_coverage_stays_exact(
     result, seen, state = _measure(path, when, _drive)
     assert result == full_result == plain.drive()
     assert {_line(source, index, k) for index, k in state.loops_back} == GO_BACK[name]
-    for index, meta in enumerate(state.meta["functions"]):
+    for index, meta in enumerate(state.meta.functions):
         numbering = numbering_of(meta)
-        assert seen[index] <= full[index], meta["qualname"]
+        assert seen[index] <= full[index], meta.qualname
         assert basis_rank(numbering, seen[index]) == basis_rank(numbering, full[index])
         if when == "paths":
-            assert seen[index] == full[index], meta["qualname"]
+            assert seen[index] == full[index], meta.qualname
         assert state.stopped(index) == (index in state.loops or index in state.sent_back)
 
 
@@ -261,7 +261,7 @@ def test_an_exception_in_an_original_body_records_no_cut(tmp_path: Path) -> None
     path = _write(tmp_path, "raises_cut", RAISES_FROM_THE_ORIGINAL_BODY)
     _, _, (full_cuts, full_raised, _), _ = _counts(path, None)
     _, _, (cuts, raised, _), state = _counts(path, "basis")
-    names = [meta["qualname"] for meta in state.meta["functions"]]
+    names = [meta.qualname for meta in state.meta.functions]
     for name in ("leaves", "closed_early"):
         index = names.index(name)
         assert raised[index] == full_raised[index] == 1

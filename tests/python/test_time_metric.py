@@ -32,7 +32,7 @@ def test_times_follow_the_clock_and_counts_are_unchanged(
     timed.module.drive()
     for state, counts, _cuts, _raised, _unattributed, times, _closed in (
             runtime.take_snapshot()):
-        if state.key != timed.metadata["key"]:
+        if state.key != timed.metadata.key:
             continue
         assert counts == untimed  # timing changes no count
         for i, function_times in enumerate(times):
@@ -60,7 +60,7 @@ def test_leaf_function_time_is_exactly_one_tick_per_path(
     loaded.module.drive()
     for state, counts, _cuts, _raised, _unattributed, times, _closed in (
             runtime.take_snapshot()):
-        if state.key == loaded.metadata["key"]:
+        if state.key == loaded.metadata.key:
             # leaf reads the clock at entry and at its return: one tick per call.
             assert times[0] == counts[0]
             assert sorted(counts[0].values()) == [3, 6]

@@ -18,6 +18,7 @@ prefixes, and the attribute a submodule import sets on its parent package.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -290,7 +291,8 @@ def run_differential(target: Target) -> Report:
         # them (module, qualname and line: a qualname can repeat within a module).
         infos = {name: loaded.function_infos() for name, loaded in loadeds.items()}
         renamed = {
-            name: [FunctionInfo({**i.meta, "qualname": _unique(name, i.meta)}, i.code)
+            name: [FunctionInfo(dataclasses.replace(i.meta, qualname=_unique(name, i.meta)),
+                                i.code)
                    for i in module_infos]
             for name, module_infos in infos.items()}
         finder = InstrumentingFinder(loadeds)
@@ -306,24 +308,24 @@ def run_differential(target: Target) -> Report:
     functions = {}
     for module_infos, module_recorded in zip(renamed.values(), recorded, strict=True):
         for info, counts in zip(module_infos, module_recorded, strict=True):
-            name = info.meta["qualname"]
+            name = info.meta.qualname
             functions[name] = (counts, oracle.paths[name])
     return Report(plain, instrumented, plain_traced, oracle_run, oracle.errors, functions,
                   finder.executions, untraced_unattributed)
 
 
 def _unattributed(loadeds: dict[str, Loaded], since: int) -> dict[str, int]:
-    keys = {loaded.metadata["key"]: name for name, loaded in loadeds.items()}
+    keys = {loaded.metadata.key: name for name, loaded in loadeds.items()}
     found: Counter[str] = Counter()
     for entry in runtime.take_snapshot()[since:]:
         name = keys.get(entry[0].key)
         if name is None:
             continue
-        for meta, count in zip(loadeds[name].metadata["functions"], entry[4], strict=True):
+        for meta, count in zip(loadeds[name].metadata.functions, entry[4], strict=True):
             if count:
                 found[_unique(name, meta)] += count
     return dict(found)
 
 
-def _unique(module: str, meta: dict[str, Any]) -> str:
-    return f"{module}:{meta['qualname']}@{meta['code_line']}"
+def _unique(module: str, meta: Any) -> str:
+    return f"{module}:{meta.qualname}@{meta.code_line}"

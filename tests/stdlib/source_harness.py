@@ -173,13 +173,13 @@ def _recorded(loadeds: list[Loaded], since: int) -> dict[FunctionKey, tuple[Coun
     result: dict[FunctionKey, tuple[Counter[Any], int]] = {}
     for loaded in loadeds:
         file = loaded.module.__file__
-        metas = loaded.metadata["functions"]
+        metas = loaded.metadata.functions
         for entry in snapshot:
-            if entry[0].key != loaded.metadata["key"]:
+            if entry[0].key != loaded.metadata.key:
                 continue
             _state, paths, cuts, _raised, unattributed = entry[:5]
             for i, meta in enumerate(metas):
-                key = (file, meta["qualname"], meta["code_line"])
+                key = (file, meta.qualname, meta.code_line)
                 counts, lost = result.get(key, (Counter(), 0))
                 counts.update({("path", k): v for k, v in paths[i].items() if v})
                 counts.update({("cut", k): v for k, v in cuts[i].items() if v})

@@ -160,6 +160,6 @@ def test_lines_hit_in_the_lcov_file_are_lines_the_suite_ran(tmp_path: Path, modu
     for fn in pathprof.load(str(tmp_path / ".pathprof")).functions:
         for key in fn.cuts:
             block = int(key.split(":")[0])
-            in_cut_blocks |= {piece[0] for piece in fn.meta["blocks"][block]["pieces"]}
+            in_cut_blocks |= {piece.line for piece in fn.meta.blocks[block].pieces}
     unexplained = (ran & set(hits)) - hit - in_cut_blocks
     assert not unexplained, sorted(unexplained)

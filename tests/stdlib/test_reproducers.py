@@ -64,8 +64,8 @@ def test_genexpr_iterable_raising_in_loop_body(tmp_path: Path) -> None:
     oracle, infos, paths, cuts, _raised, unattributed = _run(
         tmp_path, "genexpr_in_loop", GENEXPR_IN_LOOP, "sums", [[1], 5])
     meta = infos[0].meta
-    body = next(b for b, block in enumerate(meta["blocks"])
-                if block["pieces"] and block["pieces"][0][0] == 4)
+    body = next(b for b, block in enumerate(meta.blocks)
+                if block.pieces and block.pieces[0].line == 4)
     # The oracle: the first iteration's path, then the second's, cut in the body.
     assert oracle.paths["sums"] == {((2, 3, body), "entry", "backedge"): 1,
                                     ((3, body), "loop-header", "cut"): 1}
@@ -101,8 +101,8 @@ def test_iterable_of_a_loop_in_a_copied_finally(tmp_path: Path, flag: bool) -> N
     oracle, infos, paths, cuts, _raised, unattributed = _run(
         tmp_path, f"finally_loop_{flag}", FINALLY_LOOP, "finally_loop", flag, "bad")
     meta = infos[0].meta
-    finally_start = next(b for b, block in enumerate(meta["blocks"])
-                         if block["kind"] == "finally")
+    finally_start = next(b for b, block in enumerate(meta.blocks)
+                         if block.kind == "finally")
     assert not any(unattributed)
     # Cut where range(n) raised, in the finally's first block, in either copy.
     assert [block for block, _value in cuts[0]] == [finally_start]
@@ -135,8 +135,8 @@ def test_if_test_whose_bool_raises(tmp_path: Path) -> None:
     oracle, infos, paths, cuts, _raised, unattributed = _run(
         tmp_path, "bool_raises", BOOL_RAISES, "choose", BadBool())
     meta = infos[0].meta
-    test_block = next(b for b, block in enumerate(meta["blocks"])
-                      if block["pieces"] and block["pieces"][0][4] == "test")
+    test_block = next(b for b, block in enumerate(meta.blocks)
+                      if block.pieces and block.pieces[0].role == "test")
     assert oracle.paths["choose"] == {((test_block,), "entry", "cut"): 1}
     assert unattributed[0] == 0
     recorded = profile_paths(meta, paths[0], cuts[0], infos[0].visible)
@@ -207,16 +207,16 @@ def test_except_clause_match_raising(tmp_path: Path) -> None:
     loaded.snapshot()
     with pytest.raises(TypeError, match="do not inherit from BaseException"):
         loaded.module.bad_handler("x", True)
-    index = next(i for i, meta in enumerate(loaded.metadata["functions"])
-                 if meta["qualname"] == "bad_handler")
-    meta = loaded.metadata["functions"][index]
-    line = meta["first_line"] + 2  # value = int(text)
-    body = next(b for b, block in enumerate(meta["blocks"])
-                if block["pieces"] and block["pieces"][0][0] == line)
+    index = next(i for i, meta in enumerate(loaded.metadata.functions)
+                 if meta.qualname == "bad_handler")
+    meta = loaded.metadata.functions[index]
+    line = meta.first_line + 2  # value = int(text)
+    body = next(b for b, block in enumerate(meta.blocks)
+                if block.pieces and block.pieces[0].line == line)
     paths, cuts, _raised, unattributed = loaded.snapshot()[:4]
     assert unattributed[index] == 0
     assert [block for block, _value in cuts[index]] == [body]
-    every_block = frozenset(range(len(meta["blocks"])))
+    every_block = frozenset(range(len(meta.blocks)))
     assert profile_paths(meta, paths[index], cuts[index], every_block) == {
         ((0, body), "entry", "cut"): 1}
 

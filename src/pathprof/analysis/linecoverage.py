@@ -84,11 +84,11 @@ class FunctionLines:
 
     @property
     def first_line(self) -> int:
-        return int(self.profile.meta["first_line"])
+        return self.profile.meta.first_line
 
     @property
     def last_line(self) -> int:
-        return int(self.profile.meta["last_line"])
+        return self.profile.meta.last_line
 
     @property
     def line_rate(self) -> CoverageTotals:
@@ -195,9 +195,8 @@ def function_lines(fn: FunctionProfile, codeless: set[int] = frozenset()) -> Fun
     """What a line and branch coverage tool would have seen of ``fn`` (``codeless``:
     see :func:`codeless_lines`)."""
     meta = fn.meta
-    blocks = meta["blocks"]
-    starts = [sorted({piece[0] for piece in block["pieces"]} - codeless)
-              for block in blocks]
+    blocks = meta.blocks
+    starts = [sorted({piece.line for piece in block.pieces} - codeless) for block in blocks]
     lines = {line: 0 for block_lines in starts for line in block_lines}
     executed = [0] * len(blocks)
     calls = 0
@@ -211,16 +210,16 @@ def function_lines(fn: FunctionProfile, codeless: set[int] = frozenset()) -> Fun
                 lines[line] += path.count
     edge_counts = cfg_edge_counts(fn, numbering_of(meta)) if fn.paths else {}
     out_edges: dict[int, list[int]] = {}
-    for eid, (src, _dst, _label) in enumerate(meta["edges"]):
-        out_edges.setdefault(src, []).append(eid)
+    for eid, edge in enumerate(meta.edges):
+        out_edges.setdefault(edge.src, []).append(eid)
     decisions = []
     for block, eids in sorted(out_edges.items()):
-        pieces = blocks[block]["pieces"]
-        if (not pieces or pieces[-1][4] not in DECIDING
-                or len({meta["edges"][e][1] for e in eids}) < 2):
+        pieces = blocks[block].pieces
+        if (not pieces or pieces[-1].role not in DECIDING
+                or len({meta.edges[e].dst for e in eids}) < 2):
             continue
-        arms = tuple(Arm(meta["edges"][e][2], edge_counts.get(e, 0)) for e in eids)
-        decisions.append(Decision(pieces[-1][0], block, executed[block], arms))
+        arms = tuple(Arm(meta.edges[e].label, edge_counts.get(e, 0)) for e in eids)
+        decisions.append(Decision(pieces[-1].line, block, executed[block], arms))
     return FunctionLines(fn, calls, dict(sorted(lines.items())), decisions)
 
 
@@ -239,7 +238,7 @@ def line_coverage(measurement: Measurement) -> LineCoverage:
     across an edit) is reported in one: the version the file holds now, or else
     the one whose paths ran most; ``older_versions`` names the files where
     versions were left out."""
-    functions = [fn for fn in measurement.functions if fn.meta.get("mode", "path") == "path"]
+    functions = [fn for fn in measurement.functions if fn.meta.mode == "path"]
     if measurement.functions and not functions:
         raise PathprofError("line and branch coverage need a path profile; this data "
                             "file holds an edge profile (run without --mode edge)")

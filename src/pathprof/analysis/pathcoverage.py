@@ -132,7 +132,7 @@ def path_coverage(measurement: Measurement) -> PathCoverage:
                             "an edge profile (run without --mode edge)")
     by_file: dict[str, list[FunctionProfile]] = {}
     for fn in measurement.functions:
-        if fn.meta.get("mode", "path") == "path":
+        if fn.meta.mode == "path":
             by_file.setdefault(fn.file, []).append(fn)
     files = []
     totals, basis = CoverageTotals(), CoverageTotals()

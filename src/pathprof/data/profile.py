@@ -12,12 +12,11 @@ numbers only; no source file or running program is needed.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
+from pathprof.contract import FunctionInfo
 from pathprof.graph import (
     Cfg,
     EdgeCounterPlan,
@@ -33,7 +32,7 @@ from pathprof.graph import (
 )
 
 __all__ = ["END_KINDS", "START_KINDS", "FunctionProfile", "Path", "cfg_of", "decode_paths",
-           "edge_counts"]
+           "edge_counts", "end_kind", "numbering_of"]
 
 #: How a path can start, as reports and JSON name it.
 START_KINDS = ("entry", "loop-header", "handler")
@@ -63,49 +62,58 @@ class Path:
     time_ns: int | None = None
 
 
-def cfg_of(meta: dict[str, Any]) -> Cfg:
-    """The :class:`~pathprof.graph.Cfg` a function's metadata describes."""
-    return Cfg(len(meta["blocks"]), meta["entry"], meta["exit"],
-               [(s, d) for s, d, _label in meta["edges"]], [b for b, _k in meta["restarts"]],
-               backedges=meta["backedges"])
+def cfg_of(meta: FunctionInfo) -> Cfg:
+    """The :class:`~pathprof.graph.Cfg` a function's metadata describes (built once
+    per function)."""
+    return meta.derived("cfg", _build_cfg)
 
 
-def edge_counts(meta: dict[str, Any], slots: dict[int, int], cuts: Any = None
+def _build_cfg(meta: FunctionInfo) -> Cfg:
+    return Cfg(len(meta.blocks), meta.entry, meta.exit,
+               [(e.src, e.dst) for e in meta.edges], [r.block for r in meta.restarts],
+               backedges=list(meta.backedges))
+
+
+def edge_counts(meta: FunctionInfo, slots: dict[int, int], cuts: object = None
                 ) -> dict[int, int]:
     """Edge mode: every CFG edge's count from the chord counters (by flow
     conservation, :func:`~pathprof.graph.recover_edge_counts`). ``slots`` maps
     counter slots to counts; the result maps CFG edge ids to counts."""
-    plan_data = meta["edge_plan"]
-    plan = EdgeCounterPlan(cfg=cfg_of(meta), raising=tuple(plan_data["raising"]),
-                           endpoints=tuple(tuple(e) for e in plan_data["endpoints"]),
-                           chords=tuple(plan_data["chords"]))
+    counters = meta.edge_counters
+    if counters is None:
+        raise ValueError(f"{meta.qualname} was not measured in edge mode")
+    plan = EdgeCounterPlan(cfg=cfg_of(meta), raising=counters.raising,
+                           endpoints=counters.endpoints, chords=counters.chords)
     chord_counts = {plan.chords[slot]: count for slot, count in slots.items()}
     counts = recover_edge_counts(plan, chord_counts)
-    return {eid: counts[eid] for eid in range(len(meta["edges"])) if counts[eid]}
+    return {eid: counts[eid] for eid in range(len(meta.edges)) if counts[eid]}
 
 
-def numbering_of(meta: dict[str, Any]) -> Numbering:
-    return number_paths(to_dag(cfg_of(meta)))
+def numbering_of(meta: FunctionInfo) -> Numbering:
+    """The function's Ball-Larus numbering (BL 1996 §3.1), computed once per function
+    and kept with its metadata."""
+    return meta.derived("numbering", lambda m: number_paths(to_dag(cfg_of(m))))
 
 
-def _end_kind(meta: dict[str, Any], numbering: Numbering, edges: tuple[int, ...],
-              end: PathEnd) -> str:
+def end_kind(meta: FunctionInfo, numbering: Numbering, edges: tuple[int, ...],
+             end: PathEnd) -> str:
+    """How a path whose DAG edges are ``edges`` ends (one of :data:`END_KINDS`)."""
     if end is PathEnd.BACKEDGE:
         return "loop-back"
     last = numbering.dag.edges[edges[-1]]
     if last.kind is not EdgeKind.NORMAL:
         return "loop-back"
-    label = meta["edges"][last.cfg_edge][2]
+    label = meta.edges[last.cfg_edge].label
     if label == "return":
         return "return"
     if label == "raise":
-        pieces = meta["blocks"][last.src]["pieces"]
-        if pieces and pieces[-1][5] == "raise":
+        pieces = meta.blocks[last.src].pieces
+        if pieces and pieces[-1].flags == "raise":
             return "raise"
     return "reraise"
 
 
-def decode_paths(meta: dict[str, Any], counts: dict[str, int], cuts: dict[str, int],
+def decode_paths(meta: FunctionInfo, counts: dict[str, int], cuts: dict[str, int],
                  times: dict[str, int] | None = None,
                  numbering: Numbering | None = None) -> list[Path]:
     """Decode recorded counts into paths, hottest first (ties by key).
@@ -115,13 +123,13 @@ def decode_paths(meta: dict[str, Any], counts: dict[str, int], cuts: dict[str, i
     nanoseconds. Raises :class:`ValueError` for a number no path has.
     """
     numbering = numbering or numbering_of(meta)
-    exit_block, entry_block = meta["exit"], meta["entry"]
+    exit_block, entry_block = meta.exit, meta.entry
     paths = []
     for key, count in counts.items():
         path = regenerate(numbering, int(key))
         blocks = tuple(b for b in path.blocks if b not in (entry_block, exit_block))
         paths.append(Path(key, blocks, _START[path.start],
-                          _end_kind(meta, numbering, path.edges, path.end), count,
+                          end_kind(meta, numbering, path.edges, path.end), count,
                           (times or {}).get(key)))
     for key, count in cuts.items():
         block, value = (int(part) for part in key.split(":"))
@@ -140,7 +148,7 @@ class FunctionProfile:
     qualname: str
     first_line: int
     source_hash: str
-    meta: dict[str, Any]
+    meta: FunctionInfo
     counts: dict[str, int] = field(default_factory=dict)
     cuts: dict[str, int] = field(default_factory=dict)
     times: dict[str, int] = field(default_factory=dict)
@@ -160,9 +168,9 @@ class FunctionProfile:
     contexts: dict[str, set[str]] = field(default_factory=dict)
 
     @classmethod
-    def from_json(cls, file: str, source_hash: str, meta_json: str) -> FunctionProfile:
-        meta = json.loads(meta_json)
-        return cls(file, meta["qualname"], meta["code_line"], source_hash, meta)
+    def of(cls, file: str, source_hash: str, meta: FunctionInfo) -> FunctionProfile:
+        """An empty profile of the function ``meta`` describes."""
+        return cls(file, meta.qualname, meta.code_line, source_hash, meta)
 
     @cached_property
     def paths(self) -> list[Path]:
@@ -176,7 +184,7 @@ class FunctionProfile:
     @property
     def paths_possible(self) -> int:
         """Complete acyclic paths (Ball-Larus NumPaths(ENTRY))."""
-        return int(self.meta["num_paths"])
+        return self.meta.num_paths
 
     @property
     def paths_run(self) -> int:
@@ -185,10 +193,7 @@ class FunctionProfile:
 
     def block_lines(self, block: int) -> tuple[int, int] | None:
         """The first and last source line of a block, or None for a block with no code."""
-        pieces = self.meta["blocks"][block]["pieces"]
-        if not pieces:
-            return None
-        return min(p[0] for p in pieces), max(p[2] for p in pieces)
+        return self.meta.blocks[block].lines()
 
     def add(self, other: FunctionProfile) -> None:
         """Add another measurement of the same function (same source hash)."""

@@ -37,6 +37,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from pathprof.contract import ContractError, FunctionInfo
 from pathprof.data.profile import FunctionProfile, merge
 from pathprof.exceptions import DataError, NoDataError
 from pathprof.version import __version__
@@ -47,8 +48,9 @@ __all__ = ["SCHEMA_VERSION", "Measurement", "RunInfo", "combine", "erase", "read
 #: Versions: 1 first; 2 contexts and call stats; 3 the metadata in ``function.cfg``
 #: declares its backedges (every edge from a loop's body to its header), which changes
 #: the numbering of functions whose loops catch exceptions: numbers of a version 2
-#: file would decode to the wrong paths.
-SCHEMA_VERSION = 3
+#: file would decode to the wrong paths; 4 ``function.cfg`` holds the typed contract's
+#: compact form (:meth:`pathprof.contract.FunctionInfo.encode`).
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -169,7 +171,7 @@ def _insert(db: sqlite3.Connection, runs: list[RunInfo], functions: Iterable[Fun
         db.execute("INSERT OR IGNORE INTO function (file, qualname, first_line, source_hash, "
                    "cfg) VALUES (?, ?, ?, ?, ?)",
                    (fn.file, fn.qualname, fn.first_line, fn.source_hash,
-                    json.dumps(fn.meta, separators=(",", ":"))))
+                    fn.meta.encode()))
         (fid,) = db.execute(
             "SELECT id FROM function WHERE file = ? AND qualname = ? AND first_line = ? "
             "AND source_hash = ?", (fn.file, fn.qualname, fn.first_line, fn.source_hash)
@@ -418,22 +420,14 @@ class _Damaged(Exception):
     """A row of the data file that pathprof did not write: which, and what is wrong."""
 
 
-#: What every function's metadata must hold for its paths to be decoded.
-_META_KEYS = ("qualname", "code_line", "first_line", "last_line", "blocks", "edges", "entry",
-              "exit", "restarts", "backedges", "num_paths")
-
-
 def _function(fid: int, file: str, digest: str, cfg: str) -> FunctionProfile:
     try:
-        meta = json.loads(cfg)
-    except (TypeError, ValueError) as err:
-        raise _Damaged(f"function row {fid} ({file}): its cfg is not JSON ({err})") from None
-    missing = [k for k in _META_KEYS if k not in meta] if isinstance(meta, dict) else ["all"]
-    if (missing or not isinstance(meta["blocks"], list) or not isinstance(meta["edges"], list)
-            or not str(meta["num_paths"]).isdigit()):
+        meta = FunctionInfo.decode(cfg)
+        meta.check()
+    except ContractError as err:
         raise _Damaged(f"function row {fid} ({file}): its cfg is not a function's "
-                       f"metadata (missing: {', '.join(missing) or 'none'})")
-    return FunctionProfile(file, meta["qualname"], meta["code_line"], digest, meta)
+                       f"metadata ({err})") from None
+    return FunctionProfile.of(file, digest, meta)
 
 
 def _whole(value: object, what: str) -> int:
@@ -445,7 +439,7 @@ def _whole(value: object, what: str) -> int:
 def _path_key(fn: FunctionProfile, kind: str, key: object, where: str) -> str:
     """``key`` checked against the function: a path number below its number of paths,
     or ``<block>:<prefix value>`` for a cut path."""
-    possible = int(fn.meta["num_paths"])
+    possible = fn.meta.num_paths
     if kind == "path":
         if isinstance(key, str) and key.isdigit() and int(key) < possible:
             return key
@@ -453,7 +447,7 @@ def _path_key(fn: FunctionProfile, kind: str, key: object, where: str) -> str:
                        f"(0 to {possible - 1})")
     parts = key.split(":") if isinstance(key, str) else []
     if (len(parts) == 2 and all(p.isdigit() for p in parts)
-            and int(parts[0]) < len(fn.meta["blocks"]) and int(parts[1]) < possible):
+            and int(parts[0]) < len(fn.meta.blocks) and int(parts[1]) < possible):
         return key  # type: ignore[return-value]
     raise _Damaged(f"{where}: {key!r} is not a cut path of {fn.qualname}")
 
@@ -492,7 +486,7 @@ def _read(db: sqlite3.Connection) -> Measurement:
                                               "FROM edge"):
         where = f"edge row {rowid}"
         fn = _owner(functions, fid, where)
-        if not isinstance(edge, int) or not 0 <= edge < len(fn.meta["edges"]):
+        if not isinstance(edge, int) or not 0 <= edge < len(fn.meta.edges):
             raise _Damaged(f"{where}: {edge!r} is not an edge of {fn.qualname}")
         fn.edges[edge] = _whole(count, f"{where}: its count")
     for fid, raised, unattributed in db.execute("SELECT * FROM call_stats"):

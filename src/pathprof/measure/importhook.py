@@ -71,7 +71,7 @@ class InstrumentOptions:
     totals_only: bool = False
 
     def tag(self) -> str:
-        from pathprof.python.instrument import FORMAT_VERSION
+        from pathprof.contract import FORMAT_VERSION
         from pathprof.python.rewrite import CODE_VERSION
         from pathprof.version import __version__
 

@@ -139,8 +139,8 @@ def _prepare(name: str, module: types.ModuleType, options: InstrumentOptions,
     plain_codes = _by_location(plain)
     new_codes = _by_location(module_code)
     targets = {}
-    for index, meta in enumerate(state.meta["functions"]):
-        location = (meta["qualname"], meta["code_line"])
+    for index, meta in enumerate(state.meta.functions):
+        location = (meta.qualname, meta.code_line)
         if location in plain_codes and location in new_codes:
             targets[location] = _Target(name, namespace, plain_codes[location],
                                         new_codes[location], state, index)

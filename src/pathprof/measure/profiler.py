@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from pathprof import runtime
+from pathprof.contract import CopyShareInfo, FunctionInfo
 from pathprof.data import store
 from pathprof.data.profile import FunctionProfile, edge_counts, numbering_of
 from pathprof.exceptions import ConfigError, DataError
@@ -236,28 +237,28 @@ class Profiler:
         known_before = getattr(self, "_known_before", set())
         for state, paths, cuts, raised, unattributed, times, closed in runtime.take_snapshot():
             meta = state.meta
-            digest = meta["source_hash"]
-            for i, fmeta in enumerate(meta["functions"]):
-                if fmeta.get("copy") == "calls":
-                    key = f"{state.filename}|{fmeta['qualname']}|{fmeta['code_line']}|{digest}"
+            digest = meta.source_hash
+            for i, fmeta in enumerate(meta.functions):
+                if fmeta.calls_only:
+                    key = f"{state.filename}|{fmeta.qualname}|{fmeta.code_line}|{digest}"
                     self.calls[key] = self.calls.get(key, 0) + sum(paths[i].values())
                     continue
                 ran = paths[i] or cuts[i] or raised[i] or unattributed[i]
                 if not ran and not include_unrun:
                     continue
-                fn = FunctionProfile(state.filename, fmeta["qualname"], fmeta["code_line"],
+                fn = FunctionProfile(state.filename, fmeta.qualname, fmeta.code_line,
                                      digest, fmeta)
                 fn.counts = {str(k): v for k, v in paths[i].items()}
                 fn.cuts = {f"{b}:{v}": c for (b, v), c in cuts[i].items()}
-                if "share" in fmeta:  # this copy's share of a split function
-                    fn.counts, fn.cuts = _owned(fmeta, paths[i], cuts[i])
+                if fmeta.share is not None:  # this copy's share of a split function
+                    fn.counts, fn.cuts = _owned(fmeta, fmeta.share, paths[i], cuts[i])
                 fn.times = {str(k): v for k, v in times[i].items()}
-                if fmeta.get("mode") == "edge":
+                if fmeta.mode == "edge":
                     fn.edges = edge_counts(fmeta, paths[i], cuts[i])
                     fn.counts, fn.cuts = {}, {}
                 fn.raised, fn.unattributed, fn.closed = raised[i], unattributed[i], closed[i]
                 fn.stopped = state.stopped(i)
-                if "share" in fmeta and fmeta["share"]["index"] != fmeta["share"]["copies"][0]:
+                if fmeta.share is not None and fmeta.share.index != fmeta.share.holder:
                     fn.raised = fn.unattributed = fn.closed = 0  # per call: one holder keeps
                 if fn.counts or fn.cuts or fn.edges or fn.raised or fn.unattributed:
                     functions.append(fn)
@@ -502,14 +503,13 @@ def _patch_os_exit(profiler: Profiler) -> None:
     os._exit = _exit  # type: ignore[assignment]
 
 
-def _owned(meta: dict[str, Any], paths: dict[int, int], cuts: dict[tuple[int, int], int]
-           ) -> tuple[dict[str, int], dict[str, int]]:
+def _owned(meta: FunctionInfo, share: CopyShareInfo, paths: dict[int, int],
+           cuts: dict[tuple[int, int], int]) -> tuple[dict[str, int], dict[str, int]]:
     """What one copy of a parallel run recorded for a function whose paths the
     copies split, as Ball-Larus numbers and prefix values, kept where the copy owns
     the path (:class:`~pathprof.graph.copyplan.CopyShare`)."""
-    share = meta["share"]
-    copy = CopyShare(numbering_of(meta), tuple(frozenset(t) for t in share["tasks"]),
-                     tuple(share["copies"]), share["index"])
+    copy = CopyShare(numbering_of(meta), tuple(frozenset(t) for t in share.tasks),
+                     share.copies, share.index)
     counts: dict[str, int] = {}
     for value, count in paths.items():
         number = copy.path(value)

@@ -1,4 +1,4 @@
-"""Coverage that stops paying (DESIGN.md §4): when a function goes back to its
+"""Coverage that stops paying (docs/python.md): when a function goes back to its
 original code.
 
 A coverage mode asks *whether* each path ran, not how often. The runtime's tables
@@ -40,6 +40,7 @@ from typing import Any
 
 from pathprof import runtime
 from pathprof.analysis.basis import BasisBuilder
+from pathprof.contract import FunctionInfo
 from pathprof.data.profile import numbering_of
 from pathprof.runtime import stopping
 
@@ -59,12 +60,12 @@ class _Function:
 
     __slots__ = ("basis", "loops", "meta", "numbers", "possible", "when")
 
-    def __init__(self, meta: dict[str, Any], when: str, loops: tuple[Any, ...] = ()
+    def __init__(self, meta: FunctionInfo, when: str, loops: tuple[Any, ...] = ()
                  ) -> None:
         self.meta = meta
         self.when = when
         self.numbers: set[int] = set()
-        self.possible = int(meta["num_paths"])
+        self.possible = meta.num_paths
         self.basis: BasisBuilder | None = None
         #: loops still measured: ordinal -> [hidden path ranges, how many hidden
         #: paths, spanning paths, progress] (progress: hidden paths seen with
@@ -163,7 +164,7 @@ class StopCounting:
         function = self._functions.get(key)
         if function is None:
             function = self._functions[key] = _Function(
-                state.meta["functions"][index], self.when, state.loops.get(index, ()))
+                state.meta.functions[index], self.when, state.loops.get(index, ()))
         full, loops = function.add(number)
         if full:
             state.send_back(index)

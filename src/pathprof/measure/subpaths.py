@@ -46,7 +46,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pathprof import runtime
-from pathprof.data.profile import _end_kind, numbering_of
+from pathprof.contract import Compound, FunctionInfo
+from pathprof.data.profile import end_kind, numbering_of
 from pathprof.graph.numbering import Numbering, regenerate, regenerate_prefix
 from pathprof.runtime.subpaths import ExactSubpathCounter, SubpathSampler
 
@@ -278,11 +279,11 @@ class SubpathProfiler:
         state, index = found
         blockmap = state._blockmap(index, caller.f_code)
         span = blockmap.position(caller.f_lasti)
-        compound = blockmap._with_code(caller.f_lasti, span) if span is not None else None
+        compound = blockmap.with_code(caller.f_lasti, span) if span is not None else None
         if compound is None:
             return None
         key = ("hold", id(frame))
-        hold = ([], (compound["span"][0], compound["span"][2]), compound["with-exit"],
+        hold = ([], (compound.span.line, compound.span.end_line), compound.with_exit,
                 self._exit_prefix(caller, state, index, blockmap, compound))
         track.held.append(hold)  # after the exits of withs inside it, held already
         self._held[key] = (track, hold)
@@ -305,9 +306,9 @@ class SubpathProfiler:
     def _cut(self, state: Any, index: int, frame: Any, located: tuple[int, str],
              register: int) -> None:
         block, how = located
-        function = state.meta["functions"][index]
+        function = state.meta.functions[index]
         if how in ("return-exit", "continue-exit") or (
-                how == "return-value" and block in function["early_returns"]):
+                how == "return-value" and block in function.early_returns):
             # The path ended (and went out) before the exception: a return counted
             # before its value, or a with's __exit__ after a return or continue.
             blocks: tuple[int, ...] = ()
@@ -419,7 +420,7 @@ class SubpathProfiler:
                 found[1][0].extend(idents)
             return
         self._below(track)
-        function = track.state.meta["functions"][track.index]
+        function = track.state.meta.functions[track.index]
         start = 0
         while track.held:
             _idents, (first, last), after, _before = track.held[0]
@@ -461,7 +462,7 @@ class SubpathProfiler:
             self._release_first(track)
 
     def _exit_prefix(self, caller: Any, state: Any, index: int, blockmap: Any,
-                     compound: dict[str, Any]) -> tuple[int, ...] | None:
+                     compound: Compound) -> tuple[int, ...] | None:
         """The blocks ``caller`` ran of its path before a with's ``__exit__`` it is
         calling, as far as the call tells: a return's exit follows a path already
         out; the normal exit follows the with's body (the path reaches the block
@@ -473,7 +474,8 @@ class SubpathProfiler:
             # The normal exit: the edge into the block after the with has added to the
             # register already. (The block map may give this exit to a return or
             # break that comes before it in the code.)
-            return self._prefix(state, index, compound["with-exit"], register)[:-1]
+            assert compound.with_exit is not None
+            return self._prefix(state, index, compound.with_exit, register)[:-1]
         located = blockmap.locate(caller.f_lasti)
         with contextlib.suppress(ValueError):
             if located is not None and located[1] == "cut":  # a break leaving the with
@@ -531,9 +533,9 @@ class SubpathProfiler:
         state = frame.f_globals.get("_@pp_m")
         if isinstance(state, runtime.ModuleState) and state.namespace is not None:
             qualname = getattr(code, "co_qualname", code.co_name)
-            for index, function in enumerate(state.meta["functions"]):
-                if (function["qualname"] == qualname
-                        and function["code_line"] == code.co_firstlineno):
+            for index, function in enumerate(state.meta.functions):
+                if (function.qualname == qualname
+                        and function.code_line == code.co_firstlineno):
                     found = (state, index)
                     break
         self._functions[code] = found
@@ -543,7 +545,7 @@ class SubpathProfiler:
         key = (id(state), index)
         numbering = self._numberings.get(key)
         if numbering is None:
-            numbering = self._numberings[key] = numbering_of(state.meta["functions"][index])
+            numbering = self._numberings[key] = numbering_of(state.meta.functions[index])
         return numbering
 
     def _path(self, state: Any, index: int, number: int) -> tuple[tuple[int, ...], bool]:
@@ -558,12 +560,12 @@ class SubpathProfiler:
 
     def _decode_path(self, state: Any, index: int, number: int, key: Any
                      ) -> tuple[tuple[int, ...], bool]:
-        function = state.meta["functions"][index]
-        ends = (function["entry"], function["exit"])
+        function = state.meta.functions[index]
+        ends = (function.entry, function.exit)
         numbering = self._numbering(state, index)
         path = regenerate(numbering, number)
         # A return ends the call; a raise or re-raise may still run a finally.
-        returns = bool(path.edges) and _end_kind(function, numbering, path.edges,
+        returns = bool(path.edges) and end_kind(function, numbering, path.edges,
                                                  path.end) == "return"
         found = self._paths[key] = (tuple(b for b in path.blocks if b not in ends), returns)
         return found
@@ -573,10 +575,10 @@ class SubpathProfiler:
         found = self._prefixes.get(key)
         if found is None:
             with runtime.own_work:  # the graph code decoding it may be measured code
-                function = state.meta["functions"][index]
-                ends = (function["entry"], function["exit"])
+                function = state.meta.functions[index]
+                ends = (function.entry, function.exit)
                 path = regenerate_prefix(self._numbering(state, index), block,
-                                         register + function["query"][block])
+                                         register + function.query[block])
                 found = self._prefixes[key] = tuple(b for b in path.blocks if b not in ends)
         return found
 
@@ -588,7 +590,7 @@ class SubpathProfiler:
         except Exception:  # a frame pathprof cannot read: as if not
             return False
         return (located is not None and located[2] == "return-value"
-                and located[0] in state.meta["functions"][index]["early_returns"])
+                and located[0] in state.meta.functions[index].early_returns)
 
     def _frame_prefix(self, frame: Any, state: Any, index: int) -> tuple[int, ...] | None:
         """The blocks ``frame`` has run of its current path, through the block of the
@@ -617,12 +619,11 @@ class SubpathProfiler:
     def _block_id(self, state: Any, index: int, block: int, key: int) -> int:
         ident = self._block_ids.get((key, index, block))
         if ident is None:
-            function = state.meta["functions"][index]
-            pieces = function["blocks"][block]["pieces"]
-            lines = (min(p[0] for p in pieces), max(p[2] for p in pieces)) if pieces else None
+            function = state.meta.functions[index]
+            pieces = function.blocks[block].pieces
             ident = self._block_ids[(key, index, block)] = len(self.blocks)
-            self.blocks.append(BlockInfo(state.filename, function["qualname"],
-                                         function["code_line"], block, lines))
+            self.blocks.append(BlockInfo(state.filename, function.qualname, function.code_line,
+                                         block, function.blocks[block].lines()))
             costs = self.sampler.costs
             if costs is not None:  # a-priori cost: the statements and tests it runs
                 costs[ident] = min(max(len(pieces), 1), self.sampler.highest_cost)
@@ -651,22 +652,21 @@ def _entering_with(blockmap: Any, offset: int) -> tuple[int, int, str] | None:
         return None
     for later in range(offset + 2, len(blockmap.ops), 2):
         if blockmap.enters_with(later):
-            compound = blockmap._compound_at(span, "with")
-            if compound is None:
+            compound = blockmap.compound_at(span, "with")
+            if compound is None or compound.with_enter is None:
                 return None
-            block = compound["with-enter"]
-            return block, blockmap._piece(block, "with-enter", compound["header"]), "cut"
+            block = compound.with_enter
+            return block, blockmap.piece_index(block, "with-enter", compound.header), "cut"
         if blockmap.position(later) not in (None, span):
             return None
     return None
 
 
-def _inside(function: dict[str, Any], block: int, first: int, last: int) -> bool:
+def _inside(function: FunctionInfo, block: int, first: int, last: int) -> bool:
     """Whether ``block``'s source lies within lines ``first..last`` (a with's body). A
     block with no source of its own (where branches join, the end of a finally)
     runs no code: it is taken as inside."""
-    pieces = function["blocks"][block]["pieces"]
-    return all(first <= p[0] and p[2] <= last for p in pieces)
+    return all(first <= p.line and p.end_line <= last for p in function.blocks[block].pieces)
 
 
 def _register_of(frame: Any) -> int | None:

@@ -122,10 +122,10 @@ def _calls(outcome: CopyOutcome) -> dict[str, int]:
 def _calls_of_profile(fn: FunctionProfile) -> int:
     """The calls a profiled function ran: its paths from ENTRY (path mode), the
     count of its entry edge (edge mode)."""
-    if fn.meta.get("mode") == "edge":
-        entry = fn.meta["entry"]
+    if fn.meta.mode == "edge":
+        entry = fn.meta.entry
         return sum(count for eid, count in fn.edges.items()
-                   if fn.meta["edges"][eid][0] == entry)
+                   if fn.meta.edges[eid].src == entry)
     return sum(path.count for path in fn.paths if path.start == "entry")
 
 
@@ -140,8 +140,8 @@ def _disagreements(outcomes: list[CopyOutcome], profiles: list[list[FunctionProf
     for copy, functions in enumerate(profiles):
         for fn in functions:
             key = f"{fn.file}|{fn.qualname}|{fn.first_line}|{fn.source_hash}"
-            if "share" in fn.meta:
-                holder = fn.meta["share"]["copies"][0]
+            if fn.meta.share is not None:
+                holder = fn.meta.share.holder
                 counted[holder][key] = counted[holder].get(key, 0) + _calls_of_profile(fn)
             else:
                 counted[copy][key] = counted[copy].get(key, 0) + _calls_of_profile(fn)

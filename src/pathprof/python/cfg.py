@@ -1,6 +1,6 @@
 """Python source to control-flow graphs: one :class:`FunctionCfg` per function.
 
-What a block and a path are in Python is the contract of DESIGN §4: blocks are runs
+What a block and a path are in Python is the contract of docs/python.md: blocks are runs
 of statements; decisions are ``if``/``elif``/``while`` tests, the ``for`` step, ``match``
 cases and guards, ``try`` dispatch, ``with`` exits, and the statements that leave a
 block (``return``, ``raise``, ``break``, ``continue``). Expressions (``and``/``or``,
@@ -11,7 +11,7 @@ order of a search: every edge from a block inside a loop's body (handlers,
 ``finally`` and ``with`` exits reached by an exception, ``continue``, a nested
 loop's exit included) to that loop's header is a backedge, and no other edge is.
 So every iteration's path starts at the header, including an iteration that
-follows an exception caught inside the body (DESIGN §4).
+follows an exception caught inside the body (docs/python.md).
 
 Every CFG edge records its *site*: where code for that edge can go in the AST, or
 that it has none (then it must stay uninstrumented, a tree edge). Blocks where a
@@ -210,7 +210,7 @@ class FunctionCfg:
     bare_raises: list[tuple[list[ast.stmt], int, BlockId]]
     #: ``except*`` handlers whose end records the path: (handler, block at its end)
     star_handler_ends: list[tuple[ast.ExceptHandler, BlockId]]
-    #: ``try`` statements with ``except*`` clauses whose ends flow on (DESIGN §4):
+    #: ``try`` statements with ``except*`` clauses whose ends flow on (docs/python.md):
     #: their clauses' hand-overs are PENDING edges
     star_flows: list[ast.TryStar]
     #: where the function body starts (after the docstring)
@@ -755,7 +755,7 @@ def build_cfg(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str,
         The function's qualified name (``Class.method``, ``outer.<locals>.inner``).
     star_flows_on : bool
         Whether the end of an ``except*`` clause flows on to the code after its
-        ``try`` (paths, DESIGN §4); False for event counting, which needs no paths:
+        ``try`` (paths, docs/python.md); False for event counting, which needs no paths:
         every clause's end then ends a path, and the code after the try restarts one.
 
     Returns

@@ -40,6 +40,7 @@ import warnings
 from types import CodeType
 from typing import Any
 
+from pathprof.contract import EventTables, FunctionInfo
 from pathprof.graph import find_backedges
 from pathprof.graph.events import EventPlan, plan_events, rest_of_block, static_event_weights
 from pathprof.python import rewrite as _ins
@@ -102,7 +103,7 @@ def _is_statement_event(piece: Any) -> bool:
 
 
 def piece_weights(cfg: FunctionCfg, kind: str, code: CodeType | None = None,
-                  meta: dict[str, Any] | None = None) -> list[list[int]]:
+                  meta: FunctionInfo | None = None) -> list[list[int]]:
     """Events of every piece of every block.
 
     ``statements``: 1 for each simple statement (declarations ``global`` and
@@ -168,7 +169,7 @@ def plan_events_for(cfg: FunctionCfg, weights: list[list[int]], placement: str =
 
 
 def statement_adds(cfg: FunctionCfg, weights: list[list[int]], kind: str, code: CodeType | None,
-                   meta: dict[str, Any]) -> dict[int, int]:
+                   meta: FunctionInfo) -> dict[int, int]:
     """For the ``statements`` baseline: edge -> how many statements its increment
     stands for, i.e. how many adds the naive instrumentation would run there. The
     baselines' tree depends on no weights, so the statements' plan has the same
@@ -191,21 +192,16 @@ def backedges_of(cfg: FunctionCfg) -> frozenset[int]:
 
 
 def event_metadata(cfg: FunctionCfg, plan: EventPlan, weights: list[list[int]], kind: str
-                   ) -> dict[str, Any]:
+                   ) -> EventTables:
     """What the runtime needs to answer queries: per-piece events, query increments,
     and the increment already added when a return or continue left a block (a
     ``with``'s ``__exit__`` can raise after it)."""
-    leave: dict[str, int] = {}
+    leave: dict[int, int] = {}
     for eid, edge in enumerate(cfg.edges):
         if edge.label in ("return", "continue") and plan.increment.get(eid):
-            leave[str(edge.src)] = plan.increment[eid]
-    return {
-        "kind": kind,
-        "pieces": weights,
-        "query": list(plan.query),
-        "leave": leave,
-        "chords": len(plan.code_edges),
-    }
+            leave[edge.src] = plan.increment[eid]
+    return EventTables(kind, tuple(tuple(w) for w in weights), tuple(plan.query), leave,
+                       len(plan.code_edges))
 
 
 def rest_after(weights: list[list[int]], block: int, piece: int) -> int:

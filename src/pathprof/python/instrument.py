@@ -11,12 +11,25 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import hashlib
-import json
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pathprof.contract import (
+    Block,
+    Compound,
+    CopyShareInfo,
+    Edge,
+    EdgeCounters,
+    FunctionInfo,
+    ModuleInfo,
+    Piece,
+    Restart,
+    ReturnCount,
+    Span,
+)
 from pathprof.graph import number_paths, to_dag
 from pathprof.graph.copyplan import CopyShare
 from pathprof.graph.numbering import regenerate
@@ -52,17 +65,12 @@ from pathprof.python.rewrite import (
 )
 
 __all__ = [
-    "FORMAT_VERSION",
     "InstrumentedModule",
     "hide_own_names",
     "instrument_source",
     "source_hash",
 ]
 
-#: Version of the metadata handed to the runtime and stored with the data.
-#: 6: "backedges" (declared from the loop structure: handler -> header edges too).
-#: 7: "fall_off" (the branch a "return" edge off the function's end takes).
-FORMAT_VERSION = 7
 
 
 #: Builtins that, called without arguments, show the caller's local names.
@@ -172,7 +180,7 @@ class InstrumentedModule:
 
     tree: ast.Module
     functions: list[FunctionPlan]
-    metadata: dict[str, Any]
+    metadata: ModuleInfo
     #: the statements pathprof put at the top of the module (they are in ``tree``
     #: too): run alone in an imported module's namespace, they give its functions'
     #: instrumented code the names it needs (:mod:`pathprof.measure.inplace`)
@@ -327,7 +335,7 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
     extra = []
     for fp in plans:
         meta = function_metadata(fp)
-        code = codes.get((fp.cfg.qualname, meta["code_line"]))
+        code = codes.get((fp.cfg.qualname, meta.code_line))
         weights = eventcode.piece_weights(fp.cfg, kind, code, meta)
         plan = eventcode.plan_events_for(fp.cfg, weights, placement)
         extra.append(eventcode.event_metadata(fp.cfg, plan, weights, kind))
@@ -337,14 +345,11 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
         rewrite.capture_globals(fp.cfg.node, fp.cfg.body_start)
     moved = hide_own_names(tree, registers_outside)
     metadata = module_metadata(plans, filename, key, source)
-    for function, events in zip(metadata["functions"], extra, strict=True):
-        function["mode"] = "events"
-        function["events"] = events
-    metadata["events"] = kind
-    if totals_only:
-        metadata["totals_only"] = True
-    prologue = eventcode.event_prologue(len(plans), filename, key,
-                                        json.dumps(metadata, separators=(",", ":")))
+    metadata = dataclasses.replace(
+        metadata, events=kind, totals_only=totals_only,
+        functions=tuple(dataclasses.replace(function, mode="events", events=events)
+                        for function, events in zip(metadata.functions, extra, strict=True)))
+    prologue = eventcode.event_prologue(len(plans), filename, key, metadata.encode())
     for stmt in prologue:
         _artificial(stmt)
     body = tree.body
@@ -357,7 +362,7 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
 
 
 def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, key: str,
-                  metadata: dict[str, Any], subpaths: bool = False,
+                  metadata: ModuleInfo, subpaths: bool = False,
                   switches: tuple[int, ...] = ()) -> list[ast.stmt]:
     position = 0
     body = tree.body
@@ -372,7 +377,7 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
     register = ast.Call(
         func=ast.Attribute(value=_load(RUNTIME), attr="register", ctx=ast.Load()),
         args=[_load("__name__"), _const(filename), _const(key), sizes,
-              _const(json.dumps(metadata, separators=(",", ":")))],
+              _const(metadata.encode())],
         keywords=[])
     prologue: list[ast.stmt] = [
         ast.Import(names=[ast.alias(name="pathprof.runtime", asname=RUNTIME)]),
@@ -460,37 +465,65 @@ def _is_docstring(node: ast.stmt | None) -> bool:
 # and for reports (blocks, edges, labels).
 
 
-def function_metadata(fp: FunctionPlan) -> dict[str, Any]:
+def function_metadata(fp: FunctionPlan) -> FunctionInfo:
+    """The contract (:mod:`pathprof.contract`) of one planned function."""
     cfg = fp.cfg
     dag = fp.numbering.dag
-    blocks = []
-    for block in cfg.blocks:
-        blocks.append({
-            "kind": block.kind,
-            "label": block.label,
-            "pieces": [
-                [*piece.span(), piece.role.value, _piece_flags(piece)]
-                for piece in block.pieces
-            ],
-        })
-    restarts = [[r.block, r.kind] for r in cfg.restarts]
-    edges = [[e.src, e.dst, e.label] for e in cfg.edges]
+    blocks = tuple(
+        Block(block.kind, block.label,
+              tuple(Piece(*piece.span(), piece.role.value, _piece_flags(piece))
+                    for piece in block.pieces))
+        for block in cfg.blocks)
     # How each return statement counted its path, so that the runtime can take the
     # count back if a with's __exit__ raises after it.
-    returns: dict[str, list[Any]] = {}
+    returns: dict[int, ReturnCount] = {}
     for eid, edge in enumerate(cfg.edges):
         dag_edge = dag.normal_edges.get(eid)
         if fp.edge_plan is not None:
             slot = fp.chord_slot(eid)
             if edge.site.kind is SiteKind.RETURN and slot is not None:
-                returns[str(edge.src)] = ["SLOT", slot]
+                returns[edge.src] = ReturnCount("SLOT", slot)
             continue
         if edge.site.kind is SiteKind.RETURN and dag_edge is not None:
             probe = fp.plan.probes.get(dag_edge)
             if probe is not None:
-                returns[str(edge.src)] = [probe.op.name, probe.value]
-    # For and with statements: their whole span, and the blocks of their parts, so
-    # that instructions located at the statement can be told apart by opcode.
+                returns[edge.src] = ReturnCount(probe.op.name, probe.value)
+    share = None if fp.share is None else CopyShareInfo(
+        tuple(tuple(sorted(t)) for t in fp.share.tasks), tuple(fp.share.copies),
+        fp.share.index)
+    counters = None if fp.edge_plan is None else EdgeCounters(
+        tuple(fp.edge_plan.raising), tuple((a, b) for a, b in fp.edge_plan.endpoints),
+        tuple(fp.edge_plan.chords))
+    return FunctionInfo(
+        qualname=cfg.qualname,
+        first_line=cfg.node.lineno,
+        last_line=cfg.node.end_lineno or cfg.node.lineno,
+        code_line=min([cfg.node.lineno, *(d.lineno for d in cfg.node.decorator_list)]),
+        is_async=isinstance(cfg.node, ast.AsyncFunctionDef),
+        entry=cfg.entry,
+        exit=cfg.exit,
+        blocks=blocks,
+        edges=tuple(Edge(e.src, e.dst, e.label) for e in cfg.edges),
+        fall_off=dict(cfg.fall_off),
+        restarts=tuple(Restart(r.block, r.kind) for r in cfg.restarts),
+        backedges=tuple(dag.backedges),
+        num_paths=fp.num_paths,
+        counter=fp.kind.value,
+        query=tuple(fp.plan.placement.query),
+        returns=returns,
+        early_returns=frozenset(fp.early_returns),
+        compounds=_compounds(cfg),
+        unreachable=tuple(sorted(set(range(len(cfg.blocks))) - dag.reachable)),
+        mode="path" if fp.edge_plan is None else "edge",
+        calls_only=fp.calls_only,
+        share=share,
+        edge_counters=counters,
+    )
+
+
+def _compounds(cfg: Any) -> tuple[Compound, ...]:
+    """For and with statements: their whole span, and the blocks of their parts, so
+    that instructions located at the statement can be told apart by opcode."""
     parts: dict[int, dict[str, Any]] = {}
     for block in cfg.blocks:
         for piece in block.pieces:
@@ -499,47 +532,16 @@ def function_metadata(fp: FunctionPlan) -> dict[str, Any]:
             owner = piece.owner
             entry = parts.setdefault(id(owner), {
                 "kind": "for" if isinstance(owner, ast.For | ast.AsyncFor) else "with",
-                "async": isinstance(owner, ast.AsyncFor | ast.AsyncWith),
-                "span": [owner.lineno, owner.col_offset, owner.end_lineno,
-                         owner.end_col_offset],
+                "is_async": isinstance(owner, ast.AsyncFor | ast.AsyncWith),
+                "span": Span(owner.lineno, owner.col_offset, owner.end_lineno,
+                             owner.end_col_offset),
             })
-            entry[piece.role.value] = block.id
+            entry[piece.role.value.replace("-", "_")] = block.id
             if piece.role is Role.WITH_ENTER:
-                entry["header"] = list(piece.span())
+                entry["header"] = Span(*piece.span())
             if piece.role is Role.FOR_ITER:
-                entry["iter"] = list(piece.span())
-    compounds = list(parts.values())
-    return {
-        "qualname": cfg.qualname,
-        "first_line": cfg.node.lineno,
-        "last_line": cfg.node.end_lineno,
-        "def_line": cfg.node.lineno,
-        "code_line": min([cfg.node.lineno, *(d.lineno for d in cfg.node.decorator_list)]),
-        "is_async": isinstance(cfg.node, ast.AsyncFunctionDef),
-        "entry": cfg.entry,
-        "exit": cfg.exit,
-        "blocks": blocks,
-        "edges": edges,
-        "fall_off": {str(eid): label for eid, label in cfg.fall_off.items()},
-        "restarts": restarts,
-        "backedges": list(dag.backedges),
-        "num_paths": str(fp.num_paths),
-        "counter": fp.kind.value,
-        "query": list(fp.plan.placement.query),
-        "returns": returns,
-        "early_returns": sorted(fp.early_returns),
-        "compounds": compounds,
-        "unreachable": sorted(set(range(len(cfg.blocks))) - dag.reachable),
-        "mode": "path" if fp.edge_plan is None else "edge",
-        **({"copy": "calls"} if fp.calls_only else {}),
-        **({} if fp.share is None else {"share": {
-            "tasks": [sorted(t) for t in fp.share.tasks], "copies": list(fp.share.copies),
-            "index": fp.share.index}}),
-        **({} if fp.edge_plan is None else {"edge_plan": {
-            "raising": list(fp.edge_plan.raising),
-            "endpoints": [list(e) for e in fp.edge_plan.endpoints],
-            "chords": list(fp.edge_plan.chords)}}),
-    }
+                entry["iter"] = Span(*piece.span())
+    return tuple(Compound(**fields) for fields in parts.values())
 
 
 def _piece_flags(piece: Any) -> str:
@@ -557,12 +559,6 @@ def _piece_flags(piece: Any) -> str:
 
 
 def module_metadata(plans: list[FunctionPlan], filename: str, key: str,
-                    source: str | bytes) -> dict[str, Any]:
-    return {
-        "format": FORMAT_VERSION,
-        "file": filename,
-        "key": key,
-        "source_hash": source_hash(source),
-        "functions": [function_metadata(fp) for fp in plans],
-    }
-
+                    source: str | bytes) -> ModuleInfo:
+    return ModuleInfo(filename, key, source_hash(source),
+                      tuple(function_metadata(fp) for fp in plans))

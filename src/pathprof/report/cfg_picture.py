@@ -18,8 +18,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from pathprof.data.profile import FunctionProfile, cfg_of
-from pathprof.graph import to_dag
+from pathprof.data.profile import FunctionProfile, numbering_of
 
 __all__ = ["CfgPicture", "cfg_picture"]
 
@@ -34,14 +33,13 @@ class CfgPicture:
 
 
 def _node_label(fn: FunctionProfile, block: int, lines: list[str] | None) -> str:
-    meta_block = fn.meta["blocks"][block]
-    if block == fn.meta["entry"]:
+    if block == fn.meta.entry:
         return "ENTRY"
-    if block == fn.meta["exit"]:
+    if block == fn.meta.exit:
         return "EXIT"
     span = fn.block_lines(block)
     if span is None:
-        return meta_block.get("kind", "")
+        return fn.meta.blocks[block].kind
     first, last = span
     where = f"{first}" if first == last else f"{first}-{last}"
     code = lines[first - 1].strip() if lines and 0 < first <= len(lines) else ""
@@ -56,10 +54,9 @@ def _width(count: int, most: int) -> float:
 def cfg_picture(fn: FunctionProfile, edge_counts: dict[int, int], lines: list[str] | None,
                 *, use_graphviz: bool = True) -> CfgPicture:
     """The SVG picture of ``fn``'s CFG; ``edge_counts`` maps CFG edge ids to counts."""
-    cfg = cfg_of(fn.meta)
-    dag = to_dag(cfg)
+    dag = numbering_of(fn.meta).dag
     blocks = sorted(dag.reachable)
-    edges = [(eid, src, dst, label) for eid, (src, dst, label) in enumerate(fn.meta["edges"])
+    edges = [(eid, src, dst, label) for eid, (src, dst, label) in enumerate(fn.meta.edges)
              if src in dag.reachable and dst in dag.reachable]
     labels = {b: _node_label(fn, b, lines) for b in blocks}
     if use_graphviz and shutil.which("dot"):

@@ -34,8 +34,8 @@ def coverage_json(coverage: PathCoverage, missed_per_function: int = 10) -> dict
         functions = []
         for fn in file.functions:
             profile = fn.profile
-            entry = {"qualname": fn.qualname, "first_line": profile.meta["first_line"],
-                     "last_line": profile.meta["last_line"], **_totals(fn.totals, fn.basis),
+            entry = {"qualname": fn.qualname, "first_line": profile.meta.first_line,
+                     "last_line": profile.meta.last_line, **_totals(fn.totals, fn.basis),
                      "missed_paths": [
                          {"id": p.key, "start": p.start, "end": p.end,
                           "lines": [list(span) if (span := profile.block_lines(b)) else None

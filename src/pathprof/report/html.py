@@ -95,8 +95,8 @@ def _path_view(fn: FunctionProfile, path: Path, total: int, cfg_edges_of: Callab
                list[int]], predicted_key: str | None, missed: bool = False) -> PathView:
     lines: list[int] = []
     for block in path.blocks:
-        for piece in fn.meta["blocks"][block]["pieces"]:
-            for line in range(piece[0], piece[2] + 1):
+        for piece in fn.meta.blocks[block].pieces:
+            for line in range(piece.line, piece.end_line + 1):
                 if not lines or lines[-1] != line:
                     lines.append(line)
     taken: dict[int, str] = {}
@@ -173,7 +173,7 @@ def _function_page(measurement: Measurement, fn: FunctionProfile, page: str) -> 
     picture = cfg_picture(fn, edge_counts, all_lines)
     source = None
     if all_lines is not None:
-        first, last = fn.meta["first_line"], fn.meta["last_line"]
+        first, last = fn.meta.first_line, fn.meta.last_line
         source = [(n, all_lines[n - 1]) for n in range(first, min(last, len(all_lines)) + 1)]
     row = _index_row(fn, page)
     row.basis = CoverageTotals(*basis_coverage(fn, numbering))

@@ -11,6 +11,7 @@ import itertools
 from typing import Any
 
 from pathprof.analysis.edgepredict import predict_from_edges
+from pathprof.contract import FunctionInfo
 from pathprof.data.profile import FunctionProfile, Path
 from pathprof.data.store import Measurement
 from pathprof.version import __version__
@@ -42,11 +43,11 @@ def _path(fn: FunctionProfile, path: Path, total: int) -> dict[str, Any]:
     return entry
 
 
-def edge_label(meta: dict[str, Any], eid: int) -> str:
+def edge_label(meta: FunctionInfo, eid: int) -> str:
     """What the report calls edge ``eid``: its label, or for a branch that falls off
     the function's end (labelled "return" in the CFG), the branch: ``false``,
-    ``exhausted``... (data files of format 6 and before say "return")."""
-    return meta.get("fall_off", {}).get(str(eid), meta["edges"][eid][2])
+    ``exhausted``..."""
+    return meta.fall_off.get(eid, meta.edges[eid].label)
 
 
 def decisions(fn: FunctionProfile, path: Path) -> list[dict[str, Any]]:
@@ -54,15 +55,15 @@ def decisions(fn: FunctionProfile, path: Path) -> list[dict[str, Any]]:
     included: the branch out of the function, or back to a loop's header."""
     meta = fn.meta
     out_labels: dict[int, dict[int, list[str]]] = {}
-    for eid, (src, dst, _label) in enumerate(meta["edges"]):
+    for eid, (src, dst, _label) in enumerate(meta.edges):
         out_labels.setdefault(src, {}).setdefault(dst, []).append(edge_label(meta, eid))
     result = []
     sequence = list(path.blocks)
     if path.end == "return" or path.end in ("raise", "reraise"):
-        sequence.append(meta["exit"])
+        sequence.append(meta.exit)
     elif path.end == "loop-back" and sequence:
-        headers = {meta["edges"][eid][1] for eid in meta["backedges"]
-                   if meta["edges"][eid][0] == sequence[-1]}
+        headers = {meta.edges[eid].dst for eid in meta.backedges
+                   if meta.edges[eid].src == sequence[-1]}
         if len(headers) == 1:  # the back edge the path ended on
             sequence.append(headers.pop())
     for src, dst in itertools.pairwise(sequence):
@@ -81,8 +82,8 @@ def function_json(fn: FunctionProfile, top: int | None = None) -> dict[str, Any]
     data: dict[str, Any] = {
         "file": fn.file,
         "qualname": fn.qualname,
-        "first_line": meta["first_line"],
-        "last_line": meta["last_line"],
+        "first_line": meta.first_line,
+        "last_line": meta.last_line,
         "source_hash": fn.source_hash,
         "paths_possible": str(fn.paths_possible),
         "paths_run": fn.paths_run,
@@ -105,7 +106,7 @@ def function_json(fn: FunctionProfile, top: int | None = None) -> dict[str, Any]
         data["edges"] = [
             {"src": src, "dst": dst, "label": edge_label(meta, i), "count": fn.edges.get(i, 0),
              "line": (fn.block_lines(src) or (None, None))[1]}
-            for i, (src, dst, _label) in enumerate(meta["edges"])]
+            for i, (src, dst, _label) in enumerate(meta.edges)]
     return data
 
 

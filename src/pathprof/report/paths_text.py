@@ -53,7 +53,7 @@ def _path_text(fn: FunctionProfile, path: Path, lines: list[str] | None,
     taken = {d["block"]: d["taken"] for d in decisions(fn, path)}
     shown: list[tuple[int, str | None]] = []  # (line, branch taken there)
     for block in path.blocks:
-        starts = sorted({piece[0] for piece in fn.meta["blocks"][block]["pieces"]})
+        starts = sorted({piece.line for piece in fn.meta.blocks[block].pieces})
         for i, number in enumerate(starts):
             branch = taken.get(block) if i == len(starts) - 1 else None
             if shown and shown[-1][0] == number:
@@ -81,7 +81,7 @@ def _edge_table(fn: FunctionProfile, lines: list[str] | None) -> Table:
     table.add_column("taken", justify="right")
     table.add_column("share", justify="right")
     outs: dict[int, list[int]] = {}
-    for i, (src, _dst, _label) in enumerate(fn.meta["edges"]):
+    for i, (src, _dst, _label) in enumerate(fn.meta.edges):
         outs.setdefault(src, []).append(i)
     for src, eids in sorted(outs.items(), key=lambda kv: fn.block_lines(kv[0]) or (0, 0)):
         if len(eids) < 2:
@@ -92,7 +92,7 @@ def _edge_table(fn: FunctionProfile, lines: list[str] | None) -> Table:
         code = lines[line - 1].strip() if lines and line else ""
         for e in eids:
             count = fn.edges.get(e, 0)
-            table.add_row(str(line or ""), f"{code[:40]}  → {fn.meta['edges'][e][2]}",
+            table.add_row(str(line or ""), f"{code[:40]}  → {fn.meta.edges[e].label}",
                           f"{count:,}", f"{count / total:.1%}" if total else "-")
     return table
 

@@ -24,13 +24,13 @@ import _thread
 import atexit
 import builtins
 import collections
-import json
 import os
 import sys
 import time
 import weakref
 from typing import Any, ClassVar
 
+from pathprof.contract import FunctionInfo, ModuleInfo
 from pathprof.runtime import shutdown, stopping
 from pathprof.runtime.blockmap import BlockMap
 from pathprof.runtime.stopping import PARKED
@@ -197,7 +197,7 @@ class InstrumentedModule:
     filename: str
     key: str
     meta_json: str
-    _meta: dict[str, Any] | None
+    _meta: ModuleInfo | None
     _maps: dict[int, Any]
 
     def __init__(self, name: str, filename: str, key: str, meta_json: str) -> None:
@@ -209,16 +209,17 @@ class InstrumentedModule:
         self._maps = {}
 
     @property
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> ModuleInfo:
+        """The module's contract (:mod:`pathprof.contract`), decoded when first asked for."""
         if self._meta is None:
             with own_work:  # json may be a measured module
-                self._meta = json.loads(self.meta_json)
+                self._meta = ModuleInfo.decode(self.meta_json)
         return self._meta
 
     def _blockmap(self, index: int, code: Any) -> Any:
         blockmap = self._maps.get(index)
         if blockmap is None or blockmap.code is not code:
-            blockmap = self._maps[index] = BlockMap(self.meta["functions"][index], code)
+            blockmap = self._maps[index] = BlockMap(self.meta.functions[index], code)
         return blockmap
 
 
@@ -368,7 +369,7 @@ class ModuleState(InstrumentedModule):
         """
         if register is not None and register is not PARKED:
             self._record(index, register, sys._getframe(1))
-        if self.meta["functions"][index].get("mode") == "edge":
+        if self.meta.functions[index].mode == "edge":
             if start >= 0:
                 self.counters[index][start] += 1
             return 0
@@ -385,7 +386,7 @@ class ModuleState(InstrumentedModule):
             return register
         try:
             count = pending[0]
-            if self.meta["functions"][index].get("mode") == "edge":
+            if self.meta.functions[index].mode == "edge":
                 if count >= 0:
                     self.counters[index][count] += 1
                 return None
@@ -458,8 +459,8 @@ class ModuleState(InstrumentedModule):
                 self.unattributed[index] += count
                 return
             block, how = located
-            function = self.meta["functions"][index]
-            if function.get("mode") == "edge":
+            function = self.meta.functions[index]
+            if function.mode == "edge":
                 self._record_edge(index, function, block, how, count)
                 return
             if how == "raise":
@@ -475,19 +476,19 @@ class ModuleState(InstrumentedModule):
                 self.unattributed[index] += count
                 return
             if how == "return-exit" or (how == "return-value"
-                                        and block in function["early_returns"]):
+                                        and block in function.early_returns):
                 # __exit__ raised after a return counted its path, or the value of a
                 # return counted before its value (instrument.return_code): take
                 # the count back.
-                op, value = function["returns"][str(block)]
+                op, value = function.returns[block]
                 self.counters[index][value if op == "COUNT_CONST" else register + value] -= count
-            key = (block, register + function["query"][block])
+            key = (block, register + function.query[block])
             cuts = self.cuts[index]
             cuts[key] = cuts.get(key, 0) + count
         except Exception:  # never let profiling change the program's exception
             self.unattributed[index] += count
 
-    def _record_edge(self, index: int, function: dict[str, Any], block: int, how: str,
+    def _record_edge(self, index: int, function: FunctionInfo, block: int, how: str,
                      count: int = 1) -> None:
         """Edge mode: an exception left ``block`` — count its virtual exception edge
         (a raise statement's own edge is in the spanning tree: flow gives it)."""
@@ -498,14 +499,15 @@ class ModuleState(InstrumentedModule):
             return
         table = self.counters[index]
         if how == "return-exit" or (how == "return-value"
-                                    and block in function["early_returns"]):
-            returned = function["returns"].get(str(block))
+                                    and block in function.early_returns):
+            returned = function.returns.get(block)
             if returned is not None:
-                table[returned[1]] -= count
-        plan = function["edge_plan"]
-        raise_edge = (len(function["edges"]) + len(function["restarts"])
-                      + plan["raising"].index(block))
-        table[plan["chords"].index(raise_edge)] += count
+                table[returned.value] -= count
+        plan = function.edge_counters
+        assert plan is not None
+        raise_edge = (len(function.edges) + len(function.restarts)
+                      + plan.raising.index(block))
+        table[plan.chords.index(raise_edge)] += count
 
     def locate(self, index: int, frame: Any, exc: BaseException | None
                ) -> tuple[int, str] | None:

@@ -20,6 +20,8 @@ import opcode
 from types import CodeType
 from typing import Any
 
+from pathprof.contract import Compound, FunctionInfo
+
 __all__ = ["BlockMap"]
 
 Span = tuple[int, int, int, int]
@@ -42,6 +44,13 @@ def _contains(outer: Span, inner: Span) -> bool:
         outer[2], outer[3])
 
 
+def _block(block: int | None) -> int:
+    """A compound's part that the CFG builder always makes (a for's step, a with's
+    entry and exit blocks)."""
+    assert block is not None
+    return block
+
+
 def _size(span: Span) -> tuple[int, int]:
     return (span[2] - span[0], (span[3] - span[1]) if span[2] == span[0] else span[3])
 
@@ -49,18 +58,18 @@ def _size(span: Span) -> tuple[int, int]:
 class BlockMap:
     """Maps instruction offsets of one function's code object to its blocks."""
 
-    def __init__(self, function_meta: dict[str, Any], code: CodeType) -> None:
+    def __init__(self, function: FunctionInfo, code: CodeType) -> None:
         pieces = []
-        self.blocks = function_meta["blocks"]
+        self.blocks = function.blocks
         for block_id, block in enumerate(self.blocks):
-            for index, (line, col, end_line, end_col, role, flags) in enumerate(block["pieces"]):
+            for index, (line, col, end_line, end_col, role, flags) in enumerate(block.pieces):
                 if role == "with-exit":
                     continue  # located by the with rules below
                 span = (line, col, end_line, end_col)
                 pieces.append((span, block_id, role, flags, index))
         pieces.sort(key=lambda p: _size(p[0]))
         self.pieces = pieces
-        self.compounds = function_meta["compounds"]
+        self.compounds = function.compounds
         self.code = code
         self.positions = list(code.co_positions())
         self.ops = code.co_code
@@ -95,11 +104,10 @@ class BlockMap:
                 return piece
         return None
 
-    def _compound_at(self, span: Span, kind: str) -> dict[str, Any] | None:
+    def compound_at(self, span: Span, kind: str) -> Compound | None:
         """Innermost compound of ``kind`` whose whole span contains ``span``."""
-        candidates = [c for c in self.compounds
-                      if c["kind"] == kind and _contains(tuple(c["span"]), span)]
-        return min(candidates, key=lambda c: _size(tuple(c["span"])), default=None)
+        candidates = [c for c in self.compounds if c.kind == kind and _contains(c.span, span)]
+        return min(candidates, key=lambda c: _size(c.span), default=None)
 
     # -- the mapping ----------------------------------------------------------
 
@@ -136,21 +144,21 @@ class BlockMap:
             # 3.12) or its iterable (3.13); any other (a generator expression or a
             # comprehension in the body) belongs to the statement around it.
             for loop in self.compounds:
-                if loop["kind"] == "for" and span in (tuple(loop["span"]),
-                                                      tuple(loop.get("iter", ()))):
-                    block = loop["for-iter"]
-                    return block, self._piece(block, "for-iter", loop.get("iter")), "cut"
+                if loop.kind == "for" and span in (loop.span, loop.iter or ()):
+                    block = _block(loop.for_iter)
+                    return block, self.piece_index(block, "for-iter", loop.iter), "cut"
         if self.enters_with(offset):
-            with_ = self._compound_at(span, "with")
+            with_ = self.compound_at(span, "with")
             if with_ is not None:
-                block = with_["with-enter"]
-                return block, self._piece(block, "with-enter", with_["header"]), "cut"
-        at_with = self._with_code(offset, span)
+                block = _block(with_.with_enter)
+                return block, self.piece_index(block, "with-enter", with_.header), "cut"
+        at_with = self.with_code(offset, span)
         if at_with is not None:
             return self._with_side(offset, at_with)
         loop = self._loop_step(offset, span, op)
         if loop is not None:
-            return loop["for-next"], self._piece(loop["for-next"], "for-next"), "cut"
+            block = _block(loop.for_next)
+            return block, self.piece_index(block, "for-next"), "cut"
         piece = self.piece_at(span)
         if piece is None and ("_IF_" in op or op.startswith("TO_BOOL")):
             piece = self._test_of_statement(span)
@@ -161,10 +169,10 @@ class BlockMap:
             return block, index, "return-value"
         return block, index, ("raise" if op == "RAISE_VARARGS" and flags == "raise" else "cut")
 
-    def _piece(self, block: int, role: str, span: Any = None) -> int:
+    def piece_index(self, block: int, role: str, span: Any = None) -> int:
         """Index of the piece of ``block`` with ``role`` (and ``span``, if given)."""
-        for index, (*piece_span, piece_role, _flags) in enumerate(self.blocks[block]["pieces"]):
-            if piece_role == role and (span is None or tuple(piece_span) == tuple(span)):
+        for index, piece in enumerate(self.blocks[block].pieces):
+            if piece.role == role and (span is None or piece.span == tuple(span)):
                 return index
         return 0
 
@@ -175,14 +183,14 @@ class BlockMap:
         tests = [p for p in self.pieces if p[2] == "test" and _contains(span, p[0])]
         return min(tests, key=lambda p: (p[0][0], p[0][1]), default=None)
 
-    def _loop_step(self, offset: int, span: Span, op: str) -> dict[str, Any] | None:
+    def _loop_step(self, offset: int, span: Span, op: str) -> Compound | None:
         """The for loop whose step (next item, exhaustion) this instruction is: it is
         located at the loop (3.11, 3.12) or at its iterable (3.13), and it is not part
         of the iterable's own code, which that location also marks (3.13)."""
         for compound in self.compounds:
-            if compound["kind"] != "for":
+            if compound.kind != "for":
                 continue
-            spans = (tuple(compound["span"]), tuple(compound.get("iter", ())))
+            spans = (compound.span, compound.iter or ())
             if span in spans and not self._evaluates_iterable(offset, spans):
                 return compound
         return None
@@ -204,13 +212,13 @@ class BlockMap:
                 return False
         return False
 
-    def _with_code(self, offset: int, span: Span) -> dict[str, Any] | None:
+    def with_code(self, offset: int, span: Span) -> Compound | None:
         """The with statement this instruction is bookkeeping of (located at the
         statement itself, after one of its ``__enter__`` instructions)."""
         for compound in self.compounds:
-            if compound["kind"] != "with":
+            if compound.kind != "with":
                 continue
-            if tuple(compound["span"]) == span:
+            if compound.span == span:
                 return compound  # 3.11, 3.12: located at the whole statement
             for item_span, enter_offset in self._enters(compound):
                 if (item_span == span and offset > enter_offset
@@ -231,12 +239,12 @@ class BlockMap:
                 return False
         return False
 
-    def _enters(self, compound: dict[str, Any]) -> list[tuple[Span, int]]:
+    def _enters(self, compound: Compound) -> list[tuple[Span, int]]:
         """(span, offset) of the BEFORE_WITH instructions of one with statement."""
         key = id(compound)
         if key not in self._enter_offsets:
-            whole = tuple(compound["span"])
-            header = tuple(compound["header"])
+            whole = compound.span
+            header = compound.header or whole
             found = []
             for offset in range(0, len(self.ops), 2):
                 if self.enters_with(offset):
@@ -246,17 +254,17 @@ class BlockMap:
             self._enter_offsets[key] = found
         return self._enter_offsets[key]
 
-    def _with_side(self, offset: int, compound: dict[str, Any]) -> tuple[int, int, str]:
+    def _with_side(self, offset: int, compound: Compound) -> tuple[int, int, str]:
         """Bookkeeping of a with statement belongs to the block that enters it (what
         follows ``__enter__``, before the body) or to the block that leaves it: the
         ``return``/``break``/``continue`` whose code comes just before the ``__exit__``
         call, or else the block after the with."""
-        whole = tuple(compound["span"])
+        whole = compound.span
         enters = {o for _span, o in self._enters(compound)}
         for back in range(offset - 2, -1, -2):
             if back in enters:
-                block = compound["with-enter"]
-                return block, self._piece(block, "with-enter", compound["header"]), "cut"
+                block = _block(compound.with_enter)
+                return block, self.piece_index(block, "with-enter", compound.header), "cut"
             span = self.position(back)
             if span is None or span == whole:
                 continue
@@ -269,5 +277,5 @@ class BlockMap:
                 how = "cut" if piece[3] == "break" else f"{piece[3]}-exit"
                 return piece[1], piece[4], how
             break
-        block = compound["with-exit"]
-        return block, self._piece(block, "with-exit", compound["header"]), "cut"
+        block = _block(compound.with_exit)
+        return block, self.piece_index(block, "with-exit", compound.header), "cut"

@@ -32,6 +32,7 @@ import sys
 import threading
 from typing import Any
 
+from pathprof.contract import EventTables
 from pathprof.runtime import (
     InstrumentedModule,
     NamespaceRef,
@@ -177,9 +178,8 @@ class EventModule(InstrumentedModule):
             frame = sys._getframe(1)
             if done is None:
                 done = self._count_at_exception(index, register, frame, sys.exception())
-            function = self.meta["functions"][index]
-            events = function["events"]
-            new = done + sum(events["pieces"][block]) - events["query"][block]
+            events = self._events(index)
+            new = done + sum(events.pieces[block]) - events.query[block]
             if base is None:  # resumed by throw(): the activation starts now
                 base = table[0] - table[self.offset + index]
             return new, table, base, None
@@ -277,11 +277,16 @@ class EventModule(InstrumentedModule):
             self.unattributed[index] += 1
             return register
         block, piece, how = located
-        events = self.meta["functions"][index]["events"]
-        count = register + events["query"][block] - sum(events["pieces"][block][piece + 1:])
+        events = self._events(index)
+        count = register + events.query[block] - sum(events.pieces[block][piece + 1:])
         if how in ("return-exit", "continue-exit"):
-            count -= events["leave"].get(str(block), 0)
+            count -= events.leave.get(block, 0)
         return count
+
+    def _events(self, index: int) -> EventTables:
+        events = self.meta.functions[index].events
+        assert events is not None  # an event-counting module's functions all have them
+        return events
 
     def locate(self, index: int, code: Any, lasti: int) -> tuple[int, int, str] | None:
         try:
@@ -294,9 +299,9 @@ class EventModule(InstrumentedModule):
         index = self._codes.get(code, -1)
         if index == -1:
             index = None
-            for i, function in enumerate(self.meta["functions"]):
-                if (function["qualname"] == code.co_qualname
-                        and function["code_line"] == code.co_firstlineno):
+            for i, function in enumerate(self.meta.functions):
+                if (function.qualname == code.co_qualname
+                        and function.code_line == code.co_firstlineno):
                     index = i
                     break
             self._codes[code] = index  # type: ignore[assignment]

@@ -1,6 +1,6 @@
 """Counter tables that say when a path runs for the first time (standard library only).
 
-Coverage that stops paying (DESIGN.md §4): in a coverage mode a function goes back to
+Coverage that stops paying (docs/python.md): in a coverage mode a function goes back to
 its original code once the paths that ran tell everything coverage can learn from it
 (:mod:`pathprof.measure.stopping` decides when). Instrumented code counts as always,
 ``table[r] += 1``; what changes is the table's initial content, so the fast path

@@ -1,0 +1,398 @@
+"""What the front end knows of a function: the one typed contract between the layers.
+
+The layers (docs/architecture.md): the Python front end (:mod:`pathprof.python.instrument`) writes a
+:class:`FunctionInfo` for every function it instruments — its blocks and their source
+pieces, its edges with their decision labels, back edges, handler restarts, the
+prefix increments a cut path is read back with (Ball 1994's query increments, §3.3
+of Ball-Larus 1996), how each return counted its path, and the counter plans of edge
+mode, of a P3 copy and of event counting — and everything after it reads that: the
+runtime (exit notes, block maps, event queries), the data file, the analyses and the
+reports. No layer reads a string key of it.
+
+The serialization is one compact JSON array per module (:meth:`ModuleInfo.encode`)
+or per function (:meth:`FunctionInfo.encode`, what the data file stores), positional
+and led by :data:`FORMAT_VERSION`; decoding checks the version and raises
+:class:`ContractError` for anything else. Invariant: ``decode(encode(x)) == x``.
+
+Standard library only: the runtime reads this module inside the measured program.
+Rows decoded by the thousand (pieces, edges) are :class:`~typing.NamedTuple`\\ s — a
+tuple each, immutable, and as cheap to build as the list JSON gave; the rest are
+frozen dataclasses.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, TypeVar
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Block",
+    "Compound",
+    "ContractError",
+    "CopyShareInfo",
+    "Edge",
+    "EdgeCounters",
+    "EventTables",
+    "FunctionInfo",
+    "ModuleInfo",
+    "Piece",
+    "Restart",
+    "ReturnCount",
+    "Span",
+]
+
+#: Version of the serialized contract, handed to the runtime and stored with the data.
+#: 6: back edges declared from the loop structure (handler -> header edges too).
+#: 7: the branch a "return" edge off the function's end takes (``fall_off``).
+#: 8: this module: one positional array per function instead of a keyed object.
+FORMAT_VERSION = 8
+
+_T = TypeVar("_T")
+
+
+class ContractError(ValueError):
+    """Serialized metadata of another format version, or not metadata at all."""
+
+
+class Span(NamedTuple):
+    """A stretch of source: ``(line, col, end_line, end_col)``, columns as ``ast``'s."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+
+class Piece(NamedTuple):
+    """One statement, or one part of a compound statement, inside a block."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    #: what part of a statement it is (:class:`pathprof.python.cfg.Role`'s value:
+    #: "stmt", "test", "for-iter", "for-next", "with-enter", "with-exit", "subject",
+    #: "pattern", "guard")
+    role: str
+    #: for a whole statement: "raise", "reraise" (a bare ``raise``), "return",
+    #: "break", "continue"; else ""
+    flags: str
+
+    @property
+    def span(self) -> Span:
+        return Span(self.line, self.col, self.end_line, self.end_col)
+
+
+class Edge(NamedTuple):
+    """A CFG edge and the decision label it stands for ("true", "false", "return",
+    "raise", "except ValueError", ...)."""
+
+    src: int
+    dst: int
+    label: str
+
+
+class Restart(NamedTuple):
+    """A block a path can start at after an exception: a handler, a ``finally``."""
+
+    block: int
+    kind: str
+
+
+class ReturnCount(NamedTuple):
+    """How a return statement counted its path, so that the runtime can take the count
+    back if a ``with``'s ``__exit__`` raises after it: a probe's operation and value
+    (path mode) or ``("SLOT", chord slot)`` (edge mode)."""
+
+    op: str
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A basic block: its kind and label (as the CFG builder named them) and pieces."""
+
+    kind: str
+    label: str
+    pieces: tuple[Piece, ...]
+
+    def lines(self) -> tuple[int, int] | None:
+        """The first and last source line of the block, or None for a block with no code."""
+        if not self.pieces:
+            return None
+        return min(p.line for p in self.pieces), max(p.end_line for p in self.pieces)
+
+
+@dataclass(frozen=True, slots=True)
+class Compound:
+    """A ``for`` or ``with`` statement: its whole span and the blocks of its parts,
+    so that instructions located at the statement can be told apart by opcode."""
+
+    kind: str  #: "for" or "with"
+    is_async: bool
+    span: Span
+    #: a with's header (up to its last context manager); a for's iterable
+    header: Span | None = None
+    iter: Span | None = None
+    #: the block of each part ("for-iter", "for-next"; "with-enter", "with-exit")
+    for_iter: int | None = None
+    for_next: int | None = None
+    with_enter: int | None = None
+    with_exit: int | None = None
+
+    def block_of(self, role: str) -> int | None:
+        """The block of the part whose :class:`Piece` role is ``role``."""
+        return {"for-iter": self.for_iter, "for-next": self.for_next,
+                "with-enter": self.with_enter, "with-exit": self.with_exit}.get(role)
+
+
+@dataclass(frozen=True, slots=True)
+class CopyShareInfo:
+    """P3: the function's paths split between copies (:mod:`pathprof.graph.copyplan`):
+    each task's edge set, the copy each task runs in, and this copy."""
+
+    tasks: tuple[tuple[int, ...], ...]
+    copies: tuple[int, ...]
+    index: int
+
+    @property
+    def holder(self) -> int:
+        """The copy that counts the function's calls and cut paths."""
+        return self.copies[0]
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeCounters:
+    """Edge mode's counter plan (:class:`pathprof.graph.EdgeCounterPlan`): the blocks
+    that can raise, the endpoints of the extra edges they stand for, and the chord
+    edges that carry counters (by slot)."""
+
+    raising: tuple[int, ...]
+    endpoints: tuple[tuple[int, int], ...]
+    chords: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EventTables:
+    """Event counting (Ball 1994): each piece's events by block, the query increment
+    of each block, the increment a return or continue already added when it left a
+    block, and how many chord edges carry adds."""
+
+    kind: str  #: "statements" or "instructions"
+    pieces: tuple[tuple[int, ...], ...]
+    query: tuple[int, ...]
+    leave: Mapping[int, int]
+    chords: int
+
+
+@dataclass(frozen=True)
+class FunctionInfo:
+    """Everything the front end knows of one function that later layers need.
+
+    Invariants: blocks are numbered by position; every edge's ends, ``entry``,
+    ``exit``, restarts, ``query``'s length and ``unreachable`` name blocks of
+    ``blocks``; ``backedges`` and the keys of ``fall_off`` name edges of ``edges``;
+    ``num_paths`` is Ball-Larus NumPaths(ENTRY) of the DAG those edges make.
+    Values derived from it (the path numbering) are computed once, by their owner,
+    through :meth:`derived`.
+    """
+
+    qualname: str
+    #: the ``def`` line and the function's last line
+    first_line: int
+    last_line: int
+    #: the code object's first line (the first decorator's, if any)
+    code_line: int
+    is_async: bool
+    entry: int
+    exit: int
+    blocks: tuple[Block, ...]
+    edges: tuple[Edge, ...]
+    #: the branch a "return" edge off the function's end takes, by edge id
+    fall_off: Mapping[int, str]
+    restarts: tuple[Restart, ...]
+    backedges: tuple[int, ...]
+    num_paths: int
+    #: the counter kind of the path table ("array", "dict", ...)
+    counter: str
+    #: Ball 1994's query increment per block: register + query[block] is the prefix value
+    query: tuple[int, ...]
+    #: block of a return statement -> how it counted its path
+    returns: Mapping[int, ReturnCount]
+    #: blocks whose return leaves before the path is counted (in a ``with`` or ``try``)
+    early_returns: frozenset[int]
+    compounds: tuple[Compound, ...]
+    unreachable: tuple[int, ...]
+    #: "path", "edge" or "events"
+    mode: str
+    #: a P3 copy counts this function's calls only (another copy profiles it)
+    calls_only: bool = False
+    share: CopyShareInfo | None = None
+    edge_counters: EdgeCounters | None = None
+    events: EventTables | None = None
+    _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
+                                     compare=False)
+
+    def derived(self, name: str, compute: Callable[[FunctionInfo], _T]) -> _T:
+        """``compute(self)``, computed the first time ``name`` is asked for and kept."""
+        try:
+            return self._derived[name]  # type: ignore[no-any-return]
+        except KeyError:
+            value = self._derived[name] = compute(self)
+            return value
+
+    # -- serialization -------------------------------------------------------
+
+    def _row(self) -> list[Any]:
+        return [
+            self.qualname, self.first_line, self.last_line, self.code_line,
+            int(self.is_async), self.entry, self.exit,
+            [[b.kind, b.label, [list(p) for p in b.pieces]] for b in self.blocks],
+            [list(e) for e in self.edges],
+            sorted([e, label] for e, label in self.fall_off.items()),
+            [list(r) for r in self.restarts], list(self.backedges), self.num_paths,
+            self.counter, list(self.query),
+            sorted([b, r.op, r.value] for b, r in self.returns.items()),
+            sorted(self.early_returns),
+            [_compound_row(c) for c in self.compounds],
+            list(self.unreachable), self.mode, int(self.calls_only),
+            None if self.share is None else [
+                [list(t) for t in self.share.tasks], list(self.share.copies),
+                self.share.index],
+            None if self.edge_counters is None else [
+                list(self.edge_counters.raising),
+                [list(e) for e in self.edge_counters.endpoints],
+                list(self.edge_counters.chords)],
+            None if self.events is None else [
+                self.events.kind, [list(p) for p in self.events.pieces],
+                list(self.events.query), sorted(self.events.leave.items()),
+                self.events.chords],
+        ]
+
+    @classmethod
+    def _from_row(cls, row: Sequence[Any]) -> FunctionInfo:
+        (qualname, first_line, last_line, code_line, is_async, entry, exit_, blocks, edges,
+         fall_off, restarts, backedges, num_paths, counter, query, returns, early_returns,
+         compounds, unreachable, mode, calls_only, share, edge_counters, events) = row
+        return cls(
+            qualname, first_line, last_line, code_line, bool(is_async), entry, exit_,
+            tuple(Block(kind, label, tuple(Piece(*p) for p in pieces))
+                  for kind, label, pieces in blocks),
+            tuple(Edge(*e) for e in edges),
+            {e: label for e, label in fall_off},
+            tuple(Restart(*r) for r in restarts), tuple(backedges), num_paths, counter,
+            tuple(query), {b: ReturnCount(op, value) for b, op, value in returns},
+            frozenset(early_returns), tuple(_compound(c) for c in compounds),
+            tuple(unreachable), mode, bool(calls_only),
+            None if share is None else CopyShareInfo(
+                tuple(tuple(t) for t in share[0]), tuple(share[1]), share[2]),
+            None if edge_counters is None else EdgeCounters(
+                tuple(edge_counters[0]), tuple((a, b) for a, b in edge_counters[1]),
+                tuple(edge_counters[2])),
+            None if events is None else EventTables(
+                events[0], tuple(tuple(p) for p in events[1]), tuple(events[2]),
+                {b: add for b, add in events[3]}, events[4]),
+        )
+
+    def encode(self) -> str:
+        """This function alone, as the data file stores it."""
+        return json.dumps([FORMAT_VERSION, self._row()], separators=(",", ":"))
+
+    @classmethod
+    def decode(cls, text: str | bytes) -> FunctionInfo:
+        """The function :meth:`encode` wrote; :class:`ContractError` for anything else."""
+        data = _loads(text)
+        if not (isinstance(data, list) and len(data) == 2):
+            raise ContractError("not a function's metadata")
+        _check_version(data[0])
+        return _checked(cls._from_row, data[1])
+
+    def check(self) -> None:
+        """Raise :class:`ContractError` unless the invariants above hold (for metadata
+        read back from a file that may have been edited or damaged)."""
+        nblocks, nedges = len(self.blocks), len(self.edges)
+        named = [self.entry, self.exit, *(b for e in self.edges for b in e[:2]),
+                 *(r.block for r in self.restarts), *self.unreachable]
+        if any(not isinstance(b, int) or not 0 <= b < nblocks for b in named):
+            raise ContractError(f"{self.qualname}: a block number out of range")
+        if any(not isinstance(e, int) or not 0 <= e < nedges
+               for e in (*self.backedges, *self.fall_off)):
+            raise ContractError(f"{self.qualname}: an edge number out of range")
+        if len(self.query) != nblocks:
+            raise ContractError(f"{self.qualname}: {len(self.query)} query increments for "
+                                f"{nblocks} blocks")
+        if not isinstance(self.num_paths, int) or self.num_paths < 1:
+            raise ContractError(f"{self.qualname}: {self.num_paths!r} paths")
+
+
+def _compound_row(c: Compound) -> list[Any]:
+    return [c.kind, int(c.is_async), list(c.span),
+            None if c.header is None else list(c.header),
+            None if c.iter is None else list(c.iter),
+            c.for_iter, c.for_next, c.with_enter, c.with_exit]
+
+
+def _compound(row: Sequence[Any]) -> Compound:
+    kind, is_async, span, header, iter_, for_iter, for_next, with_enter, with_exit = row
+    return Compound(kind, bool(is_async), Span(*span),
+                    None if header is None else Span(*header),
+                    None if iter_ is None else Span(*iter_),
+                    for_iter, for_next, with_enter, with_exit)
+
+
+@dataclass(frozen=True)
+class ModuleInfo:
+    """A module's instrumented functions, in :func:`pathprof.python.cfg.iter_functions`
+    order (a function's index is its position here), and what the runtime needs of
+    the module as a whole."""
+
+    file: str
+    #: the module's identity in the data: ``file:source hash`` unless given
+    key: str
+    source_hash: str
+    functions: tuple[FunctionInfo, ...]
+    #: event counting: the kind of event ("statements", "instructions"), else None
+    events: str | None = None
+    #: event counting: each call hands its count to the thread's total alone
+    totals_only: bool = False
+
+    def encode(self) -> str:
+        """The compact text the generated code hands the runtime."""
+        return json.dumps([FORMAT_VERSION, self.file, self.key, self.source_hash,
+                           self.events, int(self.totals_only),
+                           [f._row() for f in self.functions]], separators=(",", ":"))
+
+    @classmethod
+    def decode(cls, text: str | bytes) -> ModuleInfo:
+        """The module :meth:`encode` wrote; :class:`ContractError` for anything else."""
+        data = _loads(text)
+        if not (isinstance(data, list) and len(data) == 7):
+            raise ContractError("not a module's metadata")
+        _check_version(data[0])
+        _, file, key, digest, events, totals_only, functions = data
+        return cls(file, key, digest,
+                   tuple(_checked(FunctionInfo._from_row, row) for row in functions),
+                   events, bool(totals_only))
+
+
+def _loads(text: str | bytes) -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as err:
+        raise ContractError(f"metadata is not JSON ({err})") from None
+
+
+def _check_version(version: object) -> None:
+    if version != FORMAT_VERSION:
+        raise ContractError(f"metadata of format {version!r}; this pathprof reads format "
+                            f"{FORMAT_VERSION}")
+
+
+def _checked(build: Callable[[Any], _T], row: Any) -> _T:
+    try:
+        return build(row)
+    except (TypeError, ValueError) as err:
+        raise ContractError(f"malformed metadata ({err})") from None
