@@ -1112,12 +1112,10 @@ def _command_diff(args: argparse.Namespace) -> int:
 
 
 def _command_combine(args: argparse.Namespace) -> int:
-    import glob
-
+    from pathprof.data.files import combinable_files
     from pathprof.data.store import combine, read, source_conflicts
 
-    files = args.files or [p for p in glob.glob(glob.escape(args.data_file) + ".*")
-                           if not p.endswith(".tmp")]
+    files = args.files or combinable_files(args.data_file)
     if not files:
         raise PathprofError(f"no data files to combine beside {args.data_file}")
     with _progress("combining data files", len(files)) as advance:
