@@ -279,7 +279,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     _data_file_option(combine)
     combine.add_argument("files", nargs="*", metavar="FILE",
-                         help="files to add (default: DATA_FILE.* beside the data file)")
+                         help="files to add (default: DATA_FILE.* beside the data file, less "
+                         "SQLite journals and .tmp and .lock files)")
     erase = commands.add_parser(
         "erase", help="remove the data file",
         description="Remove the data file and the data files other processes left beside it "
