@@ -212,7 +212,7 @@ def test_erase_removes_the_data_files_and_nothing_else(tmp_path: Path) -> None:
 
 
 #: Data files beside .pathprof, named as pathprof names them now and as earlier
-#: pathprofs did (pathprof.data.files.LEGACY), and as a user names them (.coverage.*).
+#: pathprofs did (pathprof.data.files' docstring), and as a user names them (.coverage.*).
 BESIDE = [".pathprof.child-0123456789ab.node-1.42.0123abcd",
           ".pathprof.xdist-0123456789ab-gw0.node-1.43.0123abcd",
           ".pathprof.xdist-0123456789ab-gw0.node-1.43.0123abcd.child-fedcba987654.n.7.00c0ffee",

@@ -152,7 +152,7 @@ def test_a_file_beside_a_file_beside_the_data_file_parses_to_both_parts() -> Non
                                                           ("child", "fedcba987654", None)]
 
 
-#: Names earlier pathprofs wrote beside ``.pathprof`` (files.LEGACY): combine finds them.
+#: Names pathprof 0.1.0 wrote beside ``.pathprof`` (before the scheme): combine finds them.
 OLD_NAMES = [
     ".pathprof.0123456789ab.build-7.ci.example.com.4242",  # a child's: run.host.pid
     ".pathprof.xdist.0123456789ab.gw0",                    # an xdist worker's

@@ -40,13 +40,21 @@ of an xdist worker writes ``D.xdist-<run>-gw0.<host>.<pid>.<random>.child-<run2>
 
 The finder. :func:`combinable_files` takes what ``pathprof combine`` adds into ``D``
 and ``pathprof erase`` removes: every regular file in ``D``'s directory named ``D.``
-followed by anything, of this scheme or not (the names of :data:`LEGACY`, files
-the user named ``D.one`` on other machines, as ``.coverage.*``), except names
-ending in one of :data:`NOT_DATA`. It never takes ``D`` itself, nor the files of
-another data file whose name starts as ``D``'s does (``D2``, ``D-old``, ``D2.child-...``:
-the dot after ``D`` is required). :func:`files_of` takes, of those, the ones one
-writer of one run wrote directly beside ``D``, by the scheme only: what a run
-collects from its own processes.
+followed by anything, of this scheme or not (the names below that pathprof wrote
+before it; files the user named ``D.one`` on other machines, as ``.coverage.*``),
+except names ending in one of :data:`NOT_DATA`. It never takes ``D`` itself, nor
+the files of another data file whose name starts as ``D``'s does (``D2``,
+``D-old``, ``D2.child-...``: the dot after ``D`` is required). :func:`files_of`
+takes, of those, the ones one writer of one run wrote directly beside ``D``, by
+the scheme only: what a run collects from its own processes.
+
+Names before this scheme (pathprof 0.1.0), which :func:`combinable_files` still
+finds (as it finds any ``D.*``) and :func:`files_of` does not (a run's own
+processes write the new names): children ``D.<run>.<host>.<pid>`` (``<run>`` 12 hex
+digits, the host as the system spells it, dots and all), xdist workers
+``D.xdist.<run>.<worker>``, saves set aside ``D.saved-<pid>-<8 hex digits>``. The
+copies' calls files were ``<calls file>.<pid>-<8 hex digits>``, in a parallel
+run's scratch directory, which the run removes as it ends: none is left to find.
 """
 
 from __future__ import annotations
@@ -57,7 +65,7 @@ import socket
 import stat
 from dataclasses import dataclass
 
-__all__ = ["KINDS", "LEGACY", "NOT_DATA", "Part", "combinable_files", "files_of", "host",
+__all__ = ["KINDS", "NOT_DATA", "Part", "combinable_files", "files_of", "host",
            "parallel_name", "parse"]
 
 #: What writes a file beside a data file (see the module docstring).
@@ -69,17 +77,6 @@ KINDS = ("child", "xdist", "copy", "saved")
 #: ``<name>.tmp`` and renamed once whole), and lock files (``<name>.lock``, as
 #: SQLite's ``unix-dotfile`` locking makes).
 NOT_DATA = ("-journal", "-wal", "-shm", ".tmp", ".lock")
-
-#: The names pathprof wrote before this scheme (0.1.0 up to the commit that made
-#: this module), which :func:`combinable_files` still finds (as it finds any
-#: ``D.*``); :func:`files_of` does not: a run's own processes write the new names.
-#: The copies' calls files (``<calls file>.<pid>-<random>``) lived in a parallel
-#: run's scratch directory, removed as the run ends: none is left to find.
-LEGACY = {
-    "child": "D.<run>.<host>.<pid>  (run: 12 hex digits; host as the system spells it)",
-    "xdist": "D.xdist.<run>.<worker>",
-    "saved": "D.saved-<pid>-<8 hex digits>",
-}
 
 _WORD = re.compile(r"[^A-Za-z0-9_]")
 _HOST = re.compile(r"[^A-Za-z0-9_-]")
