@@ -26,7 +26,8 @@ collect_ignore = ["corpus"]
 #: ``outer_pythons``) on the oldest and the newest Python, not on those between;
 #: what instruments and runs programs runs on every Python.
 OUTER_PYTHONS_MODULES = frozenset({
-    "test_cli.py", "test_concurrent_writers.py", "test_config.py", "test_diff.py",
+    "test_cli.py", "test_concurrent_writers.py", "test_config.py", "test_datafiles.py",
+    "test_diff.py",
     "test_html.py", "test_parallel.py", "test_parallel_faults.py", "test_pytest_parallel.py",
     "test_report_width.py", "test_subpaths_html.py",
     "contract/test_data_survives.py", "contract/test_reports_survive.py",

@@ -10,7 +10,7 @@ import pytest
 
 from pathprof.cli import ERR, OK, USAGE, main
 
-from .test_run import pathprof_cli
+from .test_run import functions_by_name, pathprof_cli
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -209,6 +209,40 @@ def test_erase_removes_the_data_files_and_nothing_else(tmp_path: Path) -> None:
     # --data-file names another one.
     pathprof_cli(tmp_path, "erase", "--data-file", "other.db")
     assert not other.exists()
+
+
+#: Data files beside .pathprof, named as pathprof names them now and as earlier
+#: pathprofs did (pathprof.data.files' docstring), and as a user names them (.coverage.*).
+BESIDE = [".pathprof.child-0123456789ab.node-1.42.0123abcd",
+          ".pathprof.xdist-0123456789ab-gw0.node-1.43.0123abcd",
+          ".pathprof.xdist-0123456789ab-gw0.node-1.43.0123abcd.child-fedcba987654.n.7.00c0ffee",
+          ".pathprof.saved.node-1.44.0123abcd",
+          ".pathprof.0123456789ab.node-1.example.com.42", ".pathprof.xdist.0123456789ab.gw1",
+          ".pathprof.saved-45-deadbeef", ".pathprof.mine"]
+#: Beside it too, but not its data files: left alone by combine and erase.
+NOT_BESIDE = [".pathprof.child-0123456789ab.node-1.46.0123abcd-journal",
+              ".pathprof.saved.node-1.44.0123abcd.tmp", ".pathprof.mine.lock",
+              ".pathprof2", ".pathprof2.child-0123456789ab.node-1.42.0123abcd",
+              ".pathprof-old"]
+
+
+def test_combine_and_erase_take_every_naming_and_leave_journals(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("def f(x):\n    return 1 if x else 2\n\nf(1)\n")
+    pathprof_cli(tmp_path, "run", "--data-file", "one.db", "app.py")
+    one = (tmp_path / "one.db").read_bytes()
+    for name in BESIDE:
+        (tmp_path / name).write_bytes(one)
+    for name in NOT_BESIDE:
+        (tmp_path / name).write_bytes(b"a journal, half a file, another data file")
+    done = pathprof_cli(tmp_path, "combine")
+    assert done.stdout.startswith(f"combined {len(BESIDE)} data files into ")
+    assert functions_by_name(tmp_path / ".pathprof")["f"].total == len(BESIDE)
+    assert sorted(p.name for p in tmp_path.glob(".pathprof*")) == sorted(
+        [".pathprof", *NOT_BESIDE])
+    for name in BESIDE:
+        (tmp_path / name).write_bytes(one)
+    assert pathprof_cli(tmp_path, "erase").returncode == OK
+    assert sorted(p.name for p in tmp_path.glob(".pathprof*")) == sorted(NOT_BESIDE)
 
 
 def test_reports_pick_files_and_sort_rows(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import pathprof
+from pathprof.data import files
 from pathprof.data.profile import FunctionProfile
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
@@ -211,8 +212,9 @@ def test_corrupt_data_file_is_reported_and_kept(project: Path) -> None:
     assert said[0].startswith("pathprof: ")
     assert "Warning" not in result.stderr
     assert (project / ".pathprof").read_bytes() == b"this is not sqlite at all" * 40
-    saved = list(project.glob(".pathprof.saved-*"))
+    saved = list(project.glob(".pathprof.saved.*"))
     assert len(saved) == 1
+    assert [part.kind for part in files.parse(saved[0].name, ".pathprof") or []] == ["saved"]
     assert functions_by_name(saved[0])["classify"].total == 7
     report = pathprof_cli(project, "report", check=False)
     assert report.returncode == 1

@@ -279,7 +279,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     _data_file_option(combine)
     combine.add_argument("files", nargs="*", metavar="FILE",
-                         help="files to add (default: DATA_FILE.* beside the data file)")
+                         help="files to add (default: DATA_FILE.* beside the data file, less "
+                         "SQLite journals and .tmp and .lock files)")
     erase = commands.add_parser(
         "erase", help="remove the data file",
         description="Remove the data file and the data files other processes left beside it "
@@ -1112,12 +1113,10 @@ def _command_diff(args: argparse.Namespace) -> int:
 
 
 def _command_combine(args: argparse.Namespace) -> int:
-    import glob
-
+    from pathprof.data.files import combinable_files
     from pathprof.data.store import combine, read, source_conflicts
 
-    files = args.files or [p for p in glob.glob(glob.escape(args.data_file) + ".*")
-                           if not p.endswith(".tmp")]
+    files = args.files or combinable_files(args.data_file)
     if not files:
         raise PathprofError(f"no data files to combine beside {args.data_file}")
     with _progress("combining data files", len(files)) as advance:

@@ -6,9 +6,10 @@ the first ``conftest.py`` (as pytest-cov does), so modules the conftests import
 are measured too; test modules keep pytest's assertion rewriting, because the
 import hook hands on any module another finder loads in its own way.
 
-With pytest-xdist every worker saves its own data file (named with a token the
-controller puts in the environment before workers start); the controller adds
-them into the data file at the end of the session, before reporting. With
+With pytest-xdist every worker saves its own data file beside the data file
+(``D.xdist-<token>-<worker>...``, :mod:`pathprof.data.files`: the token the controller
+puts in the environment before workers start); the controller adds its session's
+into the data file at the end of the session, before reporting. With
 ``--pathprof-parallel K`` this process runs K copies of the session instead
 (:mod:`pathprof.pytest_parallel`).
 """
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import glob
 import os
 import sys
 import uuid
@@ -260,7 +260,9 @@ class PathprofPlugin:
     def _own_data_file(self) -> str:
         if self.worker is None:
             return self.data_file
-        return f"{self.data_file}.xdist.{self.token}.{self.worker}"
+        from pathprof.data.files import parallel_name
+
+        return parallel_name(self.data_file, "xdist", run=self.token, worker=self.worker)
 
     def start(self) -> None:
         self.profiler.start()
@@ -280,6 +282,7 @@ class PathprofPlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        from pathprof.data.files import files_of
         from pathprof.data.store import combine
         from pathprof.exceptions import PathprofError
 
@@ -287,8 +290,7 @@ class PathprofPlugin:
         self.profiler.save()
         if self.worker is not None:
             return
-        workers = sorted(glob.glob(glob.escape(f"{self.data_file}.xdist.{self.token}.")
-                                   + "*"))
+        workers = files_of(self.data_file, "xdist", run=self.token)
         if workers:
             try:
                 combine(self.data_file, workers)

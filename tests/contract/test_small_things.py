@@ -37,7 +37,7 @@ def test_bad_arguments_are_usage_errors(project: Path, args: tuple[str, ...]) ->
     assert result.returncode == 2
     assert "error: argument" in result.stderr
     assert "Traceback" not in result.stderr
-    assert not list(project.parent.glob(f"{project.name}.saved-*"))
+    assert not list(project.parent.glob(f"{project.name}.saved*"))
 
 
 def test_control_characters_of_the_source_never_reach_the_terminal(tmp_path: Path) -> None:

@@ -1,3 +1,4 @@
 """A measured profile and its data file: :mod:`.profile` (the counts, per
-function, with the CFG they belong to) and :mod:`.store` (the SQLite file, its
-combining, locking and faults). Standard library only."""
+function, with the CFG they belong to), :mod:`.store` (the SQLite file, its
+combining, locking and faults) and :mod:`.files` (the names of the files written
+beside a data file, and the finding of them). Standard library only."""

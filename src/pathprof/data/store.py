@@ -27,7 +27,6 @@ another schema version, except that a new run (not ``append``) replaces it.
 from __future__ import annotations
 
 import contextlib
-import glob
 import json
 import os
 import re
@@ -38,6 +37,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from pathprof.contract import ContractError, FunctionInfo
+from pathprof.data.files import combinable_files
 from pathprof.data.profile import FunctionProfile, merge
 from pathprof.exceptions import DataError, NoDataError
 from pathprof.version import __version__
@@ -524,16 +524,15 @@ def source_conflicts(measurements: Iterable[Measurement]) -> list[tuple[str, str
 
 def erase(path: str) -> list[str]:
     """Remove the data file ``path`` and the data files other processes left beside
-    it (``path.*``: xdist workers, children that outlived their parent), as
-    ``coverage erase`` does; returns what was removed. A file there that is not a
+    it (:func:`~pathprof.data.files.combinable_files`: xdist workers', children's
+    that outlived their parent, saves set aside), as ``coverage erase`` does;
+    returns what was removed. A file there that is not a
     pathprof data file (of any schema) is left untouched: DataError for ``path``
     itself, skipped among the others; so is a directory named ``path``."""
     if os.path.isdir(path):
         raise DataError(f"{path} is a directory, not a data file; it was left untouched")
     removed = []
-    beside = sorted(p for p in glob.glob(glob.escape(path) + ".*")
-                    if not p.endswith((".tmp", "-journal")))
-    candidates = [path, *beside]
+    candidates = [path, *combinable_files(path)]
     for candidate in candidates:
         if not os.path.isfile(candidate):
             continue

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from collections.abc import Container, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from pathprof.data.files import parallel_name
 
 __all__ = ["ENVIRONMENT", "PLAN_FORMAT", "CopyPlan", "from_environment"]
 
@@ -71,26 +72,17 @@ class CopyPlan:
 
     def write_calls(self, calls: Mapping[str, int]) -> None:
         """Write the calls this process counted, by ``file|qualname|line|source
-        hash``, to ``<calls_file>.<pid>-<token>``: a file of its own, whatever
-        started the process (the copy itself, a fork, a Python subprocess, a pytest-xdist
-        worker), so that no process overwrites another's; the run adds them up."""
-        target = f"{self.calls_file}.{_process_suffix()}"
+        hash``, to a file of its own beside :attr:`calls_file`
+        (``<calls_file>.copy-<k>of<K>.<host>.<pid>.<random>``,
+        :mod:`pathprof.data.files`), whatever started the process (the copy itself,
+        a fork, a Python subprocess, a pytest-xdist worker), so that no process
+        overwrites another's; the same file at every save of the process (the
+        counts so far replace it). The run adds them up."""
+        target = parallel_name(self.calls_file, "copy", copy=(self.index, self.copies))
         temp = f"{target}.tmp"
         with open(temp, "w", encoding="utf-8") as f:
             json.dump(dict(sorted(calls.items())), f)
         os.replace(temp, target)
-
-
-_suffix: tuple[int, str] | None = None
-
-
-def _process_suffix() -> str:
-    """``<pid>-<token>``, the token drawn once per process (again after a fork), so
-    that a process id the system reuses still names a new file."""
-    global _suffix
-    if _suffix is None or _suffix[0] != os.getpid():
-        _suffix = (os.getpid(), uuid.uuid4().hex[:8])
-    return f"{_suffix[0]}-{_suffix[1]}"
 
 
 def from_environment(environ: Mapping[str, str] | None = None) -> CopyPlan | None:

@@ -13,8 +13,9 @@ last save into the data file, so saving is also the on-demand flush.
 
 Processes: a child made by ``fork`` starts from zero (the parent keeps and saves
 its own counts) and saves its counts when it exits — even through ``os._exit``,
-as ``multiprocessing`` children do — into a file of its own beside the data file;
-the parent adds those files into the data file when it saves.
+as ``multiprocessing`` children do — into a file of its own beside the data file
+(``D.child-<run>...``, :mod:`pathprof.data.files`); the parent adds the files of its
+run's children into the data file when it saves.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import atexit
 import contextlib
 import errno
 import functools
-import glob
 import importlib.util
 import os
 import signal
@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 
 from pathprof import runtime
 from pathprof.contract import CopyShareInfo, FunctionInfo
-from pathprof.data import store
+from pathprof.data import files, store
 from pathprof.data.profile import FunctionProfile, edge_counts, numbering_of
 from pathprof.exceptions import ConfigError, DataError
 from pathprof.graph.copyplan import CopyShare
@@ -315,7 +315,7 @@ class Profiler:
         if self._in_child:
             if not functions:  # nothing ran here: no file for the parent to add
                 return target
-            target = f"{self.data_file}.{self._token}.{socket.gethostname()}.{os.getpid()}"
+            target = files.parallel_name(self.data_file, "child", run=self._token)
             append = True
         else:
             functions += self._children()
@@ -340,7 +340,7 @@ class Profiler:
         file itself if nowhere would take it)."""
         why = str(err) if isinstance(err, DataError) else f"cannot write {self.data_file}: {err}"
         why += _file_size_limit(err)
-        name = f"{os.path.basename(self.data_file)}.saved-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        name = os.path.basename(files.parallel_name(self.data_file, "saved"))
         directories = [os.path.dirname(self.data_file)]
         with contextlib.suppress(OSError):  # no usable temporary directory
             directories.append(tempfile.gettempdir())
@@ -358,7 +358,7 @@ class Profiler:
     # -- processes -------------------------------------------------------------
 
     def _child_files(self) -> list[str]:
-        return sorted(glob.glob(glob.escape(f"{self.data_file}.{self._token}.") + "*"))
+        return files.files_of(self.data_file, "child", run=self._token)
 
     def _children(self) -> list[FunctionProfile]:
         self._child_paths = []

@@ -16,7 +16,6 @@ gone.
 from __future__ import annotations
 
 import contextlib
-import glob
 import json
 import os
 import signal
@@ -30,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pathprof.data.files import files_of
 from pathprof.exceptions import ConfigError, PathprofError
 from pathprof.measure.partial import ENVIRONMENT
 from pathprof.parallel.signals import Interruption
@@ -110,13 +110,11 @@ def _read(path: str, text: bool = False) -> bytes | str | None:
 
 def _read_calls(path: str) -> str | None:
     """The calls a copy and its child processes counted, added up (JSON): each
-    process wrote ``<path>.<pid>-<token>``."""
-    files = sorted(glob.glob(glob.escape(path) + ".*"))
+    process wrote a file of its own beside ``path``
+    (:meth:`pathprof.measure.partial.CopyPlan.write_calls`)."""
     total: dict[str, int] = {}
     found = False
-    for name in files:
-        if name.endswith(".tmp"):
-            continue
+    for name in files_of(path, "copy"):
         text = _read(name, text=True)
         if text is None:
             continue
