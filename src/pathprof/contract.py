@@ -15,9 +15,10 @@ and led by :data:`FORMAT_VERSION`; decoding checks the version and raises
 :class:`ContractError` for anything else. Invariant: ``decode(encode(x)) == x``.
 
 Standard library only: the runtime reads this module inside the measured program.
-Rows decoded by the thousand (pieces, edges) are :class:`~typing.NamedTuple`\\ s — a
-tuple each, immutable, and as cheap to build as the list JSON gave; the rest are
-frozen dataclasses.
+Rows decoded by the thousand (blocks, pieces, edges) are :class:`~typing.NamedTuple`\\ s
+— a tuple each, immutable, and as cheap to build as the list JSON gave; the rest are
+frozen dataclasses. A decoded module decodes each function when it is first asked
+for (the runtime reads one function's metadata when an exception cuts its path).
 """
 
 from __future__ import annotations
@@ -111,8 +112,7 @@ class ReturnCount(NamedTuple):
     value: int
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(NamedTuple):
     """A basic block: its kind and label (as the CFG builder named them) and pieces."""
 
     kind: str
@@ -279,9 +279,9 @@ class FunctionInfo:
          compounds, unreachable, mode, calls_only, share, edge_counters, events) = row
         return cls(
             qualname, first_line, last_line, code_line, bool(is_async), entry, exit_,
-            tuple(Block(kind, label, tuple(Piece(*p) for p in pieces))
-                  for kind, label, pieces in blocks),
-            tuple(Edge(*e) for e in edges),
+            tuple([Block(kind, label, tuple(map(_piece, pieces)))
+                   for kind, label, pieces in blocks]),
+            tuple(map(_edge, edges)),
             {e: label for e, label in fall_off},
             tuple(Restart(*r) for r in restarts), tuple(backedges), num_paths, counter,
             tuple(query), {b: ReturnCount(op, value) for b, op, value in returns},
@@ -328,6 +328,10 @@ class FunctionInfo:
             raise ContractError(f"{self.qualname}: {self.num_paths!r} paths")
 
 
+_piece = Piece._make
+_edge = Edge._make
+
+
 def _compound_row(c: Compound) -> list[Any]:
     return [c.kind, int(c.is_async), list(c.span),
             None if c.header is None else list(c.header),
@@ -353,7 +357,7 @@ class ModuleInfo:
     #: the module's identity in the data: ``file:source hash`` unless given
     key: str
     source_hash: str
-    functions: tuple[FunctionInfo, ...]
+    functions: Sequence[FunctionInfo]
     #: event counting: the kind of event ("statements", "instructions"), else None
     events: str | None = None
     #: event counting: each call hands its count to the thread's total alone
@@ -373,9 +377,37 @@ class ModuleInfo:
             raise ContractError("not a module's metadata")
         _check_version(data[0])
         _, file, key, digest, events, totals_only, functions = data
-        return cls(file, key, digest,
-                   tuple(_checked(FunctionInfo._from_row, row) for row in functions),
-                   events, bool(totals_only))
+        if not isinstance(functions, list):
+            raise ContractError("not a module's metadata")
+        return cls(file, key, digest, _Functions(functions), events, bool(totals_only))
+
+
+class _Functions(Sequence[FunctionInfo]):
+    """A decoded module's functions, each decoded from its row when first asked for."""
+
+    __slots__ = ("_decoded", "_rows")
+
+    def __init__(self, rows: list[Any]) -> None:
+        self._rows = rows
+        self._decoded: list[FunctionInfo | None] = [None] * len(rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        found = self._decoded[index]
+        if found is None:
+            found = self._decoded[index] = _checked(FunctionInfo._from_row, self._rows[index])
+        return found
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def _loads(text: str | bytes) -> Any:
