@@ -27,6 +27,7 @@ demo: $(VENV)/.installed
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy
 
 # The whole suite on the baseline Python, then on every other supported Python found:
 # on the newest without the slow stdlib_oracle tests (CPython's suites under the source

@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from pathprof.analysis.basis import basis_coverage
@@ -191,7 +192,8 @@ def codeless_lines(source: str) -> set[int]:
     return codeless - with_code
 
 
-def function_lines(fn: FunctionProfile, codeless: set[int] = frozenset()) -> FunctionLines:
+def function_lines(fn: FunctionProfile, codeless: AbstractSet[int] = frozenset()
+                   ) -> FunctionLines:
     """What a line and branch coverage tool would have seen of ``fn`` (``codeless``:
     see :func:`codeless_lines`)."""
     meta = fn.meta

@@ -175,14 +175,14 @@ def parse(name: str, data_file: str) -> list[Part] | None:
 
 
 def _part(match: re.Match[str]) -> Part:
-    common = {"host": match["host"], "pid": int(match["pid"]), "random": match["random"]}
+    host, pid, random = match["host"], int(match["pid"]), match["random"]
     if match["child_run"] is not None:
-        return Part("child", run=match["child_run"], **common)
+        return Part("child", host, pid, random, run=match["child_run"])
     if match["xdist_run"] is not None:
-        return Part("xdist", run=match["xdist_run"], worker=match["worker"], **common)
+        return Part("xdist", host, pid, random, run=match["xdist_run"], worker=match["worker"])
     if match["index"] is not None:
-        return Part("copy", copy=(int(match["index"]), int(match["copies"])), **common)
-    return Part("saved", **common)
+        return Part("copy", host, pid, random, copy=(int(match["index"]), int(match["copies"])))
+    return Part("saved", host, pid, random)
 
 
 def _beside(data_file: str) -> list[str]:

@@ -70,8 +70,8 @@ def cfg_of(meta: FunctionInfo) -> Cfg:
 
 def _build_cfg(meta: FunctionInfo) -> Cfg:
     return Cfg(len(meta.blocks), meta.entry, meta.exit,
-               [(e.src, e.dst) for e in meta.edges], [r.block for r in meta.restarts],
-               backedges=list(meta.backedges))
+               tuple((e.src, e.dst) for e in meta.edges),
+               tuple(r.block for r in meta.restarts), backedges=meta.backedges)
 
 
 def edge_counts(meta: FunctionInfo, slots: dict[int, int], cuts: object = None
@@ -101,7 +101,7 @@ def end_kind(meta: FunctionInfo, numbering: Numbering, edges: tuple[int, ...],
     if end is PathEnd.BACKEDGE:
         return "loop-back"
     last = numbering.dag.edges[edges[-1]]
-    if last.kind is not EdgeKind.NORMAL:
+    if last.kind is not EdgeKind.NORMAL or last.cfg_edge is None:
         return "loop-back"
     label = meta.edges[last.cfg_edge].label
     if label == "return":

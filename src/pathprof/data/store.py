@@ -456,7 +456,7 @@ def _owner(functions: dict[int, FunctionProfile], fid: object, where: str
            ) -> FunctionProfile:
     if fid not in functions:
         raise _Damaged(f"{where}: no function row {fid!r}")
-    return functions[fid]  # type: ignore[index]
+    return functions[fid]
 
 
 def _read(db: sqlite3.Connection) -> Measurement:

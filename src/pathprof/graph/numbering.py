@@ -13,6 +13,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from pathprof.exceptions import CfgError
 from pathprof.graph.cfg import Dag, EdgeKind
@@ -84,7 +85,7 @@ class Numbering:
 
 
 def number_paths(
-    dag: Dag, *, edge_key: Callable[[DagEdgeId], object] | None = None
+    dag: Dag, *, edge_key: Callable[[DagEdgeId], Any] | None = None
 ) -> Numbering:
     """Assign Ball-Larus values to the edges of a DAG.
 

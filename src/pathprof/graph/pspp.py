@@ -29,6 +29,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from pathprof.exceptions import CfgError
 from pathprof.graph.cfg import Dag
@@ -222,7 +223,7 @@ def decode(labeling: PsppLabeling, value: PathId) -> tuple[DagEdgeId, ...] | Non
 def _label(
     dag: Dag,
     interesting_edges: Iterable[DagEdgeId],
-    order: Callable[[DagEdgeId], object] | None,
+    order: Callable[[DagEdgeId], Any] | None,
 ) -> PsppLabeling:
     """The three steps; ``order=None`` is PSPP's order, otherwise SPP's with that key."""
     interesting = frozenset(interesting_edges)
@@ -247,7 +248,7 @@ def _label(
 def _initial_step(
     dag: Dag,
     interesting: Collection[DagEdgeId],
-    order: Callable[[DagEdgeId], object] | None,
+    order: Callable[[DagEdgeId], Any] | None,
 ) -> tuple[list[int], list[int], list[int | None]]:
     """Algorithm 1, lines 2-13: step-1 labels, ``N_v`` and ``v.min``."""
     val = [0] * len(dag.edges)

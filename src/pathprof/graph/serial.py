@@ -39,13 +39,13 @@ def cfg_from_data(data: Mapping[str, Any]) -> NamedCfg:
         index = {name: i for i, name in enumerate(names)}
         if len(index) != len(names):
             raise CfgError("block names must be unique")
-        edges = [(index[str(s)], index[str(d)]) for s, d in data["edges"]]
+        edges = tuple((index[str(s)], index[str(d)]) for s, d in data["edges"])
         cfg = Cfg(
             len(names),
             index[str(data["entry"])],
             index[str(data["exit"])],
             edges,
-            [index[str(b)] for b in data.get("restarts", ())],
+            tuple(index[str(b)] for b in data.get("restarts", ())),
             backedges=_backedges(data.get("backedges"), index, edges),
         )
     except KeyError as err:
@@ -55,13 +55,13 @@ def cfg_from_data(data: Mapping[str, Any]) -> NamedCfg:
     return NamedCfg(cfg, tuple(names))
 
 
-def _backedges(declared: Any, index: dict[str, int], edges: list[tuple[int, int]]
-               ) -> list[int] | None:
+def _backedges(declared: Any, index: dict[str, int], edges: tuple[tuple[int, int], ...]
+               ) -> tuple[int, ...] | None:
     """Edge ids of the declared ``[src, dst]`` backedges (every parallel edge)."""
     if declared is None:
         return None
     wanted = {(index[str(s)], index[str(d)]) for s, d in declared}
-    ids = [eid for eid, edge in enumerate(edges) if edge in wanted]
+    ids = tuple(eid for eid, edge in enumerate(edges) if edge in wanted)
     missing = wanted - {edges[eid] for eid in ids}
     if missing:
         raise CfgError(f"declared backedges are not edges: {sorted(missing)}")

@@ -352,7 +352,7 @@ def finish_as_python(own_work: OwnWork, boundary: ExitBoundary) -> None:
             traceback.print_exc()
     try:
         with own_work.released(), _NoNewThreads():
-            atexit._run_exitfuncs()  # type: ignore[attr-defined]
+            atexit._run_exitfuncs()
     finally:
         if boundary.crossed:
             boundary.crossed = False

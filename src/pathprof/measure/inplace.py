@@ -254,7 +254,8 @@ def _same_constant(running: Any, compiled: Any) -> bool:
 
 
 def _running_frames() -> Iterator[Any]:
-    for frame in sys._current_frames().values():
+    for top in sys._current_frames().values():
+        frame: Any = top
         while frame is not None:
             yield frame
             frame = frame.f_back

@@ -234,7 +234,7 @@ class Profiler:
 
     def _take(self, include_unrun: bool) -> list[FunctionProfile]:
         functions: list[FunctionProfile] = []
-        known_before = getattr(self, "_known_before", set())
+        known_before: set[int] = getattr(self, "_known_before", set())
         for state, paths, cuts, raised, unattributed, times, closed in runtime.take_snapshot():
             meta = state.meta
             digest = meta.source_hash

@@ -61,6 +61,11 @@ def horizon() -> int:
     return min(max(4 * runtime.longest_path, 32), 256)
 
 
+#: An exit held back: (held block ids, the with's line span, its with-after block, the
+#: blocks before the exit as far as its call tells, or None)
+_Hold = tuple[list[int], tuple[int, int], "int | None", "tuple[int, ...] | None"]
+
+
 @dataclass(frozen=True)
 class BlockInfo:
     """What a block id in the stream stands for."""
@@ -88,7 +93,7 @@ class _Track:
     #: per with statement whose exit is held, innermost first: (held block ids, the
     #: with's line span, its with-after block, the blocks before the exit as far as
     #: its call tells)
-    held: list[Any] = field(default_factory=list)
+    held: list[_Hold] = field(default_factory=list)
 
 
 #: Code flags of the frames that have a stream of their own.
@@ -283,7 +288,7 @@ class SubpathProfiler:
         if compound is None:
             return None
         key = ("hold", id(frame))
-        hold = ([], (compound.span.line, compound.span.end_line), compound.with_exit,
+        hold: _Hold = ([], (compound.span.line, compound.span.end_line), compound.with_exit,
                 self._exit_prefix(caller, state, index, blockmap, compound))
         track.held.append(hold)  # after the exits of withs inside it, held already
         self._held[key] = (track, hold)
@@ -634,7 +639,7 @@ def _call_site(blockmap: Any, offset: int) -> tuple[int, int, str] | None:
     """Where a frame standing at ``offset`` (a call) is: ``(block, piece, how)``,
     or None; a function of the code alone, so worked out once per offset."""
     try:
-        return blockmap.call_sites[offset]  # type: ignore[no-any-return]
+        return blockmap.call_sites[offset]
     except KeyError:
         found = blockmap.call_sites[offset] = (_entering_with(blockmap, offset)
                                                or blockmap.locate_piece(offset))

@@ -102,10 +102,11 @@ def _prepare(job: CopyJob, scratch: str) -> tuple[list[str], dict[str, str], str
 
 def _read(path: str, text: bool = False) -> bytes | str | None:
     try:
-        with open(path, "r" if text else "rb", **({"encoding": "utf-8"} if text else {})) as f:
-            return f.read()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError:
         return None
+    return data.decode("utf-8") if text else data
 
 
 def _read_calls(path: str) -> str | None:
@@ -119,7 +120,7 @@ def _read_calls(path: str) -> str | None:
         if text is None:
             continue
         found = True
-        for key, count in json.loads(text).items():  # type: ignore[arg-type]
+        for key, count in json.loads(text).items():
             total[key] = total.get(key, 0) + count
     return json.dumps(total) if found else None
 

@@ -29,7 +29,7 @@ import warnings
 from collections import Counter
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pathprof.data.profile import FunctionProfile
 from pathprof.graph import (
@@ -161,7 +161,8 @@ def plan_copies(files: Iterable[str], copies: int, *, partition: bool = True,
             hot = cost(p, whole_task(dags[p])) * copies > total
             callers[p] = 1 if (partition and hot) else 2
     while True:
-        plan = plan_program(dags, callers, copies, cost=cost)
+        plan = plan_program(cast("dict[Hashable, Dag]", dags),
+                            cast("dict[Hashable, int]", callers), copies, cost=cost)
         infeasible = [p for p in dags if len(plan.tasks_of(p)) > 1
                       and not _feasible(plan, p, cfgs[p])]
         if not infeasible:
@@ -222,11 +223,11 @@ def _measured_cost(runs: dict[tuple[str, int], list[tuple[frozenset[int], int]]]
     plans: dict[tuple[str, int], Any] = {}
 
     def cost(procedure: Hashable, task: Task) -> int:
-        key = procedure  # (digest, index)
+        key = cast("tuple[str, int]", procedure)  # (digest, index)
         if key not in plans:
-            plans[key] = plan_function(cfgs[key], key[1]).plan  # type: ignore[index]
+            plans[key] = plan_function(cfgs[key], key[1]).plan
         plan = plans[key]
-        return sum(count * _ops(plan, edges) for edges, count in runs.get(key, ())  # type: ignore[arg-type]
+        return sum(count * _ops(plan, edges) for edges, count in runs.get(key, ())
                    if edges <= task.edges)
 
     return cost

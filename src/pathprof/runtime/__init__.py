@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 from pathprof.contract import FunctionInfo, ModuleInfo
 from pathprof.runtime import shutdown, stopping
 from pathprof.runtime.blockmap import BlockMap
-from pathprof.runtime.stopping import PARKED
+from pathprof.runtime.stopping import PARKED, Parked
 
 __all__ = ["InstrumentedModule", "ModuleState", "countdown", "modules", "observe_blocks",
            "own_work", "program_names", "register", "set_hooks", "share", "subpath_modules",
@@ -87,7 +87,7 @@ def assign(name: str, value: Any) -> Any:
     return value
 
 
-class _Sink(dict):  # type: ignore[type-arg]
+class _Sink(dict[Any, int]):
     """Counts that go nowhere: what the runtime hands instrumented code that runs
     while the interpreter shuts down, when it can no longer do its work."""
 
@@ -118,7 +118,7 @@ class NamespaceRef:
         if self._module is None:
             return self._dict
         module = self._module()
-        return None if module is None else module.__dict__  # type: ignore[no-any-return]
+        return None if module is None else module.__dict__
 
 
 class InstrumentedModule:
@@ -131,7 +131,7 @@ class InstrumentedModule:
     the methods it calls never raise into the program (at shutdown they do nothing).
     """
 
-    __slots__ = ()
+    __slots__ = ("_maps", "_meta", "filename", "key", "meta_json", "name")
     #: What instrumented code calls as an exception leaves a function: C functions only.
     exception = staticmethod(sys.exception)
     getframe = staticmethod(sys._getframe)
@@ -198,7 +198,7 @@ class InstrumentedModule:
     key: str
     meta_json: str
     _meta: ModuleInfo | None
-    _maps: dict[int, Any]
+    _maps: dict[int, BlockMap]
 
     def __init__(self, name: str, filename: str, key: str, meta_json: str) -> None:
         self.name = name
@@ -216,7 +216,7 @@ class InstrumentedModule:
                 self._meta = ModuleInfo.decode(self.meta_json)
         return self._meta
 
-    def _blockmap(self, index: int, code: Any) -> Any:
+    def _blockmap(self, index: int, code: Any) -> BlockMap:
         blockmap = self._maps.get(index)
         if blockmap is None or blockmap.code is not code:
             blockmap = self._maps[index] = BlockMap(self.meta.functions[index], code)
@@ -229,10 +229,9 @@ InstrumentedModule._outside = _outside_registers
 class ModuleState(InstrumentedModule):
     """The counters of one instrumented module, and what decodes its exceptions."""
 
-    __slots__ = ("_maps", "_meta", "_namespace", "closed", "counters", "cuts", "exit_times",
-                 "exits", "filename", "key", "lengths", "loops", "loops_back", "meta_json",
-                 "name", "raised", "sent_back", "sizes", "switches", "timed", "times",
-                 "unattributed", "unmeasured")
+    __slots__ = ("_namespace", "closed", "counters", "cuts", "exit_times", "exits", "lengths",
+                 "loops", "loops_back", "raised", "sent_back", "sizes", "switches", "timed",
+                 "times", "unattributed", "unmeasured")
 
     def __init__(self, name: str, filename: str, key: str, sizes: tuple[int, ...],
                  meta_json: str, timed: bool = False,
@@ -361,13 +360,13 @@ class ModuleState(InstrumentedModule):
 
     # -- called by instrumented code on exceptions --------------------------
 
-    def handler(self, index: int, register: int | None, start: int) -> int:
+    def handler(self, index: int, register: int | Parked | None, start: int) -> int:
         """An exception is caught: record the path it cut; start the handler's path.
 
         In edge mode ``start`` is the counter slot of the virtual edge into the
         handler (negative: none) and the register is 0 while the call's flow is live.
         """
-        if register is not None and register is not PARKED:
+        if isinstance(register, int):  # not None (flow ended), not PARKED (switched off)
             self._record(index, register, sys._getframe(1))
         if self.meta.functions[index].mode == "edge":
             if start >= 0:
@@ -409,9 +408,9 @@ class ModuleState(InstrumentedModule):
             self.unattributed[index] += 1
         return None
 
-    def cut(self, index: int, register: int | None) -> None:
+    def cut(self, index: int, register: int | Parked | None) -> None:
         """An exception leaves a ``with`` body: record the path it cut."""
-        if register is not None and register is not PARKED:
+        if isinstance(register, int):  # not None (flow ended), not PARKED (switched off)
             self._record(index, register, sys._getframe(1))
 
     def drain(self) -> None:

@@ -155,9 +155,9 @@ class BlockMap:
         at_with = self.with_code(offset, span)
         if at_with is not None:
             return self._with_side(offset, at_with)
-        loop = self._loop_step(offset, span, op)
-        if loop is not None:
-            block = _block(loop.for_next)
+        step = self._loop_step(offset, span, op)
+        if step is not None:
+            block = _block(step.for_next)
             return block, self.piece_index(block, "for-next"), "cut"
         piece = self.piece_at(span)
         if piece is None and ("_IF_" in op or op.startswith("TO_BOOL")):
@@ -190,7 +190,7 @@ class BlockMap:
         for compound in self.compounds:
             if compound.kind != "for":
                 continue
-            spans = (compound.span, compound.iter or ())
+            spans = (compound.span, compound.iter or compound.span)
             if span in spans and not self._evaluates_iterable(offset, spans):
                 return compound
         return None

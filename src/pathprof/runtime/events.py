@@ -139,7 +139,7 @@ class EventModule(InstrumentedModule):
     def __init__(self, name: str, filename: str, key: str, nfunctions: int, meta_json: str,
                  module_globals: dict[str, Any]) -> None:
         super().__init__(name, filename, key, meta_json)
-        self._codes: dict[Any, int] = {}
+        self._codes: dict[Any, int | None] = {}
         self.self_counts = [0] * nfunctions
         #: per function: exceptions whose position could not be found (the count of
         #: that call is then short of the truth; reports say so)
@@ -169,7 +169,7 @@ class EventModule(InstrumentedModule):
             pass
 
     def enter(self, index: int, register: int | None, done: int | None, block: int,
-              base: int | None) -> tuple[int, list[int], int, None]:
+              base: int | None) -> tuple[int, list[int] | dict[Any, int], int, None]:
         """An exception is caught (or a finally entered by one) in ``block``: the new
         register, the thread's table, the activation's base (see :meth:`pause`)."""
         try:
@@ -290,7 +290,9 @@ class EventModule(InstrumentedModule):
 
     def locate(self, index: int, code: Any, lasti: int) -> tuple[int, int, str] | None:
         try:
-            return self._blockmap(index, code).locate_piece(lasti)
+            located: tuple[int, int, str] | None = self._blockmap(index, code).locate_piece(
+                lasti)
+            return located
         except Exception:
             return None
 
@@ -304,7 +306,7 @@ class EventModule(InstrumentedModule):
                         and function.code_line == code.co_firstlineno):
                     index = i
                     break
-            self._codes[code] = index  # type: ignore[assignment]
+            self._codes[code] = index
         return index
 
     def frame_count(self, frame: Any) -> int:
@@ -318,7 +320,7 @@ class EventModule(InstrumentedModule):
         if register is None:
             return 0  # leaving by an exception: its note has been drained
         if done is not None:
-            return done
+            return int(done)
         return self.count_at(index, register, self.locate(index, frame.f_code, frame.f_lasti))
 
 

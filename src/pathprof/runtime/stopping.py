@@ -94,7 +94,8 @@ class FirstSeen(dict):  # type: ignore[type-arg]
                 _report(self.state, self.index, number)
         except BaseException:  # (the interpreter shutting down: its globals are gone)
             pass
-        return dict.get(self, number, 0)  # what another thread counted meanwhile
+        counted: int = dict.get(self, number, 0)  # what another thread counted meanwhile
+        return counted
 
     def __reduce__(self) -> tuple[Any, tuple[dict[int, int]]]:
         return dict, (dict(self),)  # a plain dict of counts (see Unseen.__reduce__)

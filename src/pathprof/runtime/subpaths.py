@@ -99,7 +99,7 @@ class LengthDistribution:
         return self.longest
 
 
-def encode(blocks: Sequence[Hashable], encoding: str) -> tuple:
+def encode(blocks: Sequence[Hashable], encoding: str) -> tuple[Hashable, ...]:
     """The key a subpath is counted under: its blocks, or (``rotation``) the
     smallest of its rotations, compared by ``repr`` so that any block ids order."""
     sequence = tuple(blocks)
@@ -141,7 +141,7 @@ def binomial(rng: random.Random, n: int, chance: float) -> int:
 class _Window:
     length: int
     period: float  #: the period when it started
-    blocks: list = field(default_factory=list)
+    blocks: list[Hashable] = field(default_factory=list)
 
 
 class SubpathSampler:
@@ -176,9 +176,9 @@ class SubpathSampler:
         self.growth = growth
         self.rng = random.Random(seed)
         #: encoded subpath -> times sampled (kept)
-        self.counts: dict[tuple, int] = {}
+        self.counts: dict[tuple[Hashable, ...], int] = {}
         #: encoded subpath -> its length and the probability it is kept once sampled
-        self.kept_chance: dict[tuple, float] = {}
+        self.kept_chance: dict[tuple[Hashable, ...], float] = {}
         self.resamplings = 0
         #: stream positions seen, in all streams
         self.positions = 0
@@ -311,8 +311,8 @@ class SampleSnapshot:
     """The concise sample at one moment, with what the estimates need."""
 
     period: float
-    counts: dict[tuple, int]
-    kept_chance: dict[tuple, float]
+    counts: dict[tuple[Hashable, ...], int]
+    kept_chance: dict[tuple[Hashable, ...], float]
     length_chances: dict[int, float]
     encoding: str
     positions: int
@@ -328,8 +328,8 @@ class ExactSubpathCounter:
     def __init__(self, lengths: Sequence[int], encoding: str = "exact") -> None:
         self.lengths = sorted(set(lengths))
         self.encoding = encoding
-        self.counts: dict[tuple, int] = {}
-        self._recent: list = []
+        self.counts: dict[tuple[Hashable, ...], int] = {}
+        self._recent: list[Hashable] = []
         self.positions = 0
 
     def stream(self) -> ExactSubpathCounter:
