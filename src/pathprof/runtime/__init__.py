@@ -1,7 +1,7 @@
 """What runs inside the profiled program: counter tables, cut paths, and their hand-over.
 
-Imports only the standard library and the stdlib-only :mod:`pathprof.runtime.blockmap`,
-up front: nothing pathprof runs inside the program imports anything while the
+Imports only the standard library, the stdlib-only :mod:`pathprof.runtime.blockmap` and
+the typed metadata it reads (:mod:`pathprof.contract`, standard library only too), up front: nothing pathprof runs inside the program imports anything while the
 program runs (an import inside the program's ``except`` clause could fail where
 the program has changed ``sys.meta_path`` or ``sys.modules``). An instrumented module calls
 :func:`register` once as it is executed; its functions then index their counter
