@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 
 from pathprof.analysis.linecoverage import LineCoverage, line_coverage
-from pathprof.data.store import Measurement
+from pathprof.data.measurement import Measurement
 from pathprof.exceptions import PathprofError
 
 __all__ = ["EXPORTS", "write_export"]

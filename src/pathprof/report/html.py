@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathprof.analysis.basis import basis_coverage
 from pathprof.analysis.edgepredict import cfg_edge_counts, predict_from_edges, summarize
 from pathprof.analysis.pathcoverage import CoverageTotals, missed_paths
+from pathprof.data.measurement import Measurement
 from pathprof.data.profile import FunctionProfile, Path, numbering_of
-from pathprof.data.store import Measurement
 from pathprof.graph import EdgeKind, regenerate, regenerate_prefix
 from pathprof.report.cfg_picture import cfg_picture
 from pathprof.report.coverage_text import BASIS_NOTE, FEASIBILITY_NOTE, format_percent

@@ -12,8 +12,8 @@ from typing import Any
 
 from pathprof.analysis.edgepredict import predict_from_edges
 from pathprof.contract import FunctionInfo
+from pathprof.data.measurement import Measurement
 from pathprof.data.profile import FunctionProfile, Path
-from pathprof.data.store import Measurement
 from pathprof.version import __version__
 
 __all__ = ["JSON_VERSION", "to_json"]

@@ -14,8 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from pathprof.analysis.edgepredict import EdgePrediction, predict_from_edges, summarize
+from pathprof.data.measurement import Measurement
 from pathprof.data.profile import FunctionProfile, Path
-from pathprof.data.store import Measurement
 from pathprof.report.coverage_text import path_brief
 from pathprof.report.paths_json import decisions
 from pathprof.report.terminal import printable, printable_path
