@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pathprof.analysis.decisions import decisions
 from pathprof.analysis.pathcoverage import CoverageTotals, PathCoverage
-from pathprof.report.paths_json import decisions
 from pathprof.version import __version__
 
 __all__ = ["COVERAGE_JSON_VERSION", "coverage_json"]

@@ -7,8 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from pathprof.analysis.decisions import path_brief
 from pathprof.analysis.pathdiff import FunctionDiff, PathChange, ProfileDiff
-from pathprof.report.coverage_text import path_brief
 from pathprof.report.terminal import printable_path
 
 __all__ = ["diff_json", "render_diff"]

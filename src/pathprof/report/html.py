@@ -22,16 +22,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pathprof.analysis.basis import basis_coverage
+from pathprof.analysis.decisions import decisions
 from pathprof.analysis.edgepredict import cfg_edge_counts, predict_from_edges, summarize
 from pathprof.analysis.pathcoverage import CoverageTotals, missed_paths
 from pathprof.data.measurement import Measurement
 from pathprof.data.profile import FunctionProfile, Path, numbering_of
 from pathprof.graph import EdgeKind, regenerate, regenerate_prefix
 from pathprof.report.cfg_picture import cfg_picture
-from pathprof.report.coverage_text import BASIS_NOTE, FEASIBILITY_NOTE, format_percent
+from pathprof.report.formatting import (
+    BASIS_NOTE,
+    FEASIBILITY_NOTE,
+    format_duration,
+    format_percent,
+)
 from pathprof.report.htmlfiles import copy_static_files, json_for_script, template
-from pathprof.report.paths_json import decisions
-from pathprof.report.paths_text import format_duration
 from pathprof.version import __version__
 
 __all__ = ["HTML_FORMAT_VERSION", "write_html"]

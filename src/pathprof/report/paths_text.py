@@ -13,11 +13,11 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from pathprof.analysis.decisions import decisions, path_brief
 from pathprof.analysis.edgepredict import EdgePrediction, predict_from_edges, summarize
 from pathprof.data.measurement import Measurement
 from pathprof.data.profile import FunctionProfile, Path
-from pathprof.report.coverage_text import path_brief
-from pathprof.report.paths_json import decisions
+from pathprof.report.formatting import format_duration
 from pathprof.report.terminal import printable, printable_path
 
 __all__ = ["render_report"]
@@ -29,16 +29,6 @@ OTHER_COLUMNS = 50
 
 #: Short names for the path table; the JSON report and the legend use the full ones.
 _SHORT = {"loop-header": "loop", "loop-back": "loop", "exception": "exc"}
-
-
-def format_duration(ns: int) -> str:
-    if ns < 1_000:
-        return f"{ns} ns"
-    if ns < 1_000_000:
-        return f"{ns / 1e3:.1f} µs"
-    if ns < 1_000_000_000:
-        return f"{ns / 1e6:.1f} ms"
-    return f"{ns / 1e9:,.2f} s"
 
 
 def _source_lines(measurement: Measurement, fn: FunctionProfile) -> list[str] | None:
