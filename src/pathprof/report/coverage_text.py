@@ -20,10 +20,11 @@ from rich.text import Text
 
 from pathprof.analysis.decisions import path_brief
 from pathprof.analysis.pathcoverage import CoverageTotals, FunctionCoverage, PathCoverage
+from pathprof.report.console import console_for
 from pathprof.report.formatting import BASIS_NOTE, FEASIBILITY_NOTE, format_percent
 from pathprof.report.terminal import printable_path
 
-__all__ = ["headline", "render_coverage"]
+__all__ = ["headline", "render", "render_coverage"]
 
 def headline(coverage: PathCoverage) -> str:
     """The suite's figures in one sentence, basis path coverage first."""
@@ -170,3 +171,8 @@ def _render_function_missing(fn: FunctionCoverage, console: Console, limit: int)
         console.print(Text("    " + path_brief(profile, path)))
     if fn.totals.missed > limit:
         console.print(Text(f"    … and {fn.totals.missed - limit:,} more", style="dim"))
+
+
+def render(coverage: PathCoverage, out: Any, **options: Any) -> None:
+    """The renderer (see :mod:`pathprof.report`): :func:`render_coverage` on ``out``."""
+    render_coverage(coverage, console_for(out), **options)

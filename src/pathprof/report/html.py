@@ -20,6 +20,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from pathprof.analysis.basis import basis_coverage
 from pathprof.analysis.decisions import decisions
@@ -38,7 +39,7 @@ from pathprof.report.formatting import (
 from pathprof.report.htmlfiles import copy_static_files, json_for_script, template
 from pathprof.version import __version__
 
-__all__ = ["HTML_FORMAT_VERSION", "write_html"]
+__all__ = ["HTML_FORMAT_VERSION", "render", "write_html"]
 
 #: Changes when the meaning of the embedded page data changes.
 HTML_FORMAT_VERSION = 1
@@ -323,3 +324,8 @@ def write_html(measurement: Measurement, directory: str, *, title: str = "pathpr
     copy_static_files(directory)
     return index
 
+
+def render(measurement: Measurement, out: str, **options: Any) -> str:
+    """The renderer (see :mod:`pathprof.report`): :func:`write_html` into the directory
+    ``out``; the index file's path."""
+    return write_html(measurement, out, **options)

@@ -7,7 +7,8 @@ a version change). Path numbers are strings because they can exceed 2**53.
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, TextIO
 
 from pathprof.analysis.decisions import decisions, edge_label
 from pathprof.analysis.edgepredict import predict_from_edges
@@ -15,7 +16,7 @@ from pathprof.data.measurement import Measurement
 from pathprof.data.profile import FunctionProfile, Path
 from pathprof.version import __version__
 
-__all__ = ["JSON_VERSION", "to_json"]
+__all__ = ["JSON_VERSION", "render", "to_json"]
 
 JSON_VERSION = 1
 
@@ -89,3 +90,8 @@ def to_json(measurement: Measurement, top: int | None = None) -> dict[str, Any]:
                       sorted(measurement.functions, key=lambda f: (f.file, f.first_line,
                                                                    f.qualname))],
     }
+
+
+def render(measurement: Measurement, out: TextIO, **options: Any) -> None:
+    """The renderer (see :mod:`pathprof.report`): :func:`to_json`, indented, on ``out``."""
+    print(json.dumps(to_json(measurement, **options), indent=2), file=out)
