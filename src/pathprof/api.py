@@ -68,7 +68,8 @@ __all__ = [
     "xdist_data_files",
 ]
 
-#: The program ended by an uncaught KeyboardInterrupt (see :func:`command_scope`).
+#: The program ended by an uncaught KeyboardInterrupt (see :func:`command_scope`;
+#: the same value as :data:`pathprof.measure.program.INTERRUPTED`, which a run returns).
 INTERRUPTED = -2
 
 # -- The data file ------------------------------------------------------------------
@@ -385,7 +386,9 @@ def command_scope() -> Iterator[Callable[[int], int]]:
     import atexit
 
     from pathprof import runtime
-    from pathprof.measure.program import die_of_sigint
+    from pathprof.measure import program as running
+
+    assert running.INTERRUPTED == INTERRUPTED
 
     # The exit handlers a run runs before its save (finish_as_python) must not
     # freeze the measured code yet: the run freezes it itself, after its save.
@@ -396,7 +399,7 @@ def command_scope() -> Iterator[Callable[[int], int]]:
             # Python's exit after an uncaught KeyboardInterrupt: the program's atexit
             # handlers ran (finish_as_python), the run was saved or reported, then the
             # process kills itself with SIGINT (a shell sees 130).
-            die_of_sigint()
+            running.die_of_sigint()
             return 1
         return status
 
