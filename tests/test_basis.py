@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from pathprof.analysis.basis import basis_coverage, basis_rank, path_space_dimension
 from pathprof.analysis.pathcoverage import path_coverage
+from pathprof.data.measurement import Measurement
 from pathprof.data.profile import FunctionProfile, numbering_of
-from pathprof.data.store import Measurement
 from pathprof.exceptions import CfgError
 from pathprof.graph import Cfg, Dag, DagEdge, EdgeKind, number_paths, regenerate, to_dag
 from pathprof.python.instrument import instrument_source

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pathprof.cli import ERR, OK, USAGE, main
+from pathprof.cli import CHECK_FAILED, ERR, OK, USAGE, main
 
 from .test_run import functions_by_name, pathprof_cli
 
@@ -103,7 +103,7 @@ def test_coverage_table_missed_paths_and_fail_under(
     assert report["totals"]["basis_dimension"] == sum(fn["basis_dimension"]
                                                       for fn in functions.values())
     assert f"Basis path coverage {basis:.1f}%" in out
-    assert main(["coverage", "--data-file", str(data), "--fail-under", "100"]) == 2
+    assert main(["coverage", "--data-file", str(data), "--fail-under", "100"]) == CHECK_FAILED
     assert (f"total basis path coverage {basis:.2f}% is below --fail-under 100\n"
             in capsys.readouterr().err)
     assert main(["coverage", "--data-file", str(data), "--fail-under", str(basis)]) == OK
@@ -121,14 +121,14 @@ def test_fail_under_names_the_setting_used(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.chdir(tmp_path)
     capsys.readouterr()
     # two ifs in a row: 4 paths, dimension 3; TT and FF ran: 2 of 3 = 66.67% (paths 50%)
-    assert main(["coverage", "--data-file", "d"]) == 2
+    assert main(["coverage", "--data-file", "d"]) == CHECK_FAILED
     assert capsys.readouterr().err == ("pathprof: total basis path coverage 66.67% is below "
                                        "fail_under = 80 in pyproject.toml\n")
-    assert main(["coverage", "--data-file", "d", "--fail-under", "70"]) == 2
+    assert main(["coverage", "--data-file", "d", "--fail-under", "70"]) == CHECK_FAILED
     assert capsys.readouterr().err == ("pathprof: total basis path coverage 66.67% is below "
                                        "--fail-under 70\n")
     assert main(["coverage", "--data-file", "d", "--fail-under", "60"]) == OK
-    assert main(["lcov", "--data-file", "d", "-o", "-"]) == 2
+    assert main(["lcov", "--data-file", "d", "-o", "-"]) == CHECK_FAILED
     assert capsys.readouterr().err.endswith("66.67% is below fail_under = 80 in pyproject.toml\n")
 
 
@@ -145,7 +145,7 @@ def test_long_work_shows_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyP
 
     from rich.console import Console
 
-    from pathprof import cli
+    from pathprof.cli import options as cli
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -155,12 +155,12 @@ def test_long_work_shows_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(sys, "stderr", shown)
     monkeypatch.setattr(cli, "_stderr_console",
                         lambda: Console(file=shown, force_terminal=True, width=80))
-    with cli._progress("combining data files", cli.PROGRESS_FROM) as advance:
+    with cli.progress("combining data files", cli.PROGRESS_FROM) as advance:
         advance(cli.PROGRESS_FROM // 2, cli.PROGRESS_FROM)
     assert "combining data files" in shown.getvalue()
     quiet = Terminal()
     monkeypatch.setattr(sys, "stderr", quiet)
-    with cli._progress("combining data files", cli.PROGRESS_FROM - 1) as advance:
+    with cli.progress("combining data files", cli.PROGRESS_FROM - 1) as advance:
         advance(1, cli.PROGRESS_FROM - 1)  # short work: no bar
     assert quiet.getvalue() == ""
 
@@ -278,3 +278,22 @@ def test_reports_pick_files_and_sort_rows(tmp_path: Path) -> None:
     assert bad.returncode == ERR
     assert "--sort size: choose from name, paths, run, missed, cover, basis" in bad.stderr
 
+
+
+def test_exit_statuses_tell_usage_errors_failed_checks_and_errors_apart(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """0 success, 1 an error, 2 bad usage (argparse's), 3 a check asked for failed
+    (--fail-under, diff --fail-on-change): a CI can tell a typo from a coverage drop."""
+    assert (OK, ERR, USAGE, CHECK_FAILED) == (0, 1, 2, 3)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text("def f(x):\n    if x:\n        return 1\n    return 2\n"
+                                   "f(1)\n")
+    pathprof_cli(tmp_path, "run", "--data-file", "d", "m.py")
+    with pytest.raises(SystemExit) as usage:
+        main(["coverage", "--no-such-option"])
+    assert usage.value.code == USAGE
+    assert main(["coverage", "--data-file", "d", "--fail-under", "100"]) == CHECK_FAILED
+    assert main(["coverage", "--data-file", "missing"]) == ERR
+    assert main(["diff", "d", "d", "--fail-on-change"]) == OK
+    capsys.readouterr()

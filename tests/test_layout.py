@@ -1,5 +1,6 @@
-"""The package's layout holds: no import cycle between pathprof's modules, and the
-parts that run inside the measured program import only the standard library.
+"""The package's layout holds: no import cycle between pathprof's modules, the
+parts that run inside the measured program import only the standard library, and
+each layer imports only what the layer rules (:data:`RULES`) let it.
 
 Imports are read from the source (every ``import`` statement, inside functions
 too, except under ``if TYPE_CHECKING:``), so a cycle hidden in a function body
@@ -56,6 +57,103 @@ def _graph() -> dict[str, set[str]]:
     return {name: {imported for imported in _imports(path, set(paths)) if imported in paths
                    and imported != name}
             for name, path in paths.items()}
+
+
+def _all_imports() -> dict[str, set[str]]:
+    """Every module of pathprof -> every module it imports, pathprof's or not."""
+    paths = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+    return {name: _imports(path, set(paths)) - {name} for name, path in paths.items()}
+
+
+# -- The layer rules ----------------------------------------------------------------
+#
+# One pipeline, one direction: the front end (python/) and the graph algorithms
+# (graph/) instrument, the runtime counts, measure/ and parallel/ run, data/ keeps,
+# analysis/ computes from a measured profile, a renderer (report/<format>) shows, and
+# the faces (the command line, the pytest plugins) call the public API only.
+#
+# A pattern ending in ``.*`` names a package and everything under it; any other
+# pattern names one module. ``ONLY`` rules restrict what a module imports *of
+# pathprof* (the standard library and third-party packages stay allowed); ``NOT``
+# rules forbid targets, pathprof's or not (``rich.*``).
+
+ONLY, NOT = "imports only", "imports no"
+
+#: What the faces may import of pathprof: the package, the API module the commands
+#: and plugins call, and the small modules of the documented public interface
+#: (configuration, errors and messages, the version, event counting and subpath
+#: sampling, which are used by programs directly).
+PUBLIC_API = ("pathprof", "pathprof.api", "pathprof.config", "pathprof.exceptions",
+              "pathprof.messages", "pathprof.version", "pathprof.events",
+              "pathprof.subpaths")
+
+#: The faces: what a user runs. ``report.session`` is the pytest plugins' end of
+#: session (the coverage reports they print and write), a face's part.
+FACES = ("pathprof.cli.*", "pathprof.__main__", "pathprof.pytest_plugin",
+         "pathprof.pytest_parallel", "pathprof.report.session")
+
+#: Modules of report/ that render nothing: a renderer may import them.
+REPORT_HELPERS = ("pathprof.report", "pathprof.report.console", "pathprof.report.terminal",
+                  "pathprof.report.formatting", "pathprof.report.htmlfiles")
+
+#: A renderer's own pieces, which only it imports (the CFG picture of the HTML pages).
+RENDERER_PARTS = {"pathprof.report.html": ("pathprof.report.cfg_picture",)}
+
+#: What no layer below the faces may import.
+_ABOVE = ("pathprof.measure.*", "pathprof.parallel.*", *FACES)
+
+
+def _renderers(modules: set[str]) -> list[str]:
+    """Every module of report/ that is neither a helper nor a face's: a renderer."""
+    return sorted(name for name in modules if _matches(name, "pathprof.report.*")
+                  and not any(_matches(name, pattern)
+                              for pattern in (*REPORT_HELPERS, *FACES)))
+
+
+def rules(modules: set[str]) -> list[tuple[str, str, tuple[str, ...]]]:
+    """The layer rules as (source pattern, ONLY or NOT, target patterns)."""
+    renderers = _renderers(modules)
+    return [
+        ("pathprof.contract", ONLY, ()),
+        ("pathprof.graph.*", ONLY, ("pathprof.graph.*", "pathprof.types",
+                                    "pathprof.exceptions")),
+        ("pathprof.runtime.*", ONLY, ("pathprof.runtime.*", "pathprof", "pathprof.contract")),
+        ("pathprof.python.*", NOT, ("pathprof.data.store", "pathprof.analysis.*",
+                                    "pathprof.report.*", *_ABOVE)),
+        ("pathprof.analysis.*", NOT, ("pathprof.data.store", "pathprof.report.*",
+                                      "pathprof.python.*", "rich.*", *_ABOVE)),
+        *((renderer, NOT, ("pathprof.data.store", "pathprof.python.*", "pathprof.runtime.*",
+                           *_ABOVE,
+                           *(other for other in renderers if other != renderer
+                             and other not in RENDERER_PARTS.get(renderer, ()))))
+          for renderer in renderers),
+        *((face, ONLY, (*PUBLIC_API, *FACES, *REPORT_HELPERS)) for face in FACES),
+    ]
+
+
+def _matches(name: str, pattern: str) -> bool:
+    if pattern.endswith(".*"):
+        return name == pattern[:-2] or name.startswith(pattern[:-1])
+    return name == pattern
+
+
+def violations(imports: dict[str, set[str]],
+               table: list[tuple[str, str, tuple[str, ...]]]) -> list[str]:
+    """Every import that breaks a rule of ``table``, as "module imports target
+    (rule)"."""
+    found: list[str] = []
+    for source, kind, targets in table:
+        for name in sorted(imports):
+            if not _matches(name, source):
+                continue
+            for target in sorted(imports[name]):
+                listed = any(_matches(target, pattern) for pattern in targets)
+                if (kind == NOT and listed) or (
+                        kind == ONLY and not listed
+                        and _matches(target, "pathprof.*") and target != name):
+                    found.append(f"{name} imports {target} ({source} {kind} "
+                                 f"{', '.join(targets) or 'nothing of pathprof'})")
+    return found
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -116,3 +214,26 @@ def test_the_runtime_imports_nothing_of_pathprof_but_itself() -> None:
         assert all(target.startswith("pathprof.runtime")
                    or target in ("pathprof", "pathprof.contract")
                    for target in graph[name]), (name, graph[name])
+
+
+def test_every_layer_imports_only_what_its_rules_allow() -> None:
+    imports = _all_imports()
+    table = rules(set(imports))
+    assert "pathprof.report.html" in _renderers(set(imports))
+    assert violations(imports, table) == []
+
+
+def test_the_rule_checker_finds_a_broken_rule() -> None:
+    imports = {"pathprof.report.a": {"pathprof.report.b", "pathprof.data.store", "os"},
+               "pathprof.report.b": {"pathprof.analysis.x"},
+               "pathprof.graph.g": {"pathprof.graph.h", "pathprof.data.profile", "json"},
+               "pathprof.cli": {"pathprof.api", "pathprof.measure.profiler", "argparse"},
+               "pathprof.analysis.x": {"rich.table"}}
+    table = rules(set(imports))
+    assert [line.split(" (")[0] for line in violations(imports, table)] == [
+        "pathprof.graph.g imports pathprof.data.profile",
+        "pathprof.analysis.x imports rich.table",
+        "pathprof.report.a imports pathprof.data.store",
+        "pathprof.report.a imports pathprof.report.b",
+        "pathprof.cli imports pathprof.measure.profiler",
+    ]

@@ -48,14 +48,14 @@ class ParallelSession:
     the path coverage of their merged profile."""
 
     def __init__(self, options: argparse.Namespace) -> None:
-        from pathprof.python.selection import Selection
+        from pathprof import api
         from pathprof.report.session import CoverageReports, session_settings
 
         config, sources, data_file, reports, fail_under = session_settings(options)
         self.copies: int = options.pathprof_parallel
         self.executor: str = options.pathprof_executor or "local"
         self.scheduler: str | None = options.pathprof_scheduler
-        self.selection = Selection(sources, config.include, config.omit, [os.getcwd()])
+        self.selection = api.selection(sources, config.include, config.omit, [os.getcwd()])
         self.metric = config.metric
         self.append = bool(options.pathprof_append)
         self.results = CoverageReports(data_file, reports, fail_under)
@@ -63,13 +63,13 @@ class ParallelSession:
     def pytest_cmdline_main(self, config: pytest.Config) -> int | None:
         if any(getattr(config.option, name, False) for name in _INFORMATIONAL):
             return None  # --help, --collect-only ...: pytest as usual, nothing measured
+        from pathprof import api
         from pathprof.exceptions import PathprofError
-        from pathprof.parallel.run import run_parallel
 
         files = [path for _name, path in self.selection.files()]
         with tempfile.TemporaryDirectory(prefix="pathprof-pytest-") as aside:
             try:
-                result = run_parallel(copy_arguments(config, aside), files,
+                result = api.run_parallel_copies(copy_arguments(config, aside), files,
                                       copies=self.copies, data_file=self.results.data_file,
                                       executor=self.executor, scheduler=self.scheduler,
                                       partition=self.metric is None, kind="pytest",
@@ -87,11 +87,11 @@ class ParallelSession:
     def _show(self, config: pytest.Config, result: Any) -> None:
         from _pytest.config import create_terminal_writer
 
-        from pathprof.parallel.run import summary
+        from pathprof.api import parallel_summary
 
         writer = create_terminal_writer(config, sys.stdout)
         writer.sep("-", "pathprof: path coverage")
-        for line in summary(result, self.results.data_file):
+        for line in parallel_summary(result, self.results.data_file):
             writer.line(f"pathprof: {line}", red=not result.exact, bold=not result.exact)
         width = writer.fullwidth
         if not sys.stdout.isatty() and not os.environ.get("COLUMNS"):

@@ -120,8 +120,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
         if parallel:
             raise pytest.UsageError(f"pathprof: --pathprof-{parallel[0]} needs --pathprof")
         return
+    from pathprof import api
     from pathprof.exceptions import PathprofError
-    from pathprof.measure.partial import ENVIRONMENT
 
     if parallel and not options.pathprof_parallel:
         raise pytest.UsageError(f"pathprof: --pathprof-{parallel[0]} goes with "
@@ -130,7 +130,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
         raise pytest.UsageError("pathprof: --pathprof-executor dask needs "
                                 "--pathprof-scheduler ADDRESS")
     try:
-        if options.pathprof_parallel and not os.environ.get(ENVIRONMENT):
+        if options.pathprof_parallel and not os.environ.get(api.copy_environment()):
             from pathprof.pytest_parallel import start_parallel_session
 
             start_parallel_session(early_config, options)  # this process runs no tests
@@ -159,9 +159,9 @@ class EventsFixture:
 
     def read(self) -> int:
         """Events this thread has run so far."""
-        from pathprof.runtime import events as _eventrt
+        from pathprof.api import thread_events
 
-        return _eventrt.read_thread(sys._getframe(1))
+        return thread_events(sys._getframe(1))
 
     def assert_at_most(self, limit: int, fn: Any, *args: Any, **kwargs: Any) -> int:
         """Call ``fn`` and fail the test if it ran more than ``limit`` events; returns
@@ -174,12 +174,12 @@ class EventsFixture:
     def at_most(self, limit: int) -> Any:
         """``with pathprof_events.at_most(n):`` fails the test if the block ran more
         than ``n`` events. Yields an object whose ``count`` is set at the end."""
-        from pathprof.runtime import events as _eventrt
+        from pathprof.api import thread_events
 
         result = argparse.Namespace(count=None)
-        before = _eventrt.read_thread(sys._getframe(2))
+        before = thread_events(sys._getframe(2))
         yield result
-        result.count = _eventrt.read_thread(sys._getframe(2)) - before
+        result.count = thread_events(sys._getframe(2)) - before
         if result.count > limit:
             raise AssertionError(f"the block ran {result.count:,} events, more than the "
                                  f"{limit:,} allowed")
@@ -208,11 +208,11 @@ class PathprofPlugin:
     it where the controlling process reads it, and reports nothing."""
 
     def __init__(self, options: argparse.Namespace) -> None:
-        from pathprof.measure.partial import from_environment
+        from pathprof import api
 
         config, sources, self.data_file, reports, fail_under = session_settings(options)
         try:
-            copy = from_environment()
+            copy = api.copy_plan()
         except ValueError as err:
             raise argparse.ArgumentTypeError(str(err)) from err
         self.in_copy = copy is not None
@@ -231,15 +231,13 @@ class PathprofPlugin:
             os.environ[TOKEN_VARIABLE] = self.token
         else:
             self.token = os.environ.get(TOKEN_VARIABLE, "unknown")
-        from pathprof.measure.profiler import Profiler
-
-        self.profiler = Profiler(data_file=self._own_data_file(), source=sources,
-                                 include=config.include, omit=config.omit,
-                                 default_dirs=[os.getcwd()], mode="path",
-                                 metric=config.metric, argv=sys.argv,
-                                 append=(bool(options.pathprof_append) and self.worker is None
-                                         and not self.in_copy),
-                                 stop_counting=self._stop_counting(options, config))
+        self.profiler = api.profiler(data_file=self._own_data_file(), source=sources,
+                                     include=config.include, omit=config.omit,
+                                     default_dirs=[os.getcwd()], mode="path",
+                                     metric=config.metric, argv=sys.argv,
+                                     append=(bool(options.pathprof_append)
+                                             and self.worker is None and not self.in_copy),
+                                     stop_counting=self._stop_counting(options, config))
 
     def _stop_counting(self, options: argparse.Namespace, config: Any) -> str:
         """When functions stop counting: coverage needs to know whether each path
@@ -260,9 +258,9 @@ class PathprofPlugin:
     def _own_data_file(self) -> str:
         if self.worker is None:
             return self.data_file
-        from pathprof.data.files import parallel_name
+        from pathprof import api
 
-        return parallel_name(self.data_file, "xdist", run=self.token, worker=self.worker)
+        return api.xdist_data_file(self.data_file, self.token, self.worker)
 
     def start(self) -> None:
         self.profiler.start()
@@ -282,18 +280,17 @@ class PathprofPlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        from pathprof.data.files import files_of
-        from pathprof.data.store import combine
+        from pathprof import api
         from pathprof.exceptions import PathprofError
 
         self.profiler.stop()
         self.profiler.save()
         if self.worker is not None:
             return
-        workers = files_of(self.data_file, "xdist", run=self.token)
+        workers = api.xdist_data_files(self.data_file, self.token)
         if workers:
             try:
-                combine(self.data_file, workers)
+                api.combine(self.data_file, workers)
             except PathprofError as err:
                 self.results.problems.append(str(err))
                 return

@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from pathprof.analysis.basis import basis_coverage
 from pathprof.analysis.edgepredict import cfg_edge_counts
 from pathprof.analysis.pathcoverage import CoverageTotals
+from pathprof.data.measurement import Measurement
 from pathprof.data.profile import FunctionProfile, numbering_of
-from pathprof.data.store import Measurement
 from pathprof.exceptions import PathprofError
-from pathprof.python.instrument import source_hash
+from pathprof.hashing import source_hash
 
 __all__ = ["Arm", "Decision", "FileLines", "FunctionLines", "LineCoverage", "line_coverage"]
 

@@ -31,8 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pathprof.analysis.basis import basis_coverage
+from pathprof.data.measurement import Measurement
 from pathprof.data.profile import FunctionProfile, Path, decode_paths, numbering_of
-from pathprof.data.store import Measurement
 from pathprof.exceptions import PathprofError
 from pathprof.graph import paths_shortest_first
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from pathprof.analysis.decisions import decisions
+from pathprof.data.measurement import Measurement
 from pathprof.data.profile import FunctionProfile, Path, merge
-from pathprof.data.store import Measurement
-from pathprof.report.paths_json import decisions
 
 __all__ = ["FunctionDiff", "PathChange", "ProfileDiff", "diff_profiles"]
 

@@ -1,4 +1,5 @@
 """A measured profile and its data file: :mod:`.profile` (the counts, per
-function, with the CFG they belong to), :mod:`.store` (the SQLite file, its
+function, with the CFG they belong to), :mod:`.measurement` (a whole data file's
+contents in memory: runs and profiles), :mod:`.store` (the SQLite file, its
 combining, locking and faults) and :mod:`.files` (the names of the files written
 beside a data file, and the finding of them). Standard library only."""

@@ -34,10 +34,10 @@ import socket
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 
 from pathprof.contract import ContractError, FunctionInfo
 from pathprof.data.files import combinable_files
+from pathprof.data.measurement import Measurement, RunInfo, source_conflicts
 from pathprof.data.profile import FunctionProfile, merge
 from pathprof.exceptions import DataError, NoDataError
 from pathprof.version import __version__
@@ -95,31 +95,6 @@ _STOPPED_TABLE = ("CREATE TABLE IF NOT EXISTS stopped_counting (function_id INTE
 
 #: Seconds to wait for another writer before reporting the file as locked.
 LOCK_TIMEOUT = 5.0
-
-
-@dataclass
-class RunInfo:
-    started: float
-    argv: list[str]
-    python: str
-    mode: str
-    metric: str | None
-    pid: int
-    hostname: str
-
-
-@dataclass
-class Measurement:
-    """What a data file holds, with measurements of one function merged."""
-
-    runs: list[RunInfo] = field(default_factory=list)
-    functions: list[FunctionProfile] = field(default_factory=list)
-    sources: dict[tuple[str, str], str] = field(default_factory=dict)
-
-    @property
-    def mode(self) -> str:
-        modes = {run.mode for run in self.runs}
-        return modes.pop() if len(modes) == 1 else "mixed"
 
 
 class OtherSchemaError(DataError):
@@ -508,18 +483,6 @@ def _read(db: sqlite3.Connection) -> Measurement:
         result.sources[(file, digest)] = text
     result.functions = merge(functions.values())
     return result
-
-
-def source_conflicts(measurements: Iterable[Measurement]) -> list[tuple[str, str, int]]:
-    """Functions measured from more than one version of their source:
-    ``(file, qualname, number of versions)``. Their counts are kept apart, one
-    entry per source hash, since path numbers of different CFGs do not add up."""
-    hashes: dict[tuple[str, str], set[str]] = {}
-    for measurement in measurements:
-        for fn in measurement.functions:
-            hashes.setdefault((fn.file, fn.qualname), set()).add(fn.source_hash)
-    return [(file, qualname, len(h)) for (file, qualname), h in sorted(hashes.items())
-            if len(h) > 1]
 
 
 def erase(path: str) -> list[str]:

@@ -114,7 +114,8 @@ def compile_instrumented(source: bytes, filename: str, options: InstrumentOption
 
 def _compile_instrumented(source: bytes, filename: str, options: InstrumentOptions,
                           in_place: bool) -> Any:
-    from pathprof.python.instrument import instrument_source, source_hash
+    from pathprof.hashing import source_hash
+    from pathprof.python.instrument import instrument_source
 
     calls_only: Any = ()
     shares = None

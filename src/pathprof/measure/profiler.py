@@ -42,11 +42,11 @@ from pathprof.data import files, store
 from pathprof.data.profile import FunctionProfile, edge_counts, numbering_of
 from pathprof.exceptions import ConfigError, DataError
 from pathprof.graph.copyplan import CopyShare
+from pathprof.hashing import source_hash
 from pathprof.measure import inplace, partial, stopping
 from pathprof.measure.importhook import ImportHook, InstrumentOptions
 from pathprof.measure.interpreter import require_gil
 from pathprof.messages import warn
-from pathprof.python.instrument import source_hash
 from pathprof.python.selection import Selection
 
 __all__ = ["Profiler", "load", "save_on_sigterm"]

@@ -46,9 +46,9 @@ from pathprof.graph import (
 )
 from pathprof.graph.copyplan import CopyShare
 from pathprof.graph.partition import whole_task
+from pathprof.hashing import source_hash
 from pathprof.measure.partial import PLAN_FORMAT
 from pathprof.python.cfg import build_cfg, iter_functions
-from pathprof.python.instrument import source_hash
 from pathprof.python.rewrite import plan_function, share_feasible
 
 __all__ = ["CopiesPlan", "plan_copies"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
-import hashlib
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +32,7 @@ from pathprof.contract import (
 from pathprof.graph import number_paths, to_dag
 from pathprof.graph.copyplan import CopyShare
 from pathprof.graph.numbering import regenerate
+from pathprof.hashing import source_hash
 from pathprof.python import eventcode, rewrite
 from pathprof.python.cfg import (
     Role,
@@ -210,11 +210,6 @@ class InstrumentedModule:
     def compile_prologue(self, filename: str) -> Any:
         return compile(ast.Module(body=self.prologue, type_ignores=[]), filename, "exec",
                        dont_inherit=True)
-
-
-def source_hash(source: str | bytes) -> str:
-    data = source.encode("utf-8") if isinstance(source, str) else source
-    return hashlib.sha256(data).hexdigest()[:32]
 
 
 def instrument_source(source: str | bytes, filename: str, *, module_key: str | None = None,

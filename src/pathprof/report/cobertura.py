@@ -23,13 +23,13 @@ from __future__ import annotations
 import os
 import time
 import xml.etree.ElementTree as ET
-from typing import TextIO
+from typing import Any, TextIO
 
 from pathprof.analysis.linecoverage import Decision, LineCoverage, relative_name
 from pathprof.analysis.pathcoverage import CoverageTotals
 from pathprof.version import __version__
 
-__all__ = ["write_cobertura"]
+__all__ = ["render", "write_cobertura"]
 
 
 def _rate(rate: CoverageTotals) -> str:
@@ -117,3 +117,8 @@ def write_cobertura(coverage: LineCoverage, output: TextIO, root: str | None = N
                  "coverage-04.dtd -->\n")
     output.write(ET.tostring(top, encoding="unicode"))
     output.write("\n")
+
+
+def render(coverage: LineCoverage, out: TextIO, **options: Any) -> None:
+    """The renderer (see :mod:`pathprof.report`): :func:`write_cobertura` on ``out``."""
+    write_cobertura(coverage, out, **options)

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import IO, Any
 
-__all__ = ["WIDE", "report_console"]
+__all__ = ["WIDE", "console_for", "report_console"]
 
 #: Columns of a report that is not printed on a terminal.
 WIDE = 200
@@ -31,3 +31,11 @@ def report_console(file: IO[str] | None = None, *, stderr: bool = False) -> Any:
         terminal = False
     width = None if terminal or os.environ.get("COLUMNS") else WIDE
     return Console(file=file, stderr=stderr, width=width)
+
+
+def console_for(out: Any) -> Any:
+    """The rich console a text renderer prints on: ``out`` itself if it is one (the
+    pytest plugin's, sized to its terminal), else :func:`report_console` on the stream."""
+    from rich.console import Console
+
+    return out if isinstance(out, Console) else report_console(out)

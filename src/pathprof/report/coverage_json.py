@@ -8,13 +8,14 @@ coverage (:mod:`pathprof.analysis.basis`, the headline) is in ``basis_covered``,
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, TextIO
 
+from pathprof.analysis.decisions import decisions
 from pathprof.analysis.pathcoverage import CoverageTotals, PathCoverage
-from pathprof.report.paths_json import decisions
 from pathprof.version import __version__
 
-__all__ = ["COVERAGE_JSON_VERSION", "coverage_json"]
+__all__ = ["COVERAGE_JSON_VERSION", "coverage_json", "render"]
 
 COVERAGE_JSON_VERSION = 1
 
@@ -50,3 +51,9 @@ def coverage_json(coverage: PathCoverage, missed_per_function: int = 10) -> dict
     return {"format": "pathprof-coverage", "version": COVERAGE_JSON_VERSION,
             "pathprof_version": __version__, "totals": _totals(coverage.totals, coverage.basis),
             "files": files}
+
+
+def render(coverage: PathCoverage, out: TextIO, **options: Any) -> None:
+    """The renderer (see :mod:`pathprof.report`): :func:`coverage_json`, indented, on
+    ``out``."""
+    print(json.dumps(coverage_json(coverage, **options), indent=2), file=out)

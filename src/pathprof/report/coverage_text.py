@@ -18,31 +18,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from pathprof.analysis.decisions import path_brief
 from pathprof.analysis.pathcoverage import CoverageTotals, FunctionCoverage, PathCoverage
-from pathprof.data.profile import FunctionProfile, Path
-from pathprof.report.paths_json import decisions
+from pathprof.report.console import console_for
+from pathprof.report.formatting import BASIS_NOTE, FEASIBILITY_NOTE, format_percent
 from pathprof.report.terminal import printable_path
 
-__all__ = ["BASIS_NOTE", "FEASIBILITY_NOTE", "format_percent", "headline", "path_brief",
-           "render_coverage"]
-
-FEASIBILITY_NOTE = ("Paths possible are the acyclic paths the control-flow graph allows; "
-                    "some may be infeasible, so 100% may be out of reach.")
-
-
-BASIS_NOTE = ("Basis: linearly independent paths run of those a function's paths span "
-              "(McCabe's structured testing); see docs/commands/coverage.md.")
-
-
-def format_percent(totals: CoverageTotals) -> str:
-    """The percentage with one decimal, never rounded up to 100% or down to 0%."""
-    percent = totals.percent
-    if totals.run > 0 and percent < 0.1:
-        return "<0.1%"
-    if totals.run < totals.possible and percent > 99.9:
-        return ">99.9%"
-    return f"{percent:.1f}%"
-
+__all__ = ["headline", "render", "render_coverage"]
 
 def headline(coverage: PathCoverage) -> str:
     """The suite's figures in one sentence, basis path coverage first."""
@@ -63,31 +45,6 @@ def stopped_note(coverage: PathCoverage) -> str | None:
             "went back to its original code once the paths that ran told all its basis "
             "can, and the paths it ran after that are not known. Basis figures, lines and "
             "branches are exact.")
-
-
-def path_brief(fn: FunctionProfile, path: Path) -> str:
-    """A path on one line: the first line of each block it runs, with the branch
-    taken where there was a choice, e.g. ``3 if → false · 6 · 7 return``."""
-    taken = {d["block"]: d["taken"] for d in decisions(fn, path)}
-    parts: list[str] = []
-    if path.start != "entry":
-        parts.append(f"({path.start})")
-    previous = None
-    for block in path.blocks:
-        span = fn.block_lines(block)
-        if span is None:
-            continue
-        line = span[0]
-        branch = taken.get(block)
-        text = str(line) if branch is None else f"{line} → {branch}"
-        if line == previous and parts:
-            parts[-1] = text if branch is not None else parts[-1]
-        else:
-            parts.append(text)
-        previous = line
-    if path.end not in ("return",):
-        parts.append(f"({path.end})")
-    return " · ".join(parts)
 
 
 def _row(table: Table, name: str, totals: CoverageTotals, basis: CoverageTotals,
@@ -214,3 +171,8 @@ def _render_function_missing(fn: FunctionCoverage, console: Console, limit: int)
         console.print(Text("    " + path_brief(profile, path)))
     if fn.totals.missed > limit:
         console.print(Text(f"    … and {fn.totals.missed - limit:,} more", style="dim"))
+
+
+def render(coverage: PathCoverage, out: Any, **options: Any) -> None:
+    """The renderer (see :mod:`pathprof.report`): :func:`render_coverage` on ``out``."""
+    render_coverage(coverage, console_for(out), **options)

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.text import Text
 
+from pathprof.analysis.decisions import path_brief
 from pathprof.analysis.pathdiff import FunctionDiff, PathChange, ProfileDiff
-from pathprof.report.coverage_text import path_brief
+from pathprof.report.console import console_for
 from pathprof.report.terminal import printable_path
 
-__all__ = ["diff_json", "render_diff"]
+__all__ = ["diff_json", "render", "render_diff", "render_json"]
 
 
 def _change_text(kind: str, diff: FunctionDiff, change: PathChange) -> Text:
@@ -76,3 +78,13 @@ def diff_json(diff: ProfileDiff) -> dict[str, Any]:
         "gone_functions": [{"file": f.file, "qualname": f.qualname}
                            for f in diff.gone_functions],
     }
+
+
+def render(diff: ProfileDiff, out: Any, **options: Any) -> None:
+    """The renderer (see :mod:`pathprof.report`): :func:`render_diff` on ``out``."""
+    render_diff(diff, console_for(out), **options)
+
+
+def render_json(diff: ProfileDiff, out: TextIO, **options: Any) -> None:
+    """The JSON renderer: :func:`diff_json`, indented, on ``out``."""
+    print(json.dumps(diff_json(diff, **options), indent=2), file=out)

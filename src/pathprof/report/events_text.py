@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from pathprof.events import EventCounts, FunctionEvents
+from pathprof.report.console import console_for
 
-__all__ = ["render_counts", "sort_functions"]
+__all__ = ["render", "render_counts", "sort_functions"]
 
 
 def sort_functions(functions: list[FunctionEvents], sort: str) -> list[FunctionEvents]:
@@ -53,3 +55,8 @@ def render_counts(console: Console, counts: EventCounts, *, sort: str = "inclusi
     if lost:
         console.print(f"[yellow]{lost} exceptions could not be placed in their function; "
                       "those calls' counts may be short.[/yellow]")
+
+
+def render(counts: EventCounts, out: Any, **options: Any) -> None:
+    """The renderer (see :mod:`pathprof.report`): :func:`render_counts` on ``out``."""
+    render_counts(console_for(out), counts, **options)

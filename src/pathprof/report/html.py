@@ -20,21 +20,26 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from pathprof.analysis.basis import basis_coverage
+from pathprof.analysis.decisions import decisions
 from pathprof.analysis.edgepredict import cfg_edge_counts, predict_from_edges, summarize
 from pathprof.analysis.pathcoverage import CoverageTotals, missed_paths
+from pathprof.data.measurement import Measurement
 from pathprof.data.profile import FunctionProfile, Path, numbering_of
-from pathprof.data.store import Measurement
 from pathprof.graph import EdgeKind, regenerate, regenerate_prefix
 from pathprof.report.cfg_picture import cfg_picture
-from pathprof.report.coverage_text import BASIS_NOTE, FEASIBILITY_NOTE, format_percent
+from pathprof.report.formatting import (
+    BASIS_NOTE,
+    FEASIBILITY_NOTE,
+    format_duration,
+    format_percent,
+)
 from pathprof.report.htmlfiles import copy_static_files, json_for_script, template
-from pathprof.report.paths_json import decisions
-from pathprof.report.paths_text import format_duration
 from pathprof.version import __version__
 
-__all__ = ["HTML_FORMAT_VERSION", "write_html"]
+__all__ = ["HTML_FORMAT_VERSION", "render", "write_html"]
 
 #: Changes when the meaning of the embedded page data changes.
 HTML_FORMAT_VERSION = 1
@@ -319,3 +324,8 @@ def write_html(measurement: Measurement, directory: str, *, title: str = "pathpr
     copy_static_files(directory)
     return index
 
+
+def render(measurement: Measurement, out: str, **options: Any) -> str:
+    """The renderer (see :mod:`pathprof.report`): :func:`write_html` into the directory
+    ``out``; the index file's path."""
+    return write_html(measurement, out, **options)

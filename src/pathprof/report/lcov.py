@@ -16,11 +16,11 @@ share one). Files are named by absolute path, as geninfo writes them.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TextIO
+from typing import Any, TextIO
 
 from pathprof.analysis.linecoverage import FileLines, LineCoverage
 
-__all__ = ["write_lcov"]
+__all__ = ["render", "write_lcov"]
 
 
 def _function_names(file: FileLines) -> list[str]:
@@ -56,3 +56,8 @@ def write_lcov(coverage: LineCoverage, output: TextIO) -> None:
             output.write(f"DA:{line},{hits}\n")
         lines = file.line_rate
         output.write(f"LF:{lines.possible}\nLH:{lines.run}\nend_of_record\n")
+
+
+def render(coverage: LineCoverage, out: TextIO, **options: Any) -> None:
+    """The renderer (see :mod:`pathprof.report`): :func:`write_lcov` on ``out``."""
+    write_lcov(coverage, out, **options)

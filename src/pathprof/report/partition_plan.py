@@ -9,6 +9,7 @@ all paths, PSPP labels for the paths of its tasks (§3.1), or nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -27,8 +28,9 @@ from pathprof.graph import (
 )
 from pathprof.graph.numbering import Numbering
 from pathprof.graph.serial import NamedCfg
+from pathprof.report.console import console_for
 
-__all__ = ["PartitionSummary", "render_partition", "summarize_partition"]
+__all__ = ["PartitionSummary", "render", "render_partition", "summarize_partition"]
 
 #: Paths spelled out per task at most.
 MAX_LISTED_PATHS = 8
@@ -95,3 +97,9 @@ def render_partition(summary: PartitionSummary) -> RenderableType:
     note = Text.assemble(("Sequential Ball-Larus: ", "bold"),
                          f"{summary.whole_cost} probes, {summary.numbering.total} paths.")
     return Group(tasks, copies, note)
+
+
+def render(named: NamedCfg, out: Any, **options: Any) -> None:
+    """The renderer (see :mod:`pathprof.report`): how P3 splits the paths of a CFG
+    among ``copies=K`` copies, on ``out``."""
+    console_for(out).print(render_partition(summarize_partition(named, **options)))

@@ -7,16 +7,16 @@ a version change). Path numbers are strings because they can exceed 2**53.
 
 from __future__ import annotations
 
-import itertools
-from typing import Any
+import json
+from typing import Any, TextIO
 
+from pathprof.analysis.decisions import decisions, edge_label
 from pathprof.analysis.edgepredict import predict_from_edges
-from pathprof.contract import FunctionInfo
+from pathprof.data.measurement import Measurement
 from pathprof.data.profile import FunctionProfile, Path
-from pathprof.data.store import Measurement
 from pathprof.version import __version__
 
-__all__ = ["JSON_VERSION", "to_json"]
+__all__ = ["JSON_VERSION", "render", "to_json"]
 
 JSON_VERSION = 1
 
@@ -41,38 +41,6 @@ def _path(fn: FunctionProfile, path: Path, total: int) -> dict[str, Any]:
     if contexts:
         entry["contexts"] = sorted(contexts)
     return entry
-
-
-def edge_label(meta: FunctionInfo, eid: int) -> str:
-    """What the report calls edge ``eid``: its label, or for a branch that falls off
-    the function's end (labelled "return" in the CFG), the branch: ``false``,
-    ``exhausted``..."""
-    return meta.fall_off.get(eid, meta.edges[eid].label)
-
-
-def decisions(fn: FunctionProfile, path: Path) -> list[dict[str, Any]]:
-    """The branch taken at each block of the path that has a choice, the last one
-    included: the branch out of the function, or back to a loop's header."""
-    meta = fn.meta
-    out_labels: dict[int, dict[int, list[str]]] = {}
-    for eid, (src, dst, _label) in enumerate(meta.edges):
-        out_labels.setdefault(src, {}).setdefault(dst, []).append(edge_label(meta, eid))
-    result = []
-    sequence = list(path.blocks)
-    if path.end == "return" or path.end in ("raise", "reraise"):
-        sequence.append(meta.exit)
-    elif path.end == "loop-back" and sequence:
-        headers = {meta.edges[eid].dst for eid in meta.backedges
-                   if meta.edges[eid].src == sequence[-1]}
-        if len(headers) == 1:  # the back edge the path ended on
-            sequence.append(headers.pop())
-    for src, dst in itertools.pairwise(sequence):
-        outs = out_labels.get(src, {})
-        if len(outs) > 1 or sum(len(v) for v in outs.values()) > 1:
-            lines = fn.block_lines(src)
-            result.append({"block": src, "line": lines[1] if lines else None,
-                           "taken": "/".join(outs.get(dst, ["?"]))})
-    return result
 
 
 def function_json(fn: FunctionProfile, top: int | None = None) -> dict[str, Any]:
@@ -122,3 +90,8 @@ def to_json(measurement: Measurement, top: int | None = None) -> dict[str, Any]:
                       sorted(measurement.functions, key=lambda f: (f.file, f.first_line,
                                                                    f.qualname))],
     }
+
+
+def render(measurement: Measurement, out: TextIO, **options: Any) -> None:
+    """The renderer (see :mod:`pathprof.report`): :func:`to_json`, indented, on ``out``."""
+    print(json.dumps(to_json(measurement, **options), indent=2), file=out)

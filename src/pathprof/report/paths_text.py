@@ -9,18 +9,21 @@ how many paths they executed.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from pathprof.analysis.decisions import decisions, path_brief
 from pathprof.analysis.edgepredict import EdgePrediction, predict_from_edges, summarize
+from pathprof.data.measurement import Measurement
 from pathprof.data.profile import FunctionProfile, Path
-from pathprof.data.store import Measurement
-from pathprof.report.coverage_text import path_brief
-from pathprof.report.paths_json import decisions
+from pathprof.report.console import console_for
+from pathprof.report.formatting import format_duration
 from pathprof.report.terminal import printable, printable_path
 
-__all__ = ["render_report"]
+__all__ = ["render", "render_report"]
 
 
 #: Columns of a path row other than its source code (count, share, from → to,
@@ -29,16 +32,6 @@ OTHER_COLUMNS = 50
 
 #: Short names for the path table; the JSON report and the legend use the full ones.
 _SHORT = {"loop-header": "loop", "loop-back": "loop", "exception": "exc"}
-
-
-def format_duration(ns: int) -> str:
-    if ns < 1_000:
-        return f"{ns} ns"
-    if ns < 1_000_000:
-        return f"{ns / 1e3:.1f} µs"
-    if ns < 1_000_000_000:
-        return f"{ns / 1e6:.1f} ms"
-    return f"{ns / 1e9:,.2f} s"
 
 
 def _source_lines(measurement: Measurement, fn: FunctionProfile) -> list[str] | None:
@@ -195,3 +188,8 @@ def render_report(measurement: Measurement, console: Console, *, top: int = 5,
         console.print(Text(f"{len(unrun)} measured functions never ran"
                            + (": " + ", ".join(f.qualname for f in unrun) if show_unrun
                               else " (--show-unrun lists them)."), style="dim"))
+
+
+def render(measurement: Measurement, out: Any, **options: Any) -> None:
+    """The renderer (see :mod:`pathprof.report`): :func:`render_report` on ``out``."""
+    render_report(measurement, console_for(out), **options)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -20,8 +21,9 @@ from pathprof.graph import (
 from pathprof.graph.numbering import AcyclicPath, Numbering
 from pathprof.graph.placement import ProbePlan
 from pathprof.graph.serial import NamedCfg
+from pathprof.report.console import console_for
 
-__all__ = ["PlanSummary", "render_plan", "summarize_plan"]
+__all__ = ["PlanSummary", "render", "render_plan", "summarize_plan"]
 
 #: Paths listed in full at most; beyond this the table is cut.
 MAX_LISTED_PATHS = 64
@@ -108,3 +110,9 @@ def render_plan(summary: PlanSummary) -> RenderableType:
         f"{summary.naive_dynamic} with Val on every edge.",
     )
     return Group(edges, paths, totals)
+
+
+def render(named: NamedCfg, out: Any, **options: Any) -> None:
+    """The renderer (see :mod:`pathprof.report`): the plan of a CFG read from JSON
+    (:func:`pathprof.graph.serial.cfg_from_data`) on ``out``."""
+    console_for(out).print(render_plan(summarize_plan(named, **options)))

@@ -55,12 +55,11 @@ class CoverageReports:
 
     def produce(self) -> None:
         """Read the data file, write the report files, check the threshold."""
-        from pathprof.analysis.pathcoverage import path_coverage
-        from pathprof.data.store import read
+        from pathprof import api
         from pathprof.exceptions import PathprofError
 
         try:
-            self.coverage = path_coverage(read(self.data_file))
+            self.coverage = api.coverage(api.load(self.data_file))
             for report in self.reports:
                 if report.startswith("json"):
                     self._write_json(report.partition(":")[2] or "pathprof.json")
@@ -80,28 +79,24 @@ class CoverageReports:
                                  f"{self.fail_under.setting}")
 
     def _write_json(self, path: str) -> None:
-        import json
-
-        from pathprof.report.coverage_json import coverage_json
+        from pathprof import api
 
         with open(path, "w", encoding="utf-8") as f:
-            json.dump(coverage_json(self.coverage), f, indent=2)
+            api.render("coverage-json", self.coverage, f)
         self.written.append(path)
 
     def _write_export(self, report: str) -> None:
-        from pathprof.data.store import read
-        from pathprof.report.exports import EXPORTS, write_export
+        from pathprof import api
 
         kind, _colon, path = report.partition(":")
-        path = path or EXPORTS[kind]
-        write_export(kind, read(self.data_file), path)
+        path = path or api.EXPORTS[kind]
+        api.export(kind, api.load(self.data_file), path)
         self.written.append(path)
 
     def _write_html(self, directory: str) -> None:
-        from pathprof.data.store import read
-        from pathprof.report.html import write_html
+        from pathprof import api
 
-        index = write_html(read(self.data_file), directory)
+        index = api.render("html", api.load(self.data_file), directory)
         self.written.append(index)
 
     def show(self, write_line: Any, write: Any, width: int, markup: bool) -> None:
@@ -126,12 +121,12 @@ class CoverageReports:
         paths each one missed."""
         from rich.console import Console
 
-        from pathprof.report.coverage_text import render_coverage
+        from pathprof import api
 
         buffer = io.StringIO()
         console = Console(file=buffer, width=width, force_terminal=markup,
                           color_system="standard" if markup else None)
-        render_coverage(self.coverage, console, show_missing=show_missing,
+        api.render("coverage", self.coverage, console, show_missing=show_missing,
                         skip_covered=skip_covered, per_file=not show_missing)
         return buffer.getvalue()
 

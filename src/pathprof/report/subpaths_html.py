@@ -25,7 +25,7 @@ from pathprof.report.htmlfiles import copy_static_files, template
 from pathprof.subpaths import NOTHING_SAMPLED, bound_text
 from pathprof.version import __version__
 
-__all__ = ["write_subpaths_html"]
+__all__ = ["render", "write_subpaths_html"]
 
 #: The format of ``pathprof hot --json`` this reads.
 DOCUMENT_FORMAT = 1
@@ -283,3 +283,9 @@ def write_subpaths_html(document: dict[str, Any], directory: str, *,
         f.write(_render_index(views, document, title))
     copy_static_files(directory)
     return index
+
+
+def render(document: dict[str, Any], out: str, **options: Any) -> str:
+    """The renderer (see :mod:`pathprof.report`): :func:`write_subpaths_html` into the
+    directory ``out``; the index file's path."""
+    return write_subpaths_html(document, out, **options)

@@ -10,9 +10,10 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from pathprof.report.console import console_for
 from pathprof.subpaths import NOTHING_SAMPLED, bound_text
 
-__all__ = ["render_hot", "subpath_table"]
+__all__ = ["render", "render_hot", "subpath_table"]
 
 
 
@@ -67,3 +68,10 @@ def render_hot(console: Any, hottest: Sequence[Any], summary: dict[str, Any], *,
         f"start per {summary['period']:,.0f} blocks after {summary['resamplings']} "
         "resamplings. Estimated = times sampled x period / P(length); ± is the Chernoff "
         "bound on the relative error.", style="dim")
+
+
+def render(hottest: Sequence[Any], out: Any, **options: Any) -> None:
+    """The renderer (see :mod:`pathprof.report`): :func:`render_hot` on ``out``
+    (``summary=`` is the sampling's summary)."""
+    summary = options.pop("summary")
+    render_hot(console_for(out), hottest, summary, **options)

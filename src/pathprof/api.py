@@ -1,0 +1,462 @@
+"""What the faces call: the command line (:mod:`pathprof.cli`), the pytest plugins
+(:mod:`pathprof.pytest_plugin`, :mod:`pathprof.pytest_parallel`) and their end of
+session (:mod:`pathprof.report.session`).
+
+One door between the faces and the layers below (``tests/test_layout.py``): a face
+imports this module and the small public ones (:mod:`pathprof.config`,
+:mod:`pathprof.exceptions`, :mod:`pathprof.messages`, :mod:`pathprof.version`,
+:mod:`pathprof.events`, :mod:`pathprof.subpaths`), never the store, the
+measurement, the front end or a renderer. Every import here is made when a function
+is called: the pytest plugin loads this module in every session, measured or not.
+
+- the data file: :func:`load`, :func:`combine`, :func:`combinable_files`,
+  :func:`erase`, :func:`xdist_data_file`, :func:`xdist_data_files`;
+- a measured program: :func:`program`, :func:`measured_run`, :func:`run_program`,
+  :func:`main_compiler`, :func:`parallel_run`, :func:`profiler`, :func:`copy_plan`,
+  :func:`command_scope`;
+- the analyses: :func:`coverage`, :func:`line_coverage`, :func:`diff`;
+- the reports, by name: :data:`REPORTS`, :func:`render`, :func:`export`,
+  :data:`EXPORTS`, :func:`check_sort`, :func:`hot_table`, :func:`read_cfg`;
+- the instrumented-code cache: :func:`warm_cache`;
+- event counting: :func:`thread_events`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TextIO
+
+from pathprof.exceptions import PathprofError
+
+__all__ = [
+    "EXPORTS",
+    "INTERRUPTED",
+    "REPORTS",
+    "check_scheduler",
+    "check_sort",
+    "combinable_files",
+    "combine",
+    "command_scope",
+    "copy_environment",
+    "copy_plan",
+    "coverage",
+    "diff",
+    "erase",
+    "export",
+    "hot_table",
+    "line_coverage",
+    "load",
+    "main_compiler",
+    "measured_run",
+    "output",
+    "parallel_run",
+    "parallel_summary",
+    "profiler",
+    "program",
+    "read_cfg",
+    "render",
+    "renderer",
+    "run_program",
+    "selected_files", "source_conflicts",
+    "thread_events",
+    "warm_cache",
+    "xdist_data_file",
+    "xdist_data_files",
+]
+
+#: The program ended by an uncaught KeyboardInterrupt (see :func:`command_scope`;
+#: the same value as :data:`pathprof.measure.program.INTERRUPTED`, which a run returns).
+INTERRUPTED = -2
+
+# -- The data file ------------------------------------------------------------------
+
+
+def load(data_file: str, include: Sequence[str] = (), omit: Sequence[str] = ()) -> Any:
+    """The :class:`~pathprof.data.measurement.Measurement` in ``data_file``, with only
+    the functions of the files ``include`` and ``omit`` (patterns) let through."""
+    from pathprof.data.store import read
+    from pathprof.python.selection import matches_patterns
+
+    measurement = read(data_file)
+    if include or omit:
+        measurement.functions = [fn for fn in measurement.functions
+                                 if matches_patterns(fn.file, include, omit)]
+    return measurement
+
+
+def combinable_files(data_file: str) -> list[str]:
+    """The data files written beside ``data_file`` that ``combine`` takes."""
+    from pathprof.data.files import combinable_files as found
+
+    return found(data_file)
+
+
+def combine(data_file: str, files: Sequence[str],
+            progress: Callable[[int, int], None] | None = None) -> list[str]:
+    """Combine ``files`` into ``data_file``; the files combined."""
+    from pathprof.data.store import combine as combine_files
+
+    return combine_files(data_file, files, progress=progress)
+
+
+def source_conflicts(data_file: str) -> list[tuple[str, str, int]]:
+    """The functions of ``data_file`` measured from several versions of their source:
+    (file, qualname, versions)."""
+    from pathprof.data.store import read
+    from pathprof.data.store import source_conflicts as conflicts
+
+    return conflicts([read(data_file)])
+
+
+def erase(data_file: str) -> list[str]:
+    """Remove ``data_file`` and the files beside it; the files removed."""
+    from pathprof.data.store import erase as erase_files
+
+    return erase_files(data_file)
+
+
+def xdist_data_file(data_file: str, run: str, worker: str) -> str:
+    """The data file a pytest-xdist worker of session ``run`` writes."""
+    from pathprof.data.files import parallel_name
+
+    return parallel_name(data_file, "xdist", run=run, worker=worker)
+
+
+def xdist_data_files(data_file: str, run: str) -> list[str]:
+    """The data files the pytest-xdist workers of session ``run`` wrote."""
+    from pathprof.data.files import files_of
+
+    return files_of(data_file, "xdist", run=run)
+
+
+# -- The analyses -------------------------------------------------------------------
+
+
+def coverage(measurement: Any) -> Any:
+    """Path and basis path coverage (:class:`~pathprof.analysis.pathcoverage.PathCoverage`)."""
+    from pathprof.analysis.pathcoverage import path_coverage
+
+    return path_coverage(measurement)
+
+
+def line_coverage(measurement: Any) -> Any:
+    """Lines and branches (:class:`~pathprof.analysis.linecoverage.LineCoverage`)."""
+    from pathprof.analysis.linecoverage import line_coverage as lines
+
+    return lines(measurement)
+
+
+def diff(old: Any, new: Any, **options: Any) -> Any:
+    """How two measurements differ (:func:`pathprof.analysis.pathdiff.diff_profiles`)."""
+    from pathprof.analysis.pathdiff import diff_profiles
+
+    return diff_profiles(old, new, **options)
+
+
+# -- The reports ----------------------------------------------------------------------
+
+#: report name -> the module of :mod:`pathprof.report` and its renderer function
+#: (every one ``render(data, out, **options)``: see :mod:`pathprof.report`).
+REPORTS = {
+    "paths": ("paths_text", "render"), "paths-json": ("paths_json", "render"),
+    "coverage": ("coverage_text", "render"), "coverage-json": ("coverage_json", "render"),
+    "diff": ("diff_text", "render"), "diff-json": ("diff_text", "render_json"),
+    "html": ("html", "render"), "lcov": ("lcov", "render"), "xml": ("cobertura", "render"),
+    "events": ("events_text", "render"), "subpaths": ("subpaths_text", "render"),
+    "subpaths-html": ("subpaths_html", "render"), "plan": ("plan", "render"),
+    "partition-plan": ("partition_plan", "render"),
+}
+
+#: export format -> default file name (coverage.py's and pytest-cov's)
+EXPORTS = {"lcov": "coverage.lcov", "xml": "coverage.xml"}
+
+
+def render(name: str, data: Any, out: Any, **options: Any) -> Any:
+    """Show ``data`` on ``out`` with the report ``name`` (:data:`REPORTS`)."""
+    return renderer(name)(data, out, **options)
+
+
+def renderer(name: str) -> Callable[..., Any]:
+    """The renderer of the report ``name`` (:data:`REPORTS`), imported now: a command
+    that reports after running a program imports it before the run, which may leave
+    the import system unusable."""
+    import importlib
+
+    module, function = REPORTS[name]
+    return getattr(importlib.import_module(f"pathprof.report.{module}"), function)
+
+
+def export(kind: str, measurement: Any, path: str | None) -> Any:
+    """Write ``measurement`` as ``kind`` (see :data:`EXPORTS`) to ``path`` (None: standard
+    output); returns the line coverage written. An unwritable path raises
+    :class:`PathprofError`."""
+    lines = line_coverage(measurement)
+    if path is None:
+        render(kind, lines, sys.stdout)
+        return lines
+    try:
+        with open(path, "w", encoding="utf-8") as output:
+            render(kind, lines, output)
+    except OSError as err:
+        raise PathprofError(f"cannot write {path}: {err.strerror}") from err
+    return lines
+
+
+def check_sort(sort: str) -> str:
+    """A coverage table's ``--sort`` column, checked (a :class:`PathprofError` if unknown)."""
+    from pathprof.report.coverage_text import check_sort as check
+
+    try:
+        return check(sort)
+    except ValueError as err:
+        raise PathprofError(str(err)) from err
+
+
+def hot_table(hottest: Sequence[Any], **options: Any) -> Any:
+    """The table of the hottest subpaths, as a rich renderable (``hot``'s live view)."""
+    from pathprof.report.subpaths_text import subpath_table
+
+    return subpath_table(hottest, **options)
+
+
+def read_cfg(path: str) -> tuple[Any, str | None]:
+    """A CFG given as JSON (``pathprof plan``) and its description, if it has one."""
+    import json
+
+    from pathprof.graph.serial import cfg_from_data
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as err:
+        raise PathprofError(f"cannot read {path}: {err.strerror}") from err
+    except json.JSONDecodeError as err:
+        raise PathprofError(f"{path} is not valid JSON: {err}") from err
+    description = data.get("description") if isinstance(data, dict) else None
+    return cfg_from_data(data), description or None
+
+
+# -- A measured program -------------------------------------------------------------
+
+
+def program(name: str, args: list[str], module: bool) -> Any:
+    """The program to run (:class:`pathprof.measure.program.Program`)."""
+    from pathprof.measure.program import resolve
+
+    return resolve(name, args, module)
+
+
+def main_compiler(selection: Any, options: Any) -> Any:
+    """Compiles the main script, instrumented if ``selection`` wants it."""
+    from pathprof.measure.program import main_compiler as compiler
+
+    return compiler(selection, options)
+
+
+def run_program(program: Any, start: Any, stop: Any, compile_main: Any) -> int:
+    """Run ``program`` between ``start()`` and ``stop()``; its exit status."""
+    from pathprof.measure.program import run_program as run
+
+    return run(program, start, stop, compile_main)
+
+
+def profiler(**settings: Any) -> Any:
+    """A :class:`~pathprof.measure.profiler.Profiler` (what ``pathprof run`` and the
+    pytest plugin measure with)."""
+    from pathprof.measure.profiler import Profiler
+
+    return Profiler(**settings)
+
+
+def measured_run(program: Any, **settings: Any) -> int:
+    """``pathprof run``: run ``program`` measured by a profiler of ``settings``, its
+    child processes too, save the data file; the program's exit status."""
+    from pathprof import runtime
+    from pathprof.measure.children import ChildMeasurement
+    from pathprof.measure.profiler import Profiler, save_on_sigterm
+    from pathprof.measure.program import main_compiler as compiler
+    from pathprof.measure.program import run_program as run
+
+    measuring = Profiler(default_dirs=program.default_dirs,
+                         argv=[program.name, *program.args], **settings)
+    compile_main = compiler(measuring.selection, measuring.options)
+    save_on_sigterm(measuring)
+    children = ChildMeasurement(measuring.child_settings())
+    status = 1
+    with runtime.own_work:
+        children.start()
+        try:
+            status = run(program, measuring.start, measuring.stop, compile_main)
+        finally:
+            children.stop()
+            measuring.save_at_end()  # saved elsewhere, if it must be: it says where
+    return status
+
+
+def check_scheduler(executor: str, scheduler: str | None) -> None:
+    """A ConfigError unless the executor and the Dask scheduler go together."""
+    from pathprof.exceptions import ConfigError
+    from pathprof.parallel.executors import check_scheduler as check
+
+    if executor != "dask":
+        raise ConfigError("--scheduler goes with --executor dask")
+    check(scheduler)
+
+
+def parallel_run(run_args: Any, *, source: Sequence[str], include: Sequence[str],
+                 omit: Sequence[str], default_dirs: Sequence[str], plan_from: str | None,
+                 show: Callable[[Any, str], None] | None = None, **settings: Any) -> Any:
+    """Run copies of a program, each measuring part of the selected files, and merge
+    their profiles (:func:`pathprof.parallel.run.run_parallel`); ``plan_from``, a data
+    file whose counts plan the split. Dies of the signal the run was ended by, as
+    Python would. ``show(result, data_file)`` reports the result (default: on
+    standard error)."""
+    from pathprof.parallel.run import report, run_parallel
+    from pathprof.parallel.signals import die_of
+
+    files = selected_files(source, include, omit, default_dirs)
+    profile = load(plan_from).functions if plan_from else None
+    try:
+        result = run_parallel(run_args, files, profile=profile, **settings)
+    except KeyboardInterrupt:  # before any copy started (planning, reading stdin)
+        die_of(signal.SIGINT)
+        raise  # not reached: die_of does not return
+    (show or report)(result, settings["data_file"])
+    # Signalled, the run ends as Python would: killed by the signal, unless the
+    # program (copy 0) took it and ended by itself.
+    if result.signal is not None and not (result.interrupted and result.returncode >= 0):
+        die_of(result.signal)
+    return result
+
+
+def parallel_summary(result: Any, data_file: str) -> list[str]:
+    """What a parallel run found, in lines (:func:`pathprof.parallel.run.summary`)."""
+    from pathprof.parallel.run import summary
+
+    return summary(result, data_file)
+
+
+def selection(source: Sequence[str], include: Sequence[str], omit: Sequence[str],
+              default_dirs: Sequence[str]) -> Any:
+    """The :class:`~pathprof.python.selection.Selection` of the files to measure."""
+    from pathprof.python.selection import Selection
+
+    return Selection(source, include, omit, list(default_dirs))
+
+
+def run_parallel_copies(run_args: Any, files: Sequence[str], **settings: Any) -> Any:
+    """Run copies of a program and merge their profiles, nothing more
+    (:func:`pathprof.parallel.run.run_parallel`; the pytest plugin's parallel session)."""
+    from pathprof.parallel.run import run_parallel
+
+    return run_parallel(run_args, files, **settings)
+
+
+def selected_files(source: Sequence[str], include: Sequence[str], omit: Sequence[str],
+                   default_dirs: Sequence[str]) -> list[str]:
+    """The files a selection measures."""
+    return [path for _name, path in selection(source, include, omit, default_dirs).files()]
+
+
+def copy_plan() -> Any:
+    """The plan of this process, if it is a copy of a parallel run (None otherwise),
+    and the environment variable that carries it."""
+    from pathprof.measure.partial import from_environment
+
+    return from_environment()
+
+
+def copy_environment() -> str:
+    """The environment variable that makes a process a copy of a parallel run."""
+    from pathprof.measure.partial import ENVIRONMENT
+
+    return ENVIRONMENT
+
+
+@contextlib.contextmanager
+def command_scope() -> Iterator[Callable[[int], int]]:
+    """Around a command: pathprof's own work (what it runs of a module measured in
+    place is not counted), then the program put back for the interpreter's shutdown
+    and the measured code frozen as written. Yields ``finish(status)``, which turns
+    :data:`INTERRUPTED` into Python's death by SIGINT."""
+    import atexit
+
+    from pathprof import runtime
+    from pathprof.measure import program as running
+
+    assert running.INTERRUPTED == INTERRUPTED
+
+    # The exit handlers a run runs before its save (finish_as_python) must not
+    # freeze the measured code yet: the run freezes it itself, after its save.
+    atexit.unregister(runtime.freeze_at_exit)
+
+    def finish(status: int) -> int:
+        if status == INTERRUPTED:
+            # Python's exit after an uncaught KeyboardInterrupt: the program's atexit
+            # handlers ran (finish_as_python), the run was saved or reported, then the
+            # process kills itself with SIGINT (a shell sees 130).
+            running.die_of_sigint()
+            return 1
+        return status
+
+    try:
+        with runtime.own_work:
+            yield finish
+    finally:
+        execfile = sys.modules.get("pathprof.measure.execfile")  # (imports may fail)
+        if execfile is not None:
+            execfile.reinstate_program()  # what the interpreter's shutdown sees
+        runtime.freeze_at_exit()  # what measured code runs then behaves as written
+
+
+# -- The instrumented-code cache ----------------------------------------------------
+
+
+def warm_cache(source: Sequence[str], include: Sequence[str], omit: Sequence[str], *,
+               mode: str, metric: str | None,
+               progress: Callable[[int], Any]) -> tuple[list[str], Any]:
+    """Instrument the selected files into ``__pycache__`` (``pathprof instrument``):
+    the files, and the result (instrumented, cached, failed). ``progress(total)`` is
+    a context manager yielding the callback ``(done, total)``."""
+    from pathprof.measure.importhook import InstrumentOptions
+    from pathprof.measure.importhook import warm_cache as warm
+
+    paths = selected_files(source, include, omit, [os.getcwd()])
+    if not paths:
+        raise PathprofError("no source files selected (see --source, --include, --omit)")
+    with progress(len(paths)) as advance:
+        result = warm(paths, InstrumentOptions(mode=mode, metric=metric), progress=advance)
+    return paths, result
+
+
+# -- Event counting -----------------------------------------------------------------
+
+
+def thread_events(frame: Any) -> int:
+    """The events counted so far on the thread running ``frame`` (the pytest fixture's
+    reading, which must not count its own call)."""
+    from pathprof.runtime import events
+
+    return events.read_thread(frame)
+
+
+def output(path: str | None) -> contextlib.AbstractContextManager[TextIO]:
+    """Standard output, or ``path`` opened for writing (reported if it cannot be)."""
+    return _output(path)
+
+
+@contextlib.contextmanager
+def _output(path: str | None) -> Iterator[TextIO]:
+    if path is None:
+        yield sys.stdout
+        return
+    try:
+        file = open(path, "w", encoding="utf-8")  # noqa: SIM115
+    except OSError as err:
+        raise PathprofError(f"cannot write {path}: {err.strerror}") from err
+    with file:
+        yield file

@@ -1,0 +1,58 @@
+"""The commands that manage data files: ``combine`` and ``erase``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from pathprof import api
+from pathprof.cli.options import OK, data_file_option, progress
+from pathprof.exceptions import PathprofError
+
+__all__ = ["add_combine", "add_erase"]
+
+
+def add_combine(commands: Any) -> None:
+    """``pathprof combine``: the data files beside the data file, into it."""
+    combine = commands.add_parser(
+        "combine",
+        help="add data files of other processes into the data file",
+        description="Add data files written by other processes (forked children still "
+        "running when their parent saved, or runs saved aside) into the data file.",
+    )
+    data_file_option(combine)
+    combine.add_argument("files", nargs="*", metavar="FILE",
+                         help="files to add (default: DATA_FILE.* beside the data file, less "
+                         "SQLite journals and .tmp and .lock files)")
+    combine.set_defaults(handler=command_combine)
+
+
+def command_combine(args: argparse.Namespace) -> int:
+    files = args.files or api.combinable_files(args.data_file)
+    if not files:
+        raise PathprofError(f"no data files to combine beside {args.data_file}")
+    with progress("combining data files", len(files)) as advance:
+        combined = api.combine(args.data_file, files, progress=advance)
+    print(f"combined {len(combined)} data files into {args.data_file}")
+    for file, qualname, versions in api.source_conflicts(args.data_file):
+        print(f"pathprof: {os.path.relpath(file)}: {qualname} was measured from {versions} "
+              "versions of its source; their paths are kept apart", file=sys.stderr)
+    return OK
+
+
+def add_erase(commands: Any) -> None:
+    """``pathprof erase``: the data file and the files beside it."""
+    erase = commands.add_parser(
+        "erase", help="remove the data file",
+        description="Remove the data file and the data files other processes left beside it "
+        "(DATA_FILE.*), to start measuring afresh. A file that is not a pathprof data file is "
+        "left untouched.")
+    data_file_option(erase)
+    erase.set_defaults(handler=command_erase)
+
+
+def command_erase(args: argparse.Namespace) -> int:
+    api.erase(args.data_file)
+    return OK

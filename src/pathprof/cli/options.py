@@ -1,0 +1,151 @@
+"""What several commands share: argument types, option groups, the configuration's
+defaults, the exit statuses of checks, the progress bar."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathprof.config import Threshold
+
+__all__ = ["CHECK_FAILED", "ERR", "OK", "USAGE", "apply_config", "data_file_option",
+           "fail_under_status", "file_name", "positive", "program_arguments", "progress",
+           "quiet_stdout", "report_filter_options", "selection_options", "whole_number"]
+
+#: The exit statuses of pathprof's commands (docs/exit-status.md): 0 success;
+#: 1 an error (a data file that cannot be read, a file that cannot be written...);
+#: 2 bad usage (argparse's status, as Python's own command line); 3 a check asked for
+#: failed: ``--fail-under`` (total basis path coverage below the threshold) or
+#: ``diff --fail-on-change``. A command that runs a program exits with the program's
+#: status instead.
+OK, ERR, USAGE, CHECK_FAILED = 0, 1, 2, 3
+
+def whole_number(text: str) -> int:
+    """An argument that counts something: a whole number, not negative."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative")
+    return value
+
+
+def positive(text: str) -> int:
+    """A number of things there must be at least one of."""
+    value = whole_number(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def file_name(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty file name")
+    return text
+
+
+def data_file_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-file", default=None, metavar="FILE", type=file_name,
+                        help="the data file (default: .pathprof, or tool.pathprof.data_file "
+                        "in pyproject.toml)")
+
+
+def report_filter_options(parser: argparse.ArgumentParser) -> None:
+    """--include, --omit of the commands that report on a data file."""
+    parser.add_argument("--include", action="append", default=[], dest="report_include",
+                        metavar="PATTERN",
+                        help="report only files matching this pattern (repeatable)")
+    parser.add_argument("--omit", action="append", default=[], dest="report_omit",
+                        metavar="PATTERN",
+                        help="leave out files matching this pattern (repeatable)")
+
+
+def selection_options(parser: argparse.ArgumentParser, verb: str) -> None:
+    """--source, --include, --omit of the commands that run a program."""
+    parser.add_argument("--source", action="append", default=[], metavar="DIR|MODULE",
+                        help=f"{verb} code in this directory or package (repeatable); "
+                        "default: the script's directory, or the current one for -m and "
+                        "console scripts")
+    parser.add_argument("--include", action="append", default=[], metavar="PATTERN",
+                        help=f"{verb} only files matching this pattern (repeatable)")
+    parser.add_argument("--omit", action="append", default=[], metavar="PATTERN",
+                        help=f"do not {verb} files matching this pattern (repeatable)")
+
+
+def program_arguments(parser: argparse.ArgumentParser) -> None:
+    """--no-cache, -m, PROGRAM and its ARGS, last on the command line."""
+    parser.add_argument("--no-cache", action="store_true",
+                        help="do not read or write instrumented code in __pycache__")
+    parser.add_argument("-m", dest="module", action="store_true",
+                        help="PROGRAM is a module name, run as with python -m")
+    parser.add_argument("program", metavar="PROGRAM")
+    parser.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
+
+
+def apply_config(args: argparse.Namespace) -> None:
+    """Fill what the command line left unset from ``[tool.pathprof]``."""
+    from pathprof.config import Threshold, read_config
+
+    config = read_config()
+    if hasattr(args, "data_file") and args.data_file is None:
+        args.data_file = config.data_file or ".pathprof"
+    for name in ("source", "include", "omit"):
+        if hasattr(args, name) and not getattr(args, name):
+            setattr(args, name, list(getattr(config, name)))
+    if hasattr(args, "mode") and args.mode is None:
+        args.mode = config.mode or "path"
+    if hasattr(args, "metric") and args.metric is None:
+        args.metric = config.metric
+    if hasattr(args, "stop_counting") and args.stop_counting is None:
+        args.stop_counting = config.stop_counting or "never"
+    if hasattr(args, "fail_under"):
+        args.fail_under = Threshold.choose("--fail-under", args.fail_under, config)
+
+
+def fail_under_status(percent: float, fail_under: Threshold | None) -> int:
+    """Exit status for ``--fail-under``: :data:`CHECK_FAILED` (3) when the
+    total basis path coverage is below the threshold, with a message on stderr naming
+    the setting it came from; otherwise 0."""
+    if fail_under is None or percent >= fail_under.percent:
+        return OK
+    print(f"pathprof: total basis path coverage {percent:.2f}% is below "
+          f"{fail_under.setting}", file=sys.stderr)
+    return CHECK_FAILED
+
+
+#: Long work shows a progress bar from this many items on, when stderr is a terminal.
+PROGRESS_FROM = 50
+
+
+@contextlib.contextmanager
+def progress(what: str, total: int) -> Iterator[Callable[[int, int], None]]:
+    """A progress callback ``(done, total)``: a bar on stderr for long work, else nothing."""
+    if total < PROGRESS_FROM or not sys.stderr.isatty():
+        yield lambda done, total: None
+        return
+    from rich.progress import Progress
+
+    with Progress(transient=True, console=_stderr_console()) as bar:
+        task = bar.add_task(what, total=total)
+        yield lambda done, total: bar.update(task, completed=done)
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def quiet_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass

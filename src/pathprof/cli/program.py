@@ -1,0 +1,539 @@
+"""The commands that run a program: ``run`` (measure its paths), ``count`` (count
+its events), ``hot`` (sample its hottest subpaths), and ``instrument`` (fill the
+cache of instrumented code before). The program runs through :mod:`pathprof.api`;
+what ``count`` and ``hot`` report with once it ran is set aside before
+(:class:`AfterTheRun`)."""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import contextlib
+import errno
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any, TextIO
+
+from pathprof import api
+from pathprof.cli.options import (
+    ERR,
+    OK,
+    USAGE,
+    data_file_option,
+    positive,
+    program_arguments,
+    progress,
+    quiet_stdout,
+    selection_options,
+    whole_number,
+)
+from pathprof.exceptions import PathprofError
+
+__all__ = ["AfterTheRun", "add_count", "add_hot", "add_instrument", "add_run"]
+
+
+def _program(args: argparse.Namespace) -> Any:
+    """The program named on the command line (:func:`pathprof.api.program`)."""
+    return api.program(args.program, args.args, args.module)
+
+
+def add_run(commands: Any) -> None:
+    """``pathprof run``: run a program and measure its path profile."""
+    run = commands.add_parser(
+        "run",
+        help="run a Python program and measure its path profile",
+        description="Run a program (a script, -m module, or a console script such as "
+        "pytest) with the selected code instrumented, and save its exact acyclic path "
+        "profile to the data file.",
+    )
+    data_file_option(run)
+    selection_options(run, "measure")
+    run.add_argument("--mode", choices=("path", "edge"), default=None,
+                     help="path: Ball-Larus path profile (default); edge: edge and branch "
+                     "counts, the baseline")
+    run.add_argument("--metric", choices=("time",), default=None,
+                     help="also measure wall time spent on each path (inclusive of calls)")
+    run.add_argument("--stop-counting", choices=("never", "basis", "paths"), default=None,
+                     help="for path coverage: send a function back to its original code, "
+                     "which costs nothing, once the paths that ran span its basis (basis) or "
+                     "are all of its paths (paths); its counts are then lower bounds. "
+                     "Default: never")
+    run.add_argument("-a", "--append", action="store_true",
+                     help="add to the data file instead of replacing it")
+    run.add_argument("--parallel", type=positive, default=None, metavar="K",
+                     help="run K copies of the program on the same input, each profiling "
+                     "part of its functions, and merge their profiles (P3; see "
+                     "docs/commands/run.md)")
+    run.add_argument("--executor", choices=("local", "dask"), default="local",
+                     help="with --parallel: run the copies as processes here (default) or "
+                     "as tasks on a Dask cluster (--scheduler)")
+    run.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                     help="with --executor dask: the Dask scheduler, e.g. tcp://host:8786")
+    run.add_argument("--verify", action="store_true",
+                     help="with --parallel: also run the sequential profile and compare")
+    run.add_argument("--plan-from", default=None, metavar="DATA_FILE",
+                     help="with --parallel: plan from an earlier run's profile (task costs "
+                     "are the probes their paths ran; the heaviest functions are split)")
+    program_arguments(run)
+    run.set_defaults(handler=command_run)
+
+
+def command_run(args: argparse.Namespace) -> int:
+    program = _program(args)
+    if args.parallel is not None:
+        if args.stop_counting != "never":
+            print("pathprof: --stop-counting does not go with --parallel (the copies' "
+                  "profiles are merged count by count)", file=sys.stderr)
+            return USAGE
+        if args.executor == "dask" or args.scheduler:
+            from pathprof.exceptions import ConfigError
+
+            try:
+                api.check_scheduler(args.executor, args.scheduler)
+            except ConfigError as err:
+                print(f"pathprof: {err}", file=sys.stderr)
+                return USAGE
+        return _parallel_run(args, program)
+    if args.executor != "local" or args.scheduler or args.verify or args.plan_from:
+        print("pathprof: --executor, --scheduler, --verify and --plan-from go with "
+              "--parallel K", file=sys.stderr)
+        return USAGE
+    return api.measured_run(program, data_file=args.data_file, source=args.source,
+                            include=args.include, omit=args.omit, mode=args.mode,
+                            metric=args.metric, append=args.append, cache=not args.no_cache,
+                            stop_counting=args.stop_counting)
+
+
+def _parallel_run(args: argparse.Namespace, program: Any) -> int:
+    """``run --parallel K``: see :mod:`pathprof.parallel.run`."""
+    run_args: list[str] = []
+    for option, values in (("--source", args.source), ("--include", args.include),
+                           ("--omit", args.omit)):
+        for value in values:
+            run_args += [option, value]
+    if args.mode:
+        run_args += ["--mode", args.mode]
+    if args.metric:
+        run_args += ["--metric", args.metric]
+    if args.module:
+        run_args.append("-m")
+    run_args += [program.name, "--", *program.args]
+    result = api.parallel_run(run_args, source=args.source, include=args.include,
+                              omit=args.omit, default_dirs=program.default_dirs,
+                              plan_from=args.plan_from, copies=args.parallel,
+                              data_file=args.data_file, append=args.append,
+                              executor=args.executor, scheduler=args.scheduler,
+                              verify=args.verify,
+                              partition=args.mode in (None, "path") and not args.metric)
+    if result.differences:
+        return ERR
+    status = result.returncode
+    return 128 - status if status < 0 else status
+
+
+def add_count(commands: Any) -> None:
+    """``pathprof count``: run a program and count the events it runs."""
+    count = commands.add_parser(
+        "count",
+        help="run a Python program and count the statements (or instructions) it runs",
+        description="Run a program with the selected code instrumented to count events "
+        "exactly (Ball 1994: increments on the chords of a spanning tree), and print the "
+        "total and each function's self and inclusive counts. Counts are deterministic: "
+        "the same run gives the same numbers on any machine load.",
+    )
+    selection_options(count, "count")
+    count.add_argument("--kind", choices=("statements", "instructions"), default="statements",
+                       help="what an event is: a statement (default) or a bytecode "
+                       "instruction of the running Python")
+    count.add_argument("--placement", choices=("tree", "blocks", "statements"), default="tree",
+                       help="where the adds go: on the chords of a spanning tree (default); "
+                       "the baselines for comparison: one per block run (blocks) or one "
+                       "per statement (statements, the naive instrumentation)")
+    count.add_argument("--total-only", action="store_true",
+                       help="count the program's total only, with no per-function counts: "
+                       "about half the cost per call (what budgets and events.read() use)")
+    count.add_argument("--sort", choices=("inclusive", "self", "name"), default="inclusive",
+                       help="order of the table (default: inclusive)")
+    count.add_argument("--top", type=whole_number, default=20, metavar="N",
+                       help="show the N functions with the most events (default 20; 0: all)")
+    count.add_argument("--json", dest="json_file", metavar="FILE",
+                       help="also write the counts as JSON to FILE ('-': standard output, "
+                       "instead of the table)")
+    program_arguments(count)
+    count.set_defaults(handler=command_count)
+
+
+def command_count(args: argparse.Namespace) -> int:
+    from pathprof.events import EventCounter
+
+    program = _program(args)
+    _check_file_destination(args.json_file, "the counts")
+    counter = EventCounter(source=args.source, include=args.include, omit=args.omit,
+                           default_dirs=program.default_dirs, kind=args.kind,
+                           cache=not args.no_cache, placement=args.placement,
+                           per_function=not args.total_only)
+
+    compile_main = api.main_compiler(counter.selection, counter.options)
+    render = api.renderer("events")
+    after = AfterTheRun()
+
+    status = api.run_program(program, counter.start, counter.stop, compile_main)
+    with after.reporting():
+        found = counter.totals() if args.total_only else counter.counts()
+        if args.json_file == "-":
+            after.write(lambda out: out.write(found.to_json() + "\n"), to_stdout=True)
+            return status
+        if args.json_file:
+            after.write_file(args.json_file, found.to_json() + "\n")
+        # The program's standard output is its own: the table goes to standard error.
+        after.write(lambda out: render(found, out, sort=args.sort, top=args.top))
+    return status
+
+
+def add_hot(commands: Any) -> None:
+    """``pathprof hot``: run a program and estimate its hottest subpaths."""
+    hot = commands.add_parser(
+        "hot",
+        help="run a Python program and show its hottest subpaths, estimated online",
+        description="Run a program with the selected code instrumented for online subpath "
+        "sampling (OSP, Oren 2002): subpaths start anywhere and cross calls; a sample of "
+        "them, held to a memory budget, gives estimated counts with Chernoff error bounds, "
+        "shown live while the program runs and at its end.",
+    )
+    selection_options(hot, "sample")
+    hot.add_argument("--period", type=float, default=10_000.0, metavar="N",
+                     help="start one sample per N blocks at first (default 10000; it grows "
+                     "as the sample fills its budget)")
+    hot.add_argument("--memory", type=positive, default=2000, metavar="SUBPATHS",
+                     help="at most this many distinct subpaths in the sample (default 2000)")
+    hot.add_argument("--longest", type=positive, default=5, metavar="N",
+                     help="sample lengths 2, 4, ... 2^N blocks (default 5: up to 32)")
+    hot.add_argument("--lengths", choices=("geometric", "uniform"), default="geometric",
+                     help="length 2^n with probability 2^-n (default), or all alike")
+    hot.add_argument("--encoding", choices=("exact", "rotation"), default="exact",
+                     help="count block sequences as they are (default), or a loop entered "
+                     "at another block as the same subpath (rotation)")
+    hot.add_argument("--rank", choices=("count", "length", "cost"), default="count",
+                     help="order by estimated count (default), count x length, or (with "
+                     "--costs) count x mean block cost")
+    hot.add_argument("--costs", choices=("statements",), default=None,
+                     help="weigh blocks by the statements and tests they run (1 to 8): "
+                     "costly subpaths are sampled more (Oren 5.1.2)")
+    hot.add_argument("--top", type=positive, default=10, metavar="K",
+                     help="show the K hottest (default 10)")
+    hot.add_argument("--threshold", type=float, default=None, metavar="COUNT",
+                     help="show only subpaths estimated to have run at least COUNT times "
+                     "(at most --top of them)")
+    hot.add_argument("--confidence", type=float, default=0.95, metavar="C",
+                     help="confidence of the error bounds (default 0.95)")
+    hot.add_argument("--one-sided", action="store_true",
+                     help="a one-sided bound: how far below the estimate the count may be")
+    hot.add_argument("--seed", type=int, default=None, help="seed of the sampler's choices")
+    hot.add_argument("--exact", action="store_true",
+                     help="also count every subpath exactly (slow: to evaluate the estimates)")
+    hot.add_argument("--checkpoint-every", type=positive, default=0, metavar="BLOCKS",
+                     help="with --exact: every BLOCKS blocks, note the exact top 5's ranks "
+                     "among the estimates (in the JSON: moments)")
+    hot.add_argument("--live", dest="live", action="store_true", default=None,
+                     help="show the hottest subpaths while the program runs (default: when "
+                     "standard error is a terminal)")
+    hot.add_argument("--no-live", dest="live", action="store_false")
+    hot.add_argument("--json", dest="json_file", metavar="FILE",
+                     help="also write the estimates as JSON to FILE ('-': standard output, "
+                     "instead of the table)")
+    hot.add_argument("--html", dest="html_dir", metavar="DIR",
+                     help="also write an HTML report into DIR: an index of the subpaths and a "
+                     "page per subpath with the lines it runs, across functions and files")
+    program_arguments(hot)
+    hot.set_defaults(handler=command_hot)
+
+
+def command_hot(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from pathprof.subpaths import SubpathSampling
+
+    if not 0.0 < args.confidence < 1.0:
+        raise PathprofError("--confidence is a probability strictly between 0 and 1")
+    if args.rank == "cost" and args.costs is None:
+        raise PathprofError("--rank cost needs --costs statements (block costs to rank by)")
+    program = _program(args)
+    _check_file_destination(args.json_file, "the estimates")
+    if args.html_dir:
+        _check_directory_destination(args.html_dir, "the report")
+    sampling = SubpathSampling(source=args.source, include=args.include, omit=args.omit,
+                               default_dirs=program.default_dirs, period=args.period,
+                               budget=args.memory, longest=args.longest,
+                               lengths=args.lengths, encoding=args.encoding, seed=args.seed,
+                               exact=args.exact, cache=not args.no_cache,
+                               checkpoint_every=args.checkpoint_every, costs=args.costs)
+    compile_main = api.main_compiler(sampling.selection, sampling.options)
+
+    def hottest() -> list[Any]:
+        return sampling.hottest(top=args.top, confidence=args.confidence,
+                                one_sided=args.one_sided, rank=args.rank,
+                                threshold=args.threshold)
+
+    hottest()  # (nothing sampled yet: imports what the estimates need, before the run)
+    render = api.renderer("subpaths")  # (before the run, as above)
+    if args.html_dir:
+        api.renderer("subpaths-html")
+    after = AfterTheRun()
+    errors = Console(file=after.stderr) if after.stderr is not None else Console(stderr=True)
+    live_view = args.live if args.live is not None else errors.is_terminal
+    live = None
+    if live_view:
+        from rich.live import Live
+
+        live = Live(get_renderable=lambda: api.hot_table(
+            hottest(), title="Hottest subpaths so far", confidence=args.confidence),
+            console=errors, refresh_per_second=2, transient=True)
+        live.start()
+    try:
+        status = api.run_program(program, sampling.start, sampling.stop, compile_main)
+    finally:
+        if live is not None:
+            with after.reporting(), contextlib.suppress(OSError, ValueError):
+                live.stop()  # (standard error may be closed by now)
+    with after.reporting():
+        found = hottest()
+        summary = sampling.summary()
+        document = {"format": 1, "confidence": args.confidence,
+                    "one_sided": args.one_sided, "rank": args.rank,
+                    "encoding": args.encoding, "costs": args.costs, **summary,
+                    "subpaths": [h.to_json() for h in found]}
+        text = json.dumps(document, indent=2) + "\n"
+        to_stdout = args.json_file == "-"
+        if to_stdout:
+            after.write(lambda out: out.write(text), to_stdout=True)
+        elif args.json_file:
+            after.write_file(args.json_file, text)
+        # The program's standard output is its own: the report goes to standard error.
+        if not to_stdout:
+            after.write(lambda out: render(found, out, summary=summary,
+                                           confidence=args.confidence))
+        if args.html_dir:
+            try:
+                index = _write_hot_html(document, after.path(args.html_dir), args.html_dir)
+            except PathprofError as err:
+                after.tell(str(err))
+            else:
+                shown = os.path.relpath(index, after.cwd or os.curdir)
+                after.write(lambda out: print(f"wrote {shown}", file=out))
+    return status
+
+
+def _write_hot_html(document: dict[str, Any], directory: str, shown: str) -> str:
+    try:
+        return api.render("subpaths-html", document, directory)
+    except OSError as err:
+        raise PathprofError(f"cannot write the report to {shown}: "
+                            f"{err.strerror or err}") from err
+    except ImportError as err:  # what the program left of the import system refused
+        raise PathprofError(f"cannot write the report to {shown}: {err}") from err
+
+
+def add_instrument(commands: Any) -> None:
+    """``pathprof instrument``: fill the cache of instrumented code."""
+    instrument = commands.add_parser(
+        "instrument",
+        help="instrument the selected source ahead of a run (fills the cache)",
+        description="Instrument every selected source file now and write the result to "
+        "the cache in __pycache__, so the next run starts warm; lists files pathprof "
+        "could not instrument. Selects files as `run` does (default: the current "
+        "directory).",
+    )
+    instrument.add_argument("--source", action="append", default=[], metavar="DIR|MODULE")
+    instrument.add_argument("--include", action="append", default=[], metavar="PATTERN")
+    instrument.add_argument("--omit", action="append", default=[], metavar="PATTERN")
+    instrument.add_argument("--mode", choices=("path", "edge"), default=None)
+    instrument.add_argument("--metric", choices=("time",), default=None)
+    instrument.set_defaults(handler=command_instrument)
+
+
+def command_instrument(args: argparse.Namespace) -> int:
+    paths, result = api.warm_cache(
+        args.source, args.include, args.omit, mode=args.mode, metric=args.metric,
+        progress=lambda total: progress("instrumenting", total))
+    print(f"{len(paths)} files: {result.instrumented} instrumented, {result.cached} already "
+          f"cached, {len(result.failed)} could not be")
+    for path, why in result.failed:
+        print(f"  {os.path.relpath(path)}: {why}", file=sys.stderr)
+    return OK
+
+
+def _check_file_destination(path: str | None, what: str) -> None:
+    """Before the program runs (``hot`` and ``count``): a PathprofError unless ``path``
+    can be written (None and ``-``, standard output: nothing to check), so that a run
+    is not wasted on a report that cannot be kept. Leaves nothing behind: an existing
+    file is opened for appending and closed; a new one is created and removed. A
+    device or a pipe is not opened (that could block): it is written at the end."""
+    if path is None or path == "-":
+        return
+    try:
+        if os.path.isdir(path):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if os.path.exists(path):
+            if os.path.isfile(path):
+                os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+            return
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        os.unlink(path)
+    except FileExistsError:  # made meanwhile, or a dangling link: written at the end
+        return
+    except OSError as err:
+        raise PathprofError(f"cannot write {what} to {path}: {err.strerror}; the program "
+                            "was not run") from err
+
+
+def _check_directory_destination(directory: str, what: str) -> None:
+    """Before the program runs: a PathprofError unless ``directory`` is a directory
+    that takes new entries, or can be made in the nearest one above it that exists.
+    Leaves nothing behind (a directory made there to try is removed)."""
+    import tempfile
+
+    existing = os.path.abspath(directory)
+    while not os.path.exists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    try:
+        if not os.path.isdir(existing):
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+        os.rmdir(tempfile.mkdtemp(prefix=".pathprof-check-", dir=existing))
+    except OSError as err:
+        raise PathprofError(f"cannot write {what} to {directory}: {err.strerror}; the "
+                            "program was not run") from err
+
+
+class AfterTheRun:
+    """What ``hot`` and ``count`` report with once the program ran, set aside before
+    it runs. The program may leave imports blocked (a finder in ``sys.meta_path``
+    that refuses everything, an ``__import__`` that does) or standard error closed;
+    it cannot keep the report from being written where it can be:
+
+    - what the reports render with is imported before the run (the renderers, and
+      rich's lazy imports, by rendering a table once to nowhere), and while reporting
+      ``sys.meta_path`` and ``__import__`` are as pathprof found them, then the
+      program's again;
+    - reports go to the standard error (or output) pathprof started with, whatever
+      the program put in ``sys.stderr``; if the program closed it, to the other one,
+      and a line says so on the original standard error file descriptor, if it is
+      still that file;
+    - a report that cannot be written is one line, and the others are still written:
+      the program's exit status stays the command's;
+    - ``--json FILE`` and ``--html DIR`` are where they were when pathprof started,
+      wherever the program moved to (``os.chdir``).
+    """
+
+    def __init__(self) -> None:
+        _render_once()
+        self.imports = (list(sys.meta_path), builtins.__import__)
+        self.stdout: TextIO | None = sys.stdout
+        self.stderr: TextIO | None = sys.stderr
+        self.stderr_file = _file_identity(2)
+        try:
+            #: where relative destinations are, whatever directory the program ends in
+            self.cwd: str | None = os.getcwd()
+        except OSError:
+            self.cwd = None
+        self._told: set[str] = set()
+
+    def path(self, path: str) -> str:
+        """``path`` from the directory pathprof started in (the program may change it)."""
+        return os.path.join(self.cwd, path) if self.cwd is not None else path
+
+    @contextlib.contextmanager
+    def reporting(self) -> Iterator[None]:
+        """The import system as it was before the run, for the time of the block."""
+        program = (sys.meta_path, builtins.__import__)
+        sys.meta_path, builtins.__import__ = list(self.imports[0]), self.imports[1]
+        try:
+            yield
+        finally:
+            sys.meta_path, builtins.__import__ = program
+
+    def stream(self, to_stdout: bool = False) -> TextIO | None:
+        """Standard error (``to_stdout``: output) as pathprof found it; if the program
+        closed it, the other one, with a line saying so; None if both are closed."""
+        if to_stdout:
+            first, other = self.stdout, self.stderr
+            names = ("standard output", "standard error")
+        else:
+            first, other = self.stderr, self.stdout
+            names = ("standard error", "standard output")
+        if _open(first):
+            return first
+        if _open(other):
+            self.tell(f"the program closed {names[0]}: the report is on {names[1]}")
+            return other
+        self.tell("the program closed standard output and standard error: the report "
+                  "is lost")
+        return None
+
+    def write(self, write: Callable[[TextIO], object], *, to_stdout: bool = False) -> None:
+        """``write(stream)`` on :meth:`stream`; a failure is one line."""
+        stream = self.stream(to_stdout)
+        if stream is None:
+            return
+        try:
+            write(stream)
+            stream.flush()
+        except BrokenPipeError:  # the reader went away: as main() does
+            quiet_stdout()
+        except (OSError, ValueError, ImportError) as err:
+            self.tell(f"cannot write the report: {err}")
+
+    def write_file(self, path: str, text: str) -> None:
+        """Write ``text`` to ``path``; a failure is one line (checked before the run,
+        the destination can still fail: a full disk, a directory removed meanwhile)."""
+        try:
+            with open(self.path(path), "w", encoding="utf-8") as file:
+                file.write(text)
+        except OSError as err:
+            self.tell(f"cannot write {path}: {err.strerror or err}")
+
+    def tell(self, message: str) -> None:
+        """``pathprof: message`` on the original standard error: the stream pathprof
+        started with, or else its file descriptor, if it is still the same file; once."""
+        if message in self._told:
+            return
+        self._told.add(message)
+        line = f"pathprof: {message}\n"
+        if self.stderr is not None and _open(self.stderr):
+            try:
+                self.stderr.write(line)
+                self.stderr.flush()
+                return
+            except (OSError, ValueError):
+                pass
+        if self.stderr_file is not None and _file_identity(2) == self.stderr_file:
+            with contextlib.suppress(OSError):
+                os.write(2, line.encode("utf-8", "replace"))
+
+
+def _open(stream: TextIO | None) -> bool:
+    return stream is not None and not getattr(stream, "closed", False)
+
+
+def _file_identity(fd: int) -> tuple[int, int] | None:
+    try:
+        found = os.fstat(fd)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def _render_once() -> None:
+    """Render a table with markup and wide characters to nowhere: rich imports what
+    it renders with (emoji codes, cell width tables) the first time it needs it."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="[bold]± →[/bold]")
+    table.add_column("±", justify="right")
+    table.add_row(Text("→ ±", style="dim"))
+    Console(file=io.StringIO(), width=40).print(table, "[dim]→[/dim]", style="dim")

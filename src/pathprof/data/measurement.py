@@ -1,0 +1,54 @@
+"""What a data file holds, in memory: the runs that measured it and the merged
+profile of every function, with the source each was built from.
+
+The data model the analyses and renderers take; :mod:`pathprof.data.store` reads
+and writes it, so that a module which only looks at a measurement need not load
+the SQLite file's code. Standard library only."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from pathprof.data.profile import FunctionProfile
+
+__all__ = ["Measurement", "RunInfo", "source_conflicts"]
+
+
+@dataclass
+class RunInfo:
+    """One measured run: when, what command line, which Python, which mode."""
+
+    started: float
+    argv: list[str]
+    python: str
+    mode: str
+    metric: str | None
+    pid: int
+    hostname: str
+
+
+@dataclass
+class Measurement:
+    """What a data file holds, with measurements of one function merged."""
+
+    runs: list[RunInfo] = field(default_factory=list)
+    functions: list[FunctionProfile] = field(default_factory=list)
+    sources: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    @property
+    def mode(self) -> str:
+        modes = {run.mode for run in self.runs}
+        return modes.pop() if len(modes) == 1 else "mixed"
+
+
+def source_conflicts(measurements: Iterable[Measurement]) -> list[tuple[str, str, int]]:
+    """Functions measured from more than one version of their source:
+    ``(file, qualname, number of versions)``. Their counts are kept apart, one
+    entry per source hash, since path numbers of different CFGs do not add up."""
+    hashes: dict[tuple[str, str], set[str]] = {}
+    for measurement in measurements:
+        for fn in measurement.functions:
+            hashes.setdefault((fn.file, fn.qualname), set()).add(fn.source_hash)
+    return [(file, qualname, len(h)) for (file, qualname), h in sorted(hashes.items())
+            if len(h) > 1]
