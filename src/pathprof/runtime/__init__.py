@@ -2,8 +2,9 @@
 
 Imports only the standard library, the stdlib-only :mod:`pathprof.runtime.blockmap` and
 the typed metadata it reads (:mod:`pathprof.contract`, standard library only too), up
-front: nothing pathprof runs inside the program imports anything while the program runs (an import inside the program's ``except`` clause could fail where
-the program has changed ``sys.meta_path`` or ``sys.modules``). An instrumented module calls
+front: nothing pathprof runs inside the program imports anything while the program runs
+(an import inside the program's ``except`` clause could fail where the program has
+changed ``sys.meta_path`` or ``sys.modules``). An instrumented module calls
 :func:`register` once as it is executed; its functions then index their counter
 tables directly (``_@pp_c3[@pp_r] += 1``), which is the whole fast path. Exceptions
 call :meth:`ModuleState.handler`, :meth:`ModuleState.cut` and
