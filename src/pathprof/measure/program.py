@@ -142,7 +142,7 @@ def _run_between(program: Program, compile_main: Any) -> int:
                       program=runtime.own_work.released, ending=ending)
 
 
-def _report_uncaught(exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+def _report_uncaught(exc_type: Any, exc: Any, tb: Any) -> None:
     """What Python does with an exception the program did not catch: call
     ``sys.excepthook`` (the program's own, if it set one); should the hook itself
     raise, print both as Python does."""

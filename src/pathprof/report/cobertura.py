@@ -64,7 +64,7 @@ def _by_line(decisions: list[Decision]) -> dict[int, list[Decision]]:
     return at
 
 
-def _paths_comment(paths: CoverageTotals) -> ET.Element:
+def _paths_comment(paths: CoverageTotals) -> ET.Element[Any]:
     return ET.Comment(f" pathprof paths: {paths.run} of {paths.possible} run ")
 
 
@@ -88,9 +88,9 @@ def write_cobertura(coverage: LineCoverage, output: TextIO, root: str | None = N
         package = os.path.dirname(name).replace(os.sep, ".").strip(".") or "."
         by_package.setdefault(package, []).append((name, file))
     for package_name, files in sorted(by_package.items()):
-        package = ET.SubElement(packages, "package", name=package_name)
+        package_node = ET.SubElement(packages, "package", name=package_name)
         package_lines, package_branches = CoverageTotals(), CoverageTotals()
-        classes = ET.SubElement(package, "classes")
+        classes = ET.SubElement(package_node, "classes")
         for name, file in files:
             klass = ET.SubElement(classes, "class", name=os.path.basename(name),
                                   filename=name.replace(os.sep, "/"))
@@ -110,7 +110,7 @@ def write_cobertura(coverage: LineCoverage, output: TextIO, root: str | None = N
             at = _by_line(file.decisions)
             for number, hits in file.lines.items():
                 _line(file_lines, number, hits, at.get(number, []))
-        _rates(package, package_lines, package_branches)
+        _rates(package_node, package_lines, package_branches)
     ET.indent(top)
     output.write('<?xml version="1.0" ?>\n')
     output.write(f"<!-- Written by pathprof {__version__}, in the elements of Cobertura's "

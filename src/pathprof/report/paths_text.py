@@ -126,7 +126,7 @@ def render_function(measurement: Measurement, fn: FunctionProfile, top: int,
     table.add_column("path: line, code → branch taken", overflow="fold")
     total = fn.total
     for rank, path in enumerate(fn.paths[:top], 1):
-        row = [str(rank), f"{path.count:,}", f"{path.count / total:.1%}"]
+        row: list[str | Text] = [str(rank), f"{path.count:,}", f"{path.count / total:.1%}"]
         if timed:
             row.append("" if path.time_ns is None else format_duration(path.time_ns))
         row += [f"{_SHORT.get(path.start, path.start)} → {_SHORT.get(path.end, path.end)}",

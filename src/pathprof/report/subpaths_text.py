@@ -45,7 +45,7 @@ def subpath_table(hottest: Sequence[Any], *, title: str | None = None,
     table.add_column("len", justify="right")
     table.add_column("blocks (function:lines)")
     for h in hottest:
-        row = [str(h.rank), f"{h.estimate:,.0f}", bound_text(h.error)]
+        row: list[str | Text] = [str(h.rank), f"{h.estimate:,.0f}", bound_text(h.error)]
         if exact:
             row.append(f"{h.exact:,}")
         row += [str(len(h.blocks)), _where(h.places)]
