@@ -17,8 +17,9 @@ import pathprof
 
 PACKAGE = Path(pathprof.__file__).parent
 
-#: Sub-packages whose modules run inside the measured program: standard library only.
-IN_PROGRAM = ("runtime", "measure", "python", "graph", "data")
+#: Modules (sub-packages, or top-level modules) that run inside the measured program:
+#: standard library only.
+IN_PROGRAM = ("runtime", "measure", "python", "graph", "data", "contract", "hashing")
 
 
 def _module_name(path: Path) -> str:
