@@ -44,6 +44,23 @@ from pathprof.graph import find_backedges
 from pathprof.graph.events import EventPlan, plan_events, rest_of_block, static_event_weights
 from pathprof.python import rewrite as _ins
 from pathprof.python.cfg import FunctionCfg, Role, SiteKind
+from pathprof.python.names import (
+    BASE,
+    BUDGET,
+    DONE,
+    LOCAL,
+    MODULE,
+    PENDING,
+    REGISTER,
+    RUNTIME,
+    SELF,
+    SENT,
+    SINGLE,
+    TEMP,
+    THREAD,
+    TOTAL,
+    slot_name,
+)
 
 __all__ = ["EVENT_KINDS", "PLACEMENTS", "piece_weights", "plan_events_for"]
 
@@ -55,23 +72,6 @@ EVENT_KINDS = ("statements", "instructions")
 #: code with instructions, for the instructions kind); ``blocks`` one add per block
 #: run, on every edge into a block -- the better of the naive ones.
 PLACEMENTS = ("tree", "blocks", "statements")
-
-THREAD = "@pp_T"
-BASE = "@pp_a"
-DONE = "@pp_w"
-TEMP = "@pp_h"
-SENT = "@pp_y"
-LOCAL = "_@pp_L"
-SINGLE = "_@pp_G"
-PENDING = "_@pp_P"
-BUDGET = "_@pp_B"
-SELF = "_@pp_S"
-TOTAL = "@pp_u"
-
-
-def slot_name(index: int) -> str:
-    """The module global holding function ``index``'s slot in the thread tables."""
-    return f"_@pp_g{index}"
 
 #: Roles whose piece is one statement event: a simple statement, or the header of a
 #: compound statement as it is evaluated (if/elif/while test, the for step that
@@ -269,18 +269,18 @@ class EventRewriter(_ins._FunctionRewriter):
         edge = self.cfg.edges[eid]
         code: list[ast.stmt] = []
         if eid in self.backedges:
-            code.append(_budget_check(self.fp.index, _plus(_name(_ins.REGISTER),
+            code.append(_budget_check(self.fp.index, _plus(_name(REGISTER),
                                                            self.done_before(edge.src))))
         if edge.label == "re-raise":
             # The traceback still points at the original raise: note the exact count.
-            code.append(_ins._assign(DONE, _plus(_name(_ins.REGISTER),
+            code.append(_ins._assign(DONE, _plus(_name(REGISTER),
                                                  self.done_before(edge.src))))
         increment = self.events.increment.get(eid, 0)
         if increment and self.adds is not None:
-            code.extend(_ins._add(_ins.REGISTER, part)
+            code.extend(_ins._add(REGISTER, part)
                         for part in split_increment(increment, self.adds.get(eid, 1)))
         elif increment:
-            code.append(_ins._add(_ins.REGISTER, increment))
+            code.append(_ins._add(REGISTER, increment))
         return code
 
     def return_code(self, site: Any, code: list[ast.stmt], *, early: bool, block: int) -> None:
@@ -289,7 +289,7 @@ class EventRewriter(_ins._FunctionRewriter):
         super().return_code(site, code, early=False, block=block)
 
     def enter_call(self, block: int) -> ast.expr:
-        return _ins._call_module("enter", _ins._const(self.fp.index), _name(_ins.REGISTER),
+        return _ins._call_module("enter", _ins._const(self.fp.index), _name(REGISTER),
                                  _name(DONE), _ins._const(block), _name(BASE))
 
     def restart_code(self) -> None:
@@ -304,7 +304,7 @@ class EventRewriter(_ins._FunctionRewriter):
             elif restart.kind == "with":
                 assert isinstance(node, ast.With | ast.AsyncWith)
                 call = _ins._call_module("cut", _ins._const(self.fp.index),
-                                         _name(_ins.REGISTER), _name(DONE))
+                                         _name(REGISTER), _name(DONE))
                 # Thrown into a suspended generator (base None): the activation
                 # starts here, in the thread that threw, before ``__exit__`` runs.
                 effects = [
@@ -325,7 +325,7 @@ class EventRewriter(_ins._FunctionRewriter):
         stmts, index = self.after_location(node)
         start = self.weights_of(block) - self.events.query[block]
         check = _if(_is_not_none(DONE), [
-            _ins._assign(_ins.REGISTER, _plus(_name(DONE), start)),
+            _ins._assign(REGISTER, _plus(_name(DONE), start)),
             _ins._assign(DONE, _ins._const(None)),
         ])
         self.edits.add(stmts, index, [check], _ins.RESTART)
@@ -335,7 +335,7 @@ class EventRewriter(_ins._FunctionRewriter):
 
     def bare_raise_code(self) -> None:
         for stmts, index, block in self.cfg.bare_raises:
-            note = _ins._assign(DONE, _plus(_name(_ins.REGISTER), self.done_before(block)))
+            note = _ins._assign(DONE, _plus(_name(REGISTER), self.done_before(block)))
             self.edits.add(stmts, index, [note], _ins.RETURN_CODE)
 
     def finally_entry(self, info: Any) -> list[tuple[str, ast.expr]]:
@@ -353,7 +353,7 @@ class EventRewriter(_ins._FunctionRewriter):
         for handler, block in self.cfg.star_handler_ends:
             # The next except* clause (or the code after the try) continues this
             # count; its exception's traceback still points at the original raise.
-            note = _ins._assign(DONE, _plus(_name(_ins.REGISTER), self.done_before(block)))
+            note = _ins._assign(DONE, _plus(_name(REGISTER), self.done_before(block)))
             self.edits.add(handler.body, len(handler.body), [note], _ins.RETURN_CODE)
 
     # -- yield, yield from, await ------------------------------------------------
@@ -406,7 +406,7 @@ class EventRewriter(_ins._FunctionRewriter):
             after.append(_ins._assign(SENT, _ins._const(None)))
         before += [
             *_hand_over(index, done, self.totals_only),
-            _ins._assign(_ins.REGISTER, _ins._const(-done)),
+            _ins._assign(REGISTER, _ins._const(-done)),
             _ins._assign(BASE, _ins._const(None)),
             _budget_check(index, _ins._const(0)),
         ]
@@ -427,11 +427,11 @@ class EventRewriter(_ins._FunctionRewriter):
         from`` and ``await`` likewise around their operand: the delegated generator or
         awaited coroutine counts in its own functions, not in this one's inclusive."""
         pause = _ins._call_module("pause", _ins._const(self.fp.index), _name(THREAD),
-                                  _name(_ins.REGISTER), _ins._const(done), _name(BASE))
+                                  _name(REGISTER), _ins._const(done), _name(BASE))
         operand = (node.value if node.value is not None
                    else _ins._artificial(_ins._const(None)))
         before: list[ast.expr] = [
-            ast.NamedExpr(target=_ins._store(_ins.REGISTER), value=pause),
+            ast.NamedExpr(target=_ins._store(REGISTER), value=pause),
             ast.NamedExpr(target=_ins._store(BASE), value=_ins._const(None)),
         ]
         after: list[ast.expr] = [
@@ -485,23 +485,23 @@ def _hand_over(index: int, done: int = 0, totals_only: bool = False) -> list[ast
     if totals_only:
         return [
             _drain_if_pending(),
-            *([_ins._add(_ins.REGISTER, done)] if done else []),
+            *([_ins._add(REGISTER, done)] if done else []),
             _ins._artificial(ast.AugAssign(target=_subscript(THREAD, _ins._const(0), store=True),
-                                           op=ast.Add(), value=_name(_ins.REGISTER))),
+                                           op=ast.Add(), value=_name(REGISTER))),
         ]
     total_store = ast.Assign(targets=[_subscript(THREAD, _ins._const(0), store=True),
                                       _ins._store(TOTAL)],
                              value=ast.BinOp(left=_subscript(THREAD, _ins._const(0)),
-                                             op=ast.Add(), right=_name(_ins.REGISTER)))
+                                             op=ast.Add(), right=_name(REGISTER)))
     return [
         _drain_if_pending(),
-        *([_ins._add(_ins.REGISTER, done)] if done else []),
+        *([_ins._add(REGISTER, done)] if done else []),
         _ins._artificial(total_store),
         _ins._artificial(ast.Assign(
             targets=[_subscript(THREAD, _name(slot_name(index)), store=True)],
             value=ast.BinOp(left=_name(TOTAL), op=ast.Sub(), right=_name(BASE)))),
         _ins._artificial(ast.AugAssign(target=_subscript(SELF, _ins._const(index), store=True),
-                                       op=ast.Add(), value=_name(_ins.REGISTER))),
+                                       op=ast.Add(), value=_name(REGISTER))),
     ]
 
 
@@ -510,7 +510,7 @@ def _is_none(name: str) -> ast.expr:
 
 
 #: What ``_@pp_m.enter`` returns, in order.
-ENTER_RESULT = (_ins.REGISTER, THREAD, BASE, DONE)
+ENTER_RESULT = (REGISTER, THREAD, BASE, DONE)
 
 
 def _thread_table() -> ast.expr:
@@ -610,7 +610,7 @@ def wrap_event_function(fp: Any, plan: EventPlan, totals_only: bool = False) -> 
     head, body = node.body[:start], node.body[start:]
     initial = 0
     if (body and isinstance(body[0], ast.AugAssign) and isinstance(body[0].target, ast.Name)
-            and body[0].target.id == _ins.REGISTER and isinstance(body[0].op, ast.Add)
+            and body[0].target.id == REGISTER and isinstance(body[0].op, ast.Add)
             and isinstance(body[0].value, ast.Constant)):
         # The entry chord's add: nothing runs between the prologue and it.
         initial = body[0].value.value
@@ -618,22 +618,22 @@ def wrap_event_function(fp: Any, plan: EventPlan, totals_only: bool = False) -> 
     if not body:
         body = [_ins._artificial(ast.Pass())]
     sets_done = _stores(node, DONE)
-    register = _name(_ins.REGISTER)
+    register = _name(REGISTER)
     note = ast.Call(
         func=ast.Attribute(value=_name(PENDING), attr="append", ctx=ast.Load()),
-        args=[ast.Tuple(elts=[_name(_ins.MODULE), _ins._const(index), register,
+        args=[ast.Tuple(elts=[_name(MODULE), _ins._const(index), register,
                               _name(DONE) if sets_done else _ins._const(None),
                               *_ins.exception_position(),
                               ast.Attribute(value=_name(LOCAL), attr="t", ctx=ast.Load()),
                               _name(BASE)], ctx=ast.Load())],
         keywords=[])
-    observer = _ins._observer([(_ins.REGISTER, note)])
+    observer = _ins._observer([(REGISTER, note)])
     inner = _ins._artificial_try(ast.Try(body=body, handlers=[observer], orelse=[],
                                          finalbody=[]))
     flush = [*_hand_over(index, 0, totals_only), _budget_check(index, _ins._const(0))]
     outer = _ins._artificial_try(ast.Try(
         body=[inner], handlers=[], orelse=[],
-        finalbody=[_if(_is_not_none(_ins.REGISTER), flush)]))  # type: ignore[list-item]
+        finalbody=[_if(_is_not_none(REGISTER), flush)]))  # type: ignore[list-item]
     prologue = [
         # Exits by exception noted but not yet counted would be missing from the
         # thread's total read here: count them first.
@@ -642,7 +642,7 @@ def wrap_event_function(fp: Any, plan: EventPlan, totals_only: bool = False) -> 
         # totals only: no inclusive count, so no base (the runtime's slow paths work
         # one out where they need it)
         _ins._assign(BASE, _ins._const(None) if totals_only else _base(index)),
-        _ins._assign(_ins.REGISTER, _ins._const(initial)),
+        _ins._assign(REGISTER, _ins._const(initial)),
     ]
     if sets_done:
         prologue.append(_ins._assign(DONE, _ins._const(None)))
@@ -659,7 +659,7 @@ def event_prologue(nfunctions: int, filename: str, key: str, meta_json: str
                    ) -> list[ast.stmt]:
     """``import pathprof.runtime.events``; register the module; bind its tables."""
     register = ast.Call(
-        func=ast.Attribute(value=_name(_ins.RUNTIME), attr="register", ctx=ast.Load()),
+        func=ast.Attribute(value=_name(RUNTIME), attr="register", ctx=ast.Load()),
         args=[_name("__name__"), _ins._const(filename), _ins._const(key),
               _ins._const(nfunctions), _ins._const(meta_json),
               ast.Call(func=_name("globals"), args=[], keywords=[])],
@@ -667,10 +667,10 @@ def event_prologue(nfunctions: int, filename: str, key: str, meta_json: str
     names = ast.Tuple(elts=[_ins._store(n) for n in (LOCAL, PENDING, SELF)],
                       ctx=ast.Store())
     return [
-        ast.Import(names=[ast.alias(name="pathprof.runtime.events", asname=_ins.RUNTIME)]),
-        ast.Assign(targets=[_ins._store(_ins.MODULE)], value=register),
+        ast.Import(names=[ast.alias(name="pathprof.runtime.events", asname=RUNTIME)]),
+        ast.Assign(targets=[_ins._store(MODULE)], value=register),
         ast.Assign(targets=[names],
-                   value=ast.Attribute(value=_name(_ins.MODULE), attr="bindings",
+                   value=ast.Attribute(value=_name(MODULE), attr="bindings",
                                        ctx=ast.Load())),
     ]
 

@@ -28,27 +28,33 @@ from pathprof.python.cfg import (
     iter_functions,
 )
 from pathprof.python.lasti import keep_last_instruction
-from pathprof.python.outside import move_registers_out, names_a_frame
-from pathprof.python.rewrite import (
+from pathprof.python.names import (
     CLOCK,
     COUNTDOWN,
+    LOCAL_PREFIX,
     MODULE,
     OBSERVING,
-    PROBE_MARK_LINE,
+    PARKED,
     RUNTIME,
+    counter_name,
+    lengths_name,
+    loop_switch_name,
+    switch_name,
+    timer_name,
+)
+from pathprof.python.outside import move_registers_out, names_a_frame
+from pathprof.python.rewrite import (
+    PROBE_MARK_LINE,
     FunctionPlan,
     _artificial,
     _const,
     _load,
     _store,
     count_calls,
-    counter_name,
-    lengths_name,
     plan_edge_function,
     plan_function,
     plan_share_function,
     rewrite_function,
-    timer_name,
 )
 
 __all__ = [
@@ -158,7 +164,7 @@ def hide_own_names(tree: ast.Module, everywhere: bool = False) -> list[Registers
     moved = []
     for node in reaching:
         moved.append(RegistersMoved(node, copy.deepcopy(node.body)))
-        move_registers_out(node, "@pp_", MODULE)
+        move_registers_out(node, LOCAL_PREFIX, MODULE)
     return moved
 
 
@@ -388,7 +394,7 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
         prologue += _subpath_prologue(plans, register)
     if switches:  # every function measured until the runtime says otherwise
         register.keywords.append(ast.keyword(arg="switches", value=_const(switches)))
-        prologue.append(ast.Assign(targets=[_store(rewrite.switch_name(i)) for i in switches],
+        prologue.append(ast.Assign(targets=[_store(switch_name(i)) for i in switches],
                                    value=_const(True)))
         loops = tuple((fp.index, tuple((tuple(loop.hidden_paths(fp.numbering)),
                                         tuple(loop.spanning_paths(fp.numbering)))
@@ -396,10 +402,10 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
                       for fp in plans if fp.loop_switches)
         if loops:  # every loop measured until the runtime says otherwise
             register.keywords.append(ast.keyword(arg="loops", value=_const(loops)))
-            prologue.append(ast.Assign(targets=[_store(rewrite.PARKED)], value=ast.Attribute(
+            prologue.append(ast.Assign(targets=[_store(PARKED)], value=ast.Attribute(
                 value=_load(RUNTIME), attr="PARKED", ctx=ast.Load())))
             prologue.append(ast.Assign(
-                targets=[_store(rewrite.loop_switch_name(fp.index, loop.ordinal))
+                targets=[_store(loop_switch_name(fp.index, loop.ordinal))
                          for fp in plans for loop in fp.loop_switches],
                 value=_const(False)))
     if any(fp.timed for fp in plans):

@@ -18,18 +18,13 @@ the probes are inserted at the edges' sites:
 Inserted nodes have no source location (line -1): they produce no line events for
 tracers and never appear in tracebacks, and the original nodes keep theirs, so
 tracebacks, ``co_firstlineno``, ``co_qualname`` and coverage tools see the program as
-written. Names hold ``@``, which no identifier can, so they never clash with the
-program's: locals start with ``@pp_`` (as pytest's own ``@py_*``, which
-``pytest -l`` does not show), module globals with ``_@pp_`` (which ``import *``
-leaves alone). In measured functions, ``locals()``, ``vars()`` and ``dir()`` show
-the program's names only (:func:`hide_own_names`).
+written. The names the inserted code uses are :mod:`pathprof.python.names`.
 """
 
 from __future__ import annotations
 
 import ast
 import copy
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -61,6 +56,28 @@ from pathprof.python.cfg import (
     SiteKind,
     is_constant_true,
 )
+from pathprof.python.names import (
+    CLOCK,
+    COUNTDOWN,
+    LOCAL_TABLE,
+    MODULE,
+    NOW,
+    OBSERVING,
+    PARKED,
+    PATH_START,
+    REGISTER,
+    RETURN_VALUE,
+    captured_name,
+    counter_name,
+    flag_name,
+    is_capturable,
+    lengths_name,
+    loop_mode_name,
+    loop_switch_name,
+    star_name,
+    switch_name,
+    timer_name,
+)
 
 #: Version of the code the instrumentation writes: part of the cache tag, so that a
 #: change to the probes never runs with a cached module the runtime no longer fits.
@@ -80,66 +97,6 @@ from pathprof.python.cfg import (
 #: 18: the runtime reached through the module state only; generators read pathprof's
 #: globals into locals as they start; inserted code located with no width.
 CODE_VERSION = 18
-
-RUNTIME = "_@pp_rt"
-MODULE = "_@pp_m"
-REGISTER = "@pp_r"
-RETURN_VALUE = "@pp_v"
-#: With ``metric="time"``: the clock, the time the current path started, a reading.
-CLOCK = "_@pp_k"
-PATH_START = "@pp_s"
-#: A function with a loop holds its counter table in this local (set on entry), so
-#: that each count loads a local instead of a module global.
-LOCAL_TABLE = "@pp_c"
-NOW = "@pp_x"
-#: Subpath sampling (OSP, :mod:`pathprof.measure.subpaths`): the countdown list
-#: shared by every module, and the flag that is true while blocks are observed.
-COUNTDOWN = "_@pp_Q"
-OBSERVING = "_@pp_O"
-#: Coverage that stops paying, loop by loop: the parked register (the runtime's
-#: :data:`pathprof.runtime.stopping.PARKED`), a module global.
-PARKED = "_@pp_P"
-
-
-def timer_name(index: int) -> str:
-    return f"_@pp_t{index}"
-
-
-def lengths_name(index: int) -> str:
-    """The module global holding function ``index``'s path lengths, in blocks."""
-    return f"_@pp_l{index}"
-
-
-def counter_name(index: int) -> str:
-    return f"_@pp_c{index}"
-
-
-def flag_name(index: int) -> str:
-    return f"@pp_k{index}"
-
-
-def switch_name(index: int) -> str:
-    """The module global that is true while function ``index`` runs its measured
-    code, false once the runtime has sent it back to its original code."""
-    return f"_@pp_i{index}"
-
-
-def loop_switch_name(index: int, ordinal: int) -> str:
-    """The module global that the runtime sets true once the hidden paths of loop
-    ``ordinal`` of function ``index`` are all known (:class:`LoopSwitch`)."""
-    return f"_@pp_j{index}_{ordinal}"
-
-
-def star_name(ordinal: int) -> str:
-    """The local that holds the count an ``except*`` clause of the function's
-    ``ordinal``-th flowing ``try`` noted at its end (None: none pending), for the
-    next clause's start or for the group leaving the ``try`` to make."""
-    return f"@pp_e{ordinal}"
-
-
-def loop_mode_name(ordinal: int) -> str:
-    """The local that is true while loop ``ordinal`` runs its original body."""
-    return f"@pp_o{ordinal}"
 
 
 # ---------------------------------------------------------------------------
@@ -1219,21 +1176,16 @@ def add_switch(fp: FunctionPlan, original: list[ast.stmt]) -> None:
     node.body = [*head, switch]
 
 
-#: pathprof's module globals that change while the program runs: they are read
-#: where they are tested, every time (switches, OSP's observing flag, event
-#: budgets, the single thread's table). None of them fails when None: what every
-#: one of them is as the interpreter shuts down.
-_MUTABLE_GLOBAL = re.compile(r"_@pp_(i\d+|j\d+_\d+|O|B|G)")
-
-
 def capture_globals(node: ast.FunctionDef | ast.AsyncFunctionDef, start: int) -> None:
     """In a generator or coroutine, read pathprof's other module globals into locals
     as it starts (``@pp_gc3 = _@pp_c3``...) and use those: one suspended as the
     interpreter shuts down, when every module global is set to None, can still run
     its ``finally`` clauses and handlers as ``close()`` throws ``GeneratorExit`` in
     (:mod:`pathprof.runtime.shutdown` freezes the code of functions that start
-    afresh then). ``start`` is where the body starts (after the docstring).
-    Functions, classes and lambdas inside it are left alone."""
+    afresh then); not the globals that change while the program runs
+    (:func:`~pathprof.python.names.is_capturable`). ``start`` is where the body
+    starts (after the docstring). Functions, classes and lambdas inside it are left
+    alone."""
     if not (isinstance(node, ast.AsyncFunctionDef) or _is_generator(node)):
         return
     captured: dict[str, str] = {}
@@ -1244,8 +1196,8 @@ def capture_globals(node: ast.FunctionDef | ast.AsyncFunctionDef, start: int) ->
                       | ast.Lambda):
             continue  # (their decorators, defaults and bases are the program's code)
         if (isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load)
-                and child.id.startswith("_@pp_") and not _MUTABLE_GLOBAL.fullmatch(child.id)):
-            local = "@pp_g" + child.id[len("_@pp_"):]
+                and is_capturable(child.id)):
+            local = captured_name(child.id)
             captured[local] = child.id
             child.id = local
         pending.extend(ast.iter_child_nodes(child))
