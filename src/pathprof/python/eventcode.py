@@ -417,8 +417,8 @@ class EventRewriter(_ins._FunctionRewriter):
         ]
         # Located at the statement (production builds): CPython 3.13 fails to compile
         # code without line numbers between two ``yield from`` ("Invalid CFG").
-        self.edits.add(stmts, position, _ins._locate_at(before, stmt), SUSPEND)
-        self.edits.add(stmts, position + 1, _ins._locate_at(after, stmt), _ins.RESTART)
+        self.edits.add(stmts, position, self.locate(before, stmt), SUSPEND)
+        self.edits.add(stmts, position + 1, self.locate(after, stmt), _ins.RESTART)
 
     def suspend(self, node: ast.expr, done: int) -> ast.expr:
         """``yield v`` becomes ``((yield (v, <pause>)[0]), <resume>)[0]``: the count
@@ -647,11 +647,8 @@ def wrap_event_function(fp: Any, plan: EventPlan, totals_only: bool = False) -> 
     if sets_done:
         prologue.append(_ins._assign(DONE, _ins._const(None)))
     first = _ins._first_code(body)
-    if first is not None and _ins._probe_line == -1:
-        for stmt in prologue:
-            for part in ast.walk(stmt):
-                if "lineno" in part._attributes:
-                    ast.copy_location(part, first)
+    if first is not None and not fp.mark_probes:
+        _ins._locate_at(prologue, first)
     node.body = [*head, *prologue, outer]
 
 

@@ -44,13 +44,13 @@ from pathprof.python.names import (
 )
 from pathprof.python.outside import move_registers_out, names_a_frame
 from pathprof.python.rewrite import (
-    PROBE_MARK_LINE,
     FunctionPlan,
     _artificial,
     _const,
     _load,
     _store,
     count_calls,
+    mark_unlocated,
     plan_edge_function,
     plan_function,
     plan_share_function,
@@ -227,7 +227,8 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
 
     Raises whatever :func:`ast.parse` raises for source that does not parse, so a
     module that fails to parse fails the way it would without pathprof.
-    ``mark_probes`` (for tests) locates inserted code at :data:`PROBE_MARK_LINE`;
+    ``mark_probes`` (for tests) puts inserted code at
+    :data:`~pathprof.python.rewrite.PROBE_MARK_LINE`;
     ``registers_outside`` (for tests) keeps every function's registers outside its
     frame, as those whose source can reach their frame always do. ``calls_only``
     holds the indexes (in :func:`~pathprof.python.cfg.iter_functions` order) of
@@ -243,23 +244,26 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
     "events"): each call hands its count to the thread's total alone, with no
     per-function self or inclusive count (:func:`pathprof.python.eventcode._hand_over`).
     """
-    previous = rewrite._probe_line
-    rewrite._probe_line = PROBE_MARK_LINE if mark_probes else -1
-    try:
-        if mode == "events":
-            return _instrument_events(source, filename, module_key, events, placement,
-                                      registers_outside, totals_only)
-        return _instrument(source, filename, module_key, mode, metric, registers_outside,
-                           calls_only, shares or {}, subpaths, switches)
-    finally:
-        rewrite._probe_line = previous
+    if mode == "events":
+        module = _instrument_events(source, filename, module_key, events, placement,
+                                    registers_outside, totals_only, mark_probes)
+    else:
+        module = _instrument(source, filename, module_key, mode, metric, registers_outside,
+                             calls_only, shares or {}, subpaths, switches, mark_probes)
+    if mark_probes:
+        mark_unlocated(module.tree)
+        for moved in module.registers_moved:
+            for stmt in moved.body_in_frame:
+                mark_unlocated(stmt)
+    return module
 
 
 def _instrument(source: str | bytes, filename: str, module_key: str | None,
                 mode: str = "path", metric: str | None = None,
                 registers_outside: bool = False, calls_only: Container[int] = (),
                 shares: Mapping[int, Share] | None = None,
-                subpaths: bool = False, switches: bool = False) -> InstrumentedModule:
+                subpaths: bool = False, switches: bool = False,
+                mark_probes: bool = False) -> InstrumentedModule:
     tree = ast.parse(source, filename)
     if mode not in ("path", "edge"):
         raise ValueError(f"unknown instrumentation mode {mode!r}")
@@ -281,6 +285,7 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
     for fp in plans:
         fp.subpaths = subpaths
         fp.calls_only = fp.index in calls_only
+        fp.mark_probes = mark_probes
     originals = {fp.index: rewrite.original_body(fp) for fp in plans
                  if switches and mode == "path" and rewrite.can_switch(fp)}
     for index in originals:
@@ -292,7 +297,7 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
             count_calls(fp)
         else:
             rewrite_function(fp)
-        rewrite.capture_globals(fp.cfg.node, fp.cfg.body_start)
+        rewrite.capture_globals(fp)
     moved = hide_own_names(tree, registers_outside)
     for index, original in originals.items():
         rewrite.add_switch(plans[index], original)
@@ -316,7 +321,8 @@ def _share_plan(cfg: Any, index: int, share: Share) -> FunctionPlan:
 def _instrument_events(source: str | bytes, filename: str, module_key: str | None,
                        kind: str, placement: str = "tree",
                        registers_outside: bool = False,
-                       totals_only: bool = False) -> InstrumentedModule:
+                       totals_only: bool = False,
+                       mark_probes: bool = False) -> InstrumentedModule:
     """Event-counting instrumentation (Ball 1994): see :mod:`pathprof.python.eventcode`."""
     if placement not in eventcode.PLACEMENTS:
         raise ValueError(f"unknown event placement {placement!r}; choose from "
@@ -332,6 +338,7 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
     key = module_key or f"{filename}:{source_hash(source)}"
     extra = []
     for fp in plans:
+        fp.mark_probes = mark_probes
         meta = function_metadata(fp)
         code = codes.get((fp.cfg.qualname, meta["code_line"]))
         weights = eventcode.piece_weights(fp.cfg, kind, code, meta)
@@ -340,7 +347,7 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
         adds = (eventcode.statement_adds(fp.cfg, weights, kind, code, meta)
                 if placement == "statements" else None)
         eventcode.rewrite_event_function(fp, plan, weights, adds, totals_only)
-        rewrite.capture_globals(fp.cfg.node, fp.cfg.body_start)
+        rewrite.capture_globals(fp)
     moved = hide_own_names(tree, registers_outside)
     metadata = module_metadata(plans, filename, key, source)
     for function, events in zip(metadata["functions"], extra, strict=True):

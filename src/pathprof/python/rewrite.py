@@ -15,10 +15,15 @@ the probes are inserted at the edges' sites:
 * exception handlers, ``finally`` clauses and ``with`` statements get the calls into
   :mod:`pathprof.runtime` that record cut paths and start new ones.
 
-Inserted nodes have no source location (line -1): they produce no line events for
-tracers and never appear in tracebacks, and the original nodes keep theirs, so
-tracebacks, ``co_firstlineno``, ``co_qualname`` and coverage tools see the program as
-written. The names the inserted code uses are :mod:`pathprof.python.names`.
+Inserted code is located where the program's code that runs next starts, with no
+width (:func:`_locate_at`), or where no such code is known, left without a location
+(line -1), which CPython fills in from the instructions before it. Either way it
+makes no line event of its own and, as probe code does not raise, shows in no
+traceback; the original nodes keep their locations, so tracebacks,
+``co_firstlineno``, ``co_qualname`` and coverage tools see the program as written.
+Tests' builds (:attr:`FunctionPlan.mark_probes`) locate nothing and mark inserted
+code instead (:func:`mark_unlocated`). The names the inserted code uses are
+:mod:`pathprof.python.names`.
 """
 
 from __future__ import annotations
@@ -214,6 +219,10 @@ class FunctionPlan:
     local_table: bool = False
     #: Loops that can go back to their original body (:func:`plan_loop_switches`).
     loop_switches: list[LoopSwitch] = field(default_factory=list)
+    #: For tests (``instrument_source(mark_probes=True)``): inserted code is left
+    #: unlocated, for :func:`mark_unlocated` to put at :data:`PROBE_MARK_LINE` once
+    #: the module is done, instead of located where the code that runs next starts.
+    mark_probes: bool = False
 
     @property
     def num_paths(self) -> int:
@@ -295,27 +304,29 @@ def plan_edge_function(cfg: FunctionCfg, index: int = 0) -> FunctionPlan:
 # ---------------------------------------------------------------------------
 # Small AST builders. Every node they make is artificial: no source location.
 
-#: The line inserted nodes get. -1 means "no location": CPython then gives the
+#: The line artificial nodes get. -1 means "no location": CPython then gives the
 #: instructions the location of the instruction before them (so no line event and
-#: no traceback ever shows them). Tests that must tell probe instructions apart
-#: set it to :data:`PROBE_MARK_LINE` instead.
-_probe_line = -1
-#: A line no source file has; the block mapper treats it like "no location".
+#: no traceback ever shows them).
+UNLOCATED = -1
+#: A line no source file has, which tests' builds give inserted code
+#: (:func:`mark_unlocated`); the block mapper treats it like "no location".
 PROBE_MARK_LINE = (1 << 30) - 1
 
 
 def _artificial(node: ast.AST) -> ast.AST:
     for child in ast.walk(node):
         if "lineno" in child._attributes:
-            child.lineno = _probe_line  # type: ignore[attr-defined]
-            child.end_lineno = _probe_line  # type: ignore[attr-defined]
+            child.lineno = UNLOCATED  # type: ignore[attr-defined]
+            child.end_lineno = UNLOCATED  # type: ignore[attr-defined]
             child.col_offset = -1  # type: ignore[attr-defined]
             child.end_col_offset = -1  # type: ignore[attr-defined]
     return node
 
 
 def _locate_at(nodes: list[ast.stmt], anchor: ast.AST) -> list[ast.stmt]:
-    """Give inserted ``nodes`` the location of ``anchor`` (production build only).
+    """Give the unlocated parts of inserted ``nodes`` the location of ``anchor``
+    (production builds only: a build with ``mark_probes`` leaves inserted code
+    unlocated, the callers ask).
 
     Code without a location that starts a basic block makes the next real line
     look new to tracers (an extra ``line`` event); code located at the line that
@@ -324,8 +335,6 @@ def _locate_at(nodes: list[ast.stmt], anchor: ast.AST) -> list[ast.stmt]:
     of a span over several lines is where CPython 3.11 locates the loading of a
     method, which would make a line event for a line that has not run.
     """
-    if _probe_line != -1:
-        return nodes
     line, column = anchor.lineno, anchor.col_offset  # type: ignore[attr-defined]
     for node in nodes:
         for part in ast.walk(node):
@@ -333,6 +342,16 @@ def _locate_at(nodes: list[ast.stmt], anchor: ast.AST) -> list[ast.stmt]:
                 part.lineno = part.end_lineno = line  # type: ignore[attr-defined]
                 part.col_offset = part.end_col_offset = column  # type: ignore[attr-defined]
     return nodes
+
+
+def mark_unlocated(tree: ast.AST) -> None:
+    """Put every unlocated node of ``tree`` (all inserted code, in a build with
+    ``mark_probes``) at :data:`PROBE_MARK_LINE`."""
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) == UNLOCATED:
+            node.lineno = PROBE_MARK_LINE  # type: ignore[attr-defined]
+            if getattr(node, "end_lineno", None) == UNLOCATED:
+                node.end_lineno = PROBE_MARK_LINE  # type: ignore[attr-defined]
 
 
 def _first_evaluated(expr: ast.expr) -> ast.expr:
@@ -472,6 +491,11 @@ class _FunctionRewriter:
         #: each ``while``'s else list (by id): see :meth:`locate_in_empty_else`
         self._while_elses: dict[int, ast.While] | None = None
 
+    def locate(self, nodes: list[ast.stmt], anchor: ast.AST) -> list[ast.stmt]:
+        """:func:`_locate_at`, unless the build marks probes
+        (:attr:`FunctionPlan.mark_probes`)."""
+        return nodes if self.fp.mark_probes else _locate_at(nodes, anchor)
+
     # -- probe code ---------------------------------------------------------
 
     def probe_code(self, probe: Probe | None, *, ends_call: bool, dummy: bool = False
@@ -543,7 +567,7 @@ class _FunctionRewriter:
             shell = ast.Module(body=loop.original, type_ignores=[])
             stmts, _ = _parents(shell)[id(twin)]
             index = next(i for i, s in enumerate(stmts) if s is twin)
-            stmts[index:index] = _locate_at(kept, twin)
+            stmts[index:index] = self.locate(kept, twin)
 
     def loop_switch_code(self, eid: int, stmts: list[ast.stmt]) -> list[ast.stmt]:
         """After the code of backedge ``eid`` into a loop that can go back to its
@@ -600,7 +624,8 @@ class _FunctionRewriter:
                 code = self.edge_code(eid) + self.loop_switch_code(eid, site.stmts)
                 if site.index < len(site.stmts):
                     self.original_break_code(eid, site.stmts[site.index], code)
-                    _locate_at(code, _first_code(site.stmts[site.index:]) or site.stmts[site.index])
+                    self.locate(code, _first_code(site.stmts[site.index:])
+                                or site.stmts[site.index])
                 elif not site.stmts:
                     self.locate_in_empty_else(code, site.stmts)
                 self.edits.add(site.stmts, site.index, code, PROBE)
@@ -613,8 +638,8 @@ class _FunctionRewriter:
                 assert site.stmts is not None
                 code = self.pending_code(eid)
                 if site.index < len(site.stmts):
-                    _locate_at(code, _first_code(site.stmts[site.index:])
-                               or site.stmts[site.index])
+                    self.locate(code, _first_code(site.stmts[site.index:])
+                                or site.stmts[site.index])
                 self.edits.add(site.stmts, site.index, code, PROBE)
             elif site.kind is SiteKind.FLOW:
                 flows[id(site.node)].append((site, self.edge_code(eid)))
@@ -651,7 +676,7 @@ class _FunctionRewriter:
         if loop is not None:
             line = _loop_exit_line(loop)
             if line is not None:
-                _locate_at(code, _line_anchor(line))
+                self.locate(code, _line_anchor(line))
 
     def flag_index(self, finally_index: int) -> int:
         # Route flags are locals: the same names in every function are fine.
@@ -721,7 +746,7 @@ class _FunctionRewriter:
         assert site.stmts is not None
         located = [guard]
         if site.index < len(site.stmts):
-            _locate_at(located, _first_code(site.stmts[site.index:]) or site.stmts[site.index])
+            self.locate(located, _first_code(site.stmts[site.index:]) or site.stmts[site.index])
             setattr(guard, _LOCATED_LATER, True)
         self.edits.add(site.stmts, site.index, located, RESTART)  # type: ignore[arg-type]
 
@@ -755,18 +780,18 @@ class _FunctionRewriter:
             # The code runs just before the value's first instruction: located there,
             # it makes no line event of its own (a value starting on a later line
             # than ``return`` would otherwise get its return line reported first).
-            self.edits.add(site.stmts, site.index, _locate_at(code, _first_evaluated(value)),
+            self.edits.add(site.stmts, site.index, self.locate(code, _first_evaluated(value)),
                            RETURN_CODE)
             return
         elif value is not None and not isinstance(value, ast.Constant):
             keep = ast.Assign(targets=[_store(RETURN_VALUE)], value=value)
             _artificial(keep.targets[0])
-            keep.lineno = keep.end_lineno = _probe_line
+            keep.lineno = keep.end_lineno = UNLOCATED
             keep.col_offset = keep.end_col_offset = -1
             node.value = ast.Name(id=RETURN_VALUE, ctx=ast.Load())
             ast.copy_location(node.value, node)
             code = [keep, *code]
-        self.edits.add(site.stmts, site.index, _locate_at(code, node), RETURN_CODE)
+        self.edits.add(site.stmts, site.index, self.locate(code, node), RETURN_CODE)
 
     def wrap_guard(self, case: ast.match_case, code: list[ast.stmt]) -> None:
         if not code or case.guard is None:
@@ -929,7 +954,7 @@ def apply_rewriter(rewriter: _FunctionRewriter, edits: _Edits) -> None:
     rewriter.parents = _parents(rewriter.fp.cfg.node)
     rewriter.rewrite()
     edits.apply()
-    _apply_structural(rewriter.structural, rewriter.parents)
+    _apply_structural(rewriter.structural, rewriter.parents, rewriter.fp.mark_probes)
 
 
 def count_calls(fp: FunctionPlan) -> None:
@@ -941,10 +966,8 @@ def count_calls(fp: FunctionPlan) -> None:
     start = fp.cfg.body_start
     count = _count(counter_name(fp.index), _const(0))
     first = _first_code(node.body[start:])
-    if first is not None and _probe_line == -1:
-        for part in ast.walk(count):
-            if "lineno" in part._attributes:
-                ast.copy_location(part, first)
+    if first is not None and not fp.mark_probes:
+        _locate_at([count], first)
     node.body[start:start] = [count]
 
 
@@ -1108,7 +1131,7 @@ def wrap_loop_switches(fp: FunctionPlan) -> None:
         mode = loop_mode_name(loop.ordinal)
         test = _load(mode)
         first = _first_code(loop.original)
-        if first is not None and _probe_line == -1:
+        if first is not None and not fp.mark_probes:
             ast.copy_location(test, first)
         else:
             _artificial(test)
@@ -1117,16 +1140,17 @@ def wrap_loop_switches(fp: FunctionPlan) -> None:
         choose.end_lineno, choose.end_col_offset = test.end_lineno, test.end_col_offset
         node.body = [choose]
         if not (isinstance(node, ast.While) and is_constant_true(node.test)):
-            _restore_on_exit(node, mode, loop.start_value)
+            _restore_on_exit(node, mode, loop.start_value, fp.mark_probes)
         stmts, _ = parents[id(node)]
         init = _assign(mode, _const(False))
-        _locate_at([init], _first_evaluated(node.test if isinstance(node, ast.While)
-                                            else node.iter))
+        if not fp.mark_probes:
+            _locate_at([init], _first_evaluated(node.test if isinstance(node, ast.While)
+                                                else node.iter))
         stmts.insert(next(i for i, stmt in enumerate(stmts) if stmt is node), init)
 
 
-def _restore_on_exit(node: ast.For | ast.AsyncFor | ast.While, mode: str, start: int
-                     ) -> None:
+def _restore_on_exit(node: ast.For | ast.AsyncFor | ast.While, mode: str, start: int,
+                     mark_probes: bool) -> None:
     """At the start of ``node``'s ``else``: ``if @pp_o<k>: @pp_r = <start>``.
 
     Code after a jump starts a block of its own; code there without a location
@@ -1134,14 +1158,15 @@ def _restore_on_exit(node: ast.For | ast.AsyncFor | ast.While, mode: str, start:
     test and the inserted code after it are located at the line the loop ends on
     (its ``for``'s iterable, its ``while``'s test), which runs just before anyway;
     where that line is not one line, the jump-free ``@pp_r = (@pp_r,
-    <start>)[@pp_o<k>]`` does it."""
+    <start>)[@pp_o<k>]`` does it (and in a build with ``mark_probes``, which
+    locates nothing)."""
     line = _loop_exit_line(node)
-    if line is None or _probe_line != -1:
+    if line is None or mark_probes:
         restore = _assign(REGISTER, ast.Subscript(
             value=ast.Tuple(elts=[_load(REGISTER), _const(start)], ctx=ast.Load()),
             slice=_load(mode), ctx=ast.Load()))
         after = _first_code(node.orelse)
-        if after is not None:
+        if after is not None and not mark_probes:
             _locate_at([restore], after)
         node.orelse.insert(0, restore)
         return
@@ -1166,7 +1191,7 @@ def add_switch(fp: FunctionPlan, original: list[ast.stmt]) -> None:
     head, measured = node.body[:start], node.body[start:]
     test = _load(switch_name(fp.index))
     first = _first_code(original)
-    if first is not None and _probe_line == -1:
+    if first is not None and not fp.mark_probes:
         ast.copy_location(test, first)
     else:
         _artificial(test)
@@ -1176,16 +1201,17 @@ def add_switch(fp: FunctionPlan, original: list[ast.stmt]) -> None:
     node.body = [*head, switch]
 
 
-def capture_globals(node: ast.FunctionDef | ast.AsyncFunctionDef, start: int) -> None:
-    """In a generator or coroutine, read pathprof's other module globals into locals
-    as it starts (``@pp_gc3 = _@pp_c3``...) and use those: one suspended as the
-    interpreter shuts down, when every module global is set to None, can still run
-    its ``finally`` clauses and handlers as ``close()`` throws ``GeneratorExit`` in
-    (:mod:`pathprof.runtime.shutdown` freezes the code of functions that start
-    afresh then); not the globals that change while the program runs
-    (:func:`~pathprof.python.names.is_capturable`). ``start`` is where the body
-    starts (after the docstring). Functions, classes and lambdas inside it are left
-    alone."""
+def capture_globals(fp: FunctionPlan) -> None:
+    """In ``fp``'s function, if a generator or coroutine, read pathprof's other module
+    globals into locals as it starts (``@pp_gc3 = _@pp_c3``...) and use those: one
+    suspended as the interpreter shuts down, when every module global is set to
+    None, can still run its ``finally`` clauses and handlers as ``close()`` throws
+    ``GeneratorExit`` in (:mod:`pathprof.runtime.shutdown` freezes the code of
+    functions that start afresh then); not the globals that change while the
+    program runs (:func:`~pathprof.python.names.is_capturable`). The reads go after
+    the docstring. Functions, classes and lambdas inside it are left alone."""
+    node = fp.cfg.node
+    start = fp.cfg.body_start
     if not (isinstance(node, ast.AsyncFunctionDef) or _is_generator(node)):
         return
     captured: dict[str, str] = {}
@@ -1205,7 +1231,7 @@ def capture_globals(node: ast.FunctionDef | ast.AsyncFunctionDef, start: int) ->
         return
     reads = [_assign(local, _load(name)) for local, name in sorted(captured.items())]
     first = _first_program_code(node.body[start:])
-    if first is not None and _probe_line == -1:
+    if first is not None and not fp.mark_probes:
         _locate_at(reads, first)
     node.body[start:start] = reads
 
@@ -1271,7 +1297,8 @@ def _parents(func: ast.AST) -> dict[int, tuple[list[ast.stmt], int]]:
 
 
 def _apply_structural(structural: list[tuple[str, Any, Any]],
-                      parents: dict[int, tuple[list[ast.stmt], int]]) -> None:
+                      parents: dict[int, tuple[list[ast.stmt], int]],
+                      mark_probes: bool = False) -> None:
     """Wrap ``with`` bodies and ``try``/``finally`` statements, and move the dispatch
     at the end of each ``finally`` into its branches (after the inserts). Inner
     ``finally`` clauses sink first: where a ``break`` in an inner clause also ends
@@ -1280,7 +1307,7 @@ def _apply_structural(structural: list[tuple[str, Any, Any]],
     one nothing to count)."""
     dispatches = [(node, handler) for kind, node, handler in structural if kind == "dispatch"]
     for node, handler in reversed(dispatches):
-        setattr(node, _FALL_WAYS, _sink_dispatch(node.finalbody, handler))
+        setattr(node, _FALL_WAYS, _sink_dispatch(node.finalbody, handler, mark_probes))
     for kind, node, handler in structural:
         if kind == "dispatch":
             continue
@@ -1317,8 +1344,8 @@ _ROUTE_TEST = "_pathprof_route_test"
 _FALL_WAYS = "_pathprof_fall_ways"
 
 
-def _sink_dispatch(finalbody: list[ast.stmt], dispatch: list[ast.stmt]
-                   ) -> list[list[ast.stmt]] | None:
+def _sink_dispatch(finalbody: list[ast.stmt], dispatch: list[ast.stmt],
+                   mark_probes: bool = False) -> list[list[ast.stmt]] | None:
     """Move ``dispatch``, the code at the end of a ``finally`` clause, into each
     branch of the clause's last ``if`` (recursively), so that every copy follows
     one statement of the program's. Returns the statement lists where the copies'
@@ -1408,7 +1435,7 @@ def _sink_dispatch(finalbody: list[ast.stmt], dispatch: list[ast.stmt]
         program = [i for i, stmt in enumerate(stmts) if not _is_inserted(stmt)]
         line = _exit_line(stmts[program[-1]]) if program else entry_line
         copies = placed(copy.deepcopy(dispatch))
-        if line is not None:
+        if line is not None and not mark_probes:
             after = stmts[program[-1] + 1:] if program else stmts
             _locate_at([*after, *copies], _line_anchor(line))
         stmts.extend(copies)
@@ -1418,7 +1445,7 @@ def _sink_dispatch(finalbody: list[ast.stmt], dispatch: list[ast.stmt]
 
 
 def _is_inserted(stmt: ast.stmt) -> bool:
-    return stmt.lineno in (-1, PROBE_MARK_LINE)
+    return stmt.lineno in (UNLOCATED, PROBE_MARK_LINE)
 
 
 def _line_anchor(line: int) -> ast.AST:
@@ -1674,7 +1701,7 @@ _GENERATOR = "_pathprof_generator"
 
 
 def _artificial_try(node: ast.Try) -> ast.Try:
-    node.lineno = node.end_lineno = _probe_line
+    node.lineno = node.end_lineno = UNLOCATED
     node.col_offset = node.end_col_offset = -1
     return node
 
@@ -1708,17 +1735,16 @@ def _wrap_function(fp: FunctionPlan) -> None:
     # RESUME) and make tracers see that line again: place it where the first
     # statement's code starts, whose line comes next anyway.
     first = _first_code(body)
-    if first is not None and _probe_line == -1:
-        for part in ast.walk(init):
-            if "lineno" in part._attributes:
-                ast.copy_location(part, first)
+    if first is not None and not fp.mark_probes:
+        _locate_at([init], first)
     if fp.subpaths:  # OSP: while blocks are observed, the runtime hears of the call
         call = ast.Expr(value=_call_module("osp_enter", _const(fp.index)))
         starts.append(_artificial(ast.If(test=_load(OBSERVING), body=[call], orelse=[])))  # type: ignore[arg-type]
     table = ([_artificial(_assign(LOCAL_TABLE, _load(counter_name(fp.index))))]
              if fp.local_table else [])
-    for stmt in [*starts, *table]:
-        _locate_at([stmt], init)
+    if not fp.mark_probes:
+        for stmt in [*starts, *table]:
+            _locate_at([stmt], init)
     node.body = [*head, *([init] if uses_register else []), *table, *starts, wrapper]
 
 
@@ -1736,7 +1762,7 @@ def _first_code(stmts: list[ast.stmt]) -> ast.AST | None:
     for stmt in stmts:
         if isinstance(stmt, ast.Global | ast.Nonlocal):
             continue
-        if getattr(stmt, "lineno", -1) in (-1, PROBE_MARK_LINE):
+        if getattr(stmt, "lineno", -1) in (UNLOCATED, PROBE_MARK_LINE):
             continue
         if getattr(stmt, _LOCATED_LATER, False):
             continue
