@@ -84,7 +84,7 @@ def switch_name(index: int) -> str:
 def loop_switch_name(index: int, ordinal: int) -> str:
     """The module global that the runtime sets true once the hidden paths of loop
     ``ordinal`` of function ``index`` are all known
-    (:class:`~pathprof.python.rewrite.LoopSwitch`)."""
+    (:class:`~pathprof.python.plan.LoopSwitch`)."""
     return f"_@pp_j{index}_{ordinal}"
 
 
@@ -150,5 +150,5 @@ def is_capturable(name: str) -> bool:
 
 def captured_name(name: str) -> str:
     """The local that holds module global ``name`` in a generator or coroutine
-    (``_@pp_c3`` -> ``@pp_gc3``: :func:`pathprof.python.rewrite.capture_globals`)."""
+    (``_@pp_c3`` -> ``@pp_gc3``: :mod:`pathprof.python.generator_globals`)."""
     return LOCAL_PREFIX + "g" + name[len(GLOBAL_PREFIX):]
