@@ -39,7 +39,7 @@ from pathprof.graph import regenerate
 from pathprof.graph.copyplan import CopyShare
 from pathprof.parallel.plan import plan_copies
 from pathprof.python.instrument import function_metadata, instrument_source, source_hash
-from pathprof.python.rewrite import plan_share_function
+from pathprof.python.plan import plan_share_function
 from probes import _ops
 from workloads import WORKLOADS, measured_files
 

@@ -31,7 +31,7 @@ from typing import Any
 from pathprof.data.store import read
 from pathprof.graph import EdgeKind, ProbeOp, regenerate
 from pathprof.python.instrument import function_metadata, instrument_source
-from pathprof.python.rewrite import plan_function
+from pathprof.python.plan import plan_function
 
 
 def _ops(plan: Any, edges: tuple[int, ...]) -> int:

@@ -85,7 +85,8 @@ def test_a_probe_with_no_place_for_its_code_is_refused_not_dropped() -> None:
 
     from pathprof.exceptions import CfgError
     from pathprof.python.cfg import NO_SITE, build_cfg
-    from pathprof.python.rewrite import plan_function, rewrite_function
+    from pathprof.python.plan import plan_function
+    from pathprof.python.rewrite import rewrite_function
 
     node = ast.parse("def tail_if(x):\n    if x:\n        y = 1\n").body[0]
     cfg = build_cfg(node, "tail_if")  # type: ignore[arg-type]

@@ -226,7 +226,7 @@ def test_adds_per_iteration_tree_against_the_naive_baseline(kind: str) -> None:
     import ast
 
     from pathprof.python.instrument import instrument_source
-    from pathprof.python.rewrite import REGISTER
+    from pathprof.python.names import REGISTER
 
     def loop_adds(placement: str) -> list[int]:
         tree = instrument_source(LOOP, "loop.py", mode="events", events=kind,

@@ -23,8 +23,9 @@ from pathprof import runtime
 from pathprof.analysis.basis import basis_rank
 from pathprof.data.profile import numbering_of
 from pathprof.graph import CounterKind
-from pathprof.python import rewrite
 from pathprof.python.cfg import build_cfg, iter_functions
+from pathprof.python.plan import plan_function
+from pathprof.python.switches import can_switch, plan_loop_switches
 from pathprof.runtime import stopping
 
 from ..loading import load_instrumented, load_plain
@@ -151,8 +152,8 @@ GO_BACK = {"long_call": {5, 14, 21, 26}, "raises": {4, 14}, "many_paths": {32}}
 def _line(source: str, index: int, ordinal: int) -> int:
     """The line of loop ``ordinal`` of function ``index`` of ``source``."""
     node, qualname = list(iter_functions(ast.parse(source)))[index]
-    fp = rewrite.plan_function(build_cfg(node, qualname))
-    return rewrite.plan_loop_switches(fp)[ordinal].node.lineno
+    fp = plan_function(build_cfg(node, qualname))
+    return plan_loop_switches(fp)[ordinal].node.lineno
 
 
 def _write(tmp_path: Path, name: str, source: str) -> Path:
@@ -314,10 +315,10 @@ def test_which_loops_can_go_back() -> None:
     would not set."""
     tree = ast.parse(NOT_SWITCHED)
     ((node, qualname),) = list(iter_functions(tree))
-    fp = rewrite.plan_function(build_cfg(node, qualname))
-    assert rewrite.can_switch(fp)
+    fp = plan_function(build_cfg(node, qualname))
+    assert can_switch(fp)
     fp.switch = True
-    loops = rewrite.plan_loop_switches(fp)
+    loops = plan_loop_switches(fp)
     assert sorted(loop.node.lineno for loop in loops) == [6, 16, 18]
     for loop in loops:
         assert ast.dump(ast.Module(body=loop.original, type_ignores=[])) == ast.dump(
@@ -338,10 +339,10 @@ def test_spanning_paths_span_every_body_path() -> None:
     for path in corpus_programs():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node, qualname in iter_functions(tree):
-            fp = rewrite.plan_function(build_cfg(node, qualname))
-            if not rewrite.can_switch(fp):
+            fp = plan_function(build_cfg(node, qualname))
+            if not can_switch(fp):
                 continue
-            for loop in rewrite.plan_loop_switches(fp):
+            for loop in plan_loop_switches(fp):
                 ranges = loop.hidden_paths(fp.numbering)
                 if sum(count for _, count in ranges) > 200:
                     continue

@@ -38,7 +38,7 @@ from typing import Any
 
 from pathprof import runtime
 from pathprof.messages import warn
-from pathprof.python.rewrite import MODULE
+from pathprof.python.names import MODULE
 from pathprof.python.selection import Selection
 
 __all__ = ["ImportHook", "InstrumentOptions", "InstrumentingLoader", "WarmResult",

@@ -41,7 +41,7 @@ from typing import Any
 
 from pathprof import runtime
 from pathprof.measure.importhook import InstrumentOptions, instrumented_code
-from pathprof.python.rewrite import MODULE
+from pathprof.python.names import MODULE
 
 __all__ = ["InPlaceReport", "instrument_imported"]
 

@@ -22,7 +22,7 @@ later run can change what is reported:
 The same holds loop by loop, sooner: a loop whose *hidden paths* (those its
 original body leaves uncounted: the paths that start at its header after a
 backedge and enter its body, and every path that starts inside its body,
-:class:`pathprof.python.rewrite.LoopSwitch`) all ran (``"paths"``), or all lie
+:class:`pathprof.python.plan.LoopSwitch`) all ran (``"paths"``), or all lie
 in the span of the paths that ran (``"basis"``: checked on a spanning set of
 them), can run its original body for the rest of each loop entry: the paths it
 then leaves uncounted would change nothing reported but counts.

@@ -49,7 +49,7 @@ from pathprof.graph.partition import whole_task
 from pathprof.hashing import source_hash
 from pathprof.measure.partial import PLAN_FORMAT
 from pathprof.python.cfg import build_cfg, iter_functions
-from pathprof.python.rewrite import plan_function, share_feasible
+from pathprof.python.plan import plan_function, share_feasible
 
 __all__ = ["CopiesPlan", "plan_copies"]
 

@@ -43,8 +43,39 @@ from typing import Any
 from pathprof.contract import EventTables, FunctionInfo
 from pathprof.graph import find_backedges
 from pathprof.graph.events import EventPlan, plan_events, rest_of_block, static_event_weights
-from pathprof.python import rewrite as _ins
 from pathprof.python.cfg import FunctionCfg, Role, SiteKind
+from pathprof.python.exits import exception_position
+from pathprof.python.names import (
+    BASE,
+    BUDGET,
+    DONE,
+    LOCAL,
+    MODULE,
+    PENDING,
+    REGISTER,
+    RUNTIME,
+    SELF,
+    SENT,
+    SINGLE,
+    TEMP,
+    THREAD,
+    TOTAL,
+    slot_name,
+)
+from pathprof.python.nodes import (
+    add,
+    artificial,
+    artificial_shell,
+    assign,
+    call_module,
+    const,
+    first_code,
+    load,
+    locate_at,
+    observer,
+    store,
+)
+from pathprof.python.rewrite import RESTART, RETURN_CODE, FunctionRewriter
 
 __all__ = ["EVENT_KINDS", "PLACEMENTS", "piece_weights", "plan_events_for"]
 
@@ -56,23 +87,6 @@ EVENT_KINDS = ("statements", "instructions")
 #: code with instructions, for the instructions kind); ``blocks`` one add per block
 #: run, on every edge into a block -- the better of the naive ones.
 PLACEMENTS = ("tree", "blocks", "statements")
-
-THREAD = "@pp_T"
-BASE = "@pp_a"
-DONE = "@pp_w"
-TEMP = "@pp_h"
-SENT = "@pp_y"
-LOCAL = "_@pp_L"
-SINGLE = "_@pp_G"
-PENDING = "_@pp_P"
-BUDGET = "_@pp_B"
-SELF = "_@pp_S"
-TOTAL = "@pp_u"
-
-
-def slot_name(index: int) -> str:
-    """The module global holding function ``index``'s slot in the thread tables."""
-    return f"_@pp_g{index}"
 
 #: Roles whose piece is one statement event: a simple statement, or the header of a
 #: compound statement as it is evaluated (if/elif/while test, the for step that
@@ -209,15 +223,12 @@ def rest_after(weights: list[list[int]], block: int, piece: int) -> int:
 
 
 # ---------------------------------------------------------------------------
-# Rewriting (builds on the path-mode rewriter's sites and helpers)
-
-
-def _name(value: str) -> ast.Name:
-    return _ins._load(value)
+# Rewriting (builds on the path-mode rewriter, :mod:`pathprof.python.rewrite`, and
+# the node builders of :mod:`pathprof.python.nodes`)
 
 
 def _subscript(table: str, index: ast.expr, store: bool = False) -> ast.Subscript:
-    return ast.Subscript(value=_name(table), slice=index,
+    return ast.Subscript(value=load(table), slice=index,
                          ctx=ast.Store() if store else ast.Load())
 
 
@@ -225,30 +236,30 @@ def _plus(left: ast.expr, value: int) -> ast.expr:
     if value == 0:
         return left
     op: ast.operator = ast.Add() if value > 0 else ast.Sub()
-    return ast.BinOp(left=left, op=op, right=_ins._const(abs(value)))
+    return ast.BinOp(left=left, op=op, right=const(abs(value)))
 
 
 def _if(test: ast.expr, body: list[ast.stmt]) -> ast.stmt:
-    return _ins._artificial(ast.If(test=test, body=body, orelse=[]))  # type: ignore[return-value]
+    return artificial(ast.If(test=test, body=body, orelse=[]))  # type: ignore[return-value]
 
 
 def _is_not_none(name: str) -> ast.expr:
-    return ast.Compare(left=_name(name), ops=[ast.IsNot()], comparators=[_ins._const(None)])
+    return ast.Compare(left=load(name), ops=[ast.IsNot()], comparators=[const(None)])
 
 
 def _budget_check(index: int, partial: ast.expr) -> ast.stmt:
     """``if _@pp_B: _@pp_m.check(i, partial)``: one global test while no budget is
     active anywhere (see :func:`pathprof.events.budget`)."""
-    call = _ins._call_module("check", _ins._const(index), partial)
-    return _if(_name(BUDGET), [_ins._artificial(ast.Expr(value=call))])  # type: ignore[list-item]
+    call = call_module("check", const(index), partial)
+    return _if(load(BUDGET), [artificial(ast.Expr(value=call))])  # type: ignore[list-item]
 
 
-class EventRewriter(_ins._FunctionRewriter):
+class EventRewriter(FunctionRewriter):
     """Puts event-counting probes on a function's sites (see the module docstring)."""
 
-    def __init__(self, fp: Any, edits: Any, plan: EventPlan, weights: list[list[int]],
+    def __init__(self, fp: Any, plan: EventPlan, weights: list[list[int]],
                  adds: dict[int, int] | None = None, totals_only: bool = False) -> None:
-        super().__init__(fp, edits)
+        super().__init__(fp)
         #: hand over to the thread's total only (:func:`_hand_over`)
         self.totals_only = totals_only
         self.events = plan
@@ -265,18 +276,18 @@ class EventRewriter(_ins._FunctionRewriter):
         edge = self.cfg.edges[eid]
         code: list[ast.stmt] = []
         if eid in self.backedges:
-            code.append(_budget_check(self.fp.index, _plus(_name(_ins.REGISTER),
+            code.append(_budget_check(self.fp.index, _plus(load(REGISTER),
                                                            self.done_before(edge.src))))
         if edge.label == "re-raise":
             # The traceback still points at the original raise: note the exact count.
-            code.append(_ins._assign(DONE, _plus(_name(_ins.REGISTER),
-                                                 self.done_before(edge.src))))
+            code.append(assign(DONE, _plus(load(REGISTER),
+                                           self.done_before(edge.src))))
         increment = self.events.increment.get(eid, 0)
         if increment and self.adds is not None:
-            code.extend(_ins._add(_ins.REGISTER, part)
+            code.extend(add(REGISTER, part)
                         for part in split_increment(increment, self.adds.get(eid, 1)))
         elif increment:
-            code.append(_ins._add(_ins.REGISTER, increment))
+            code.append(add(REGISTER, increment))
         return code
 
     def return_code(self, site: Any, code: list[ast.stmt], *, early: bool, block: int) -> None:
@@ -285,32 +296,32 @@ class EventRewriter(_ins._FunctionRewriter):
         super().return_code(site, code, early=False, block=block)
 
     def enter_call(self, block: int) -> ast.expr:
-        return _ins._call_module("enter", _ins._const(self.fp.index), _name(_ins.REGISTER),
-                                 _name(DONE), _ins._const(block), _name(BASE))
+        return call_module("enter", const(self.fp.index), load(REGISTER),
+                           load(DONE), const(block), load(BASE))
 
     def restart_code(self) -> None:
-        targets = ast.Tuple(elts=[_ins._store(n) for n in ENTER_RESULT], ctx=ast.Store())
+        targets = ast.Tuple(elts=[store(n) for n in ENTER_RESULT], ctx=ast.Store())
         for restart in self.cfg.restarts:
             if restart.block not in self.dag.restart_edges:
                 continue
             node = restart.node
             if restart.kind in ("handler", "except*") and isinstance(node, ast.ExceptHandler):
-                assign = ast.Assign(targets=[targets], value=self.enter_call(restart.block))
-                self.edits.add(node.body, 0, [_ins._artificial(assign)], _ins.RESTART)  # type: ignore[list-item]
+                unpack = ast.Assign(targets=[targets], value=self.enter_call(restart.block))
+                self.edits.add(node.body, 0, [artificial(unpack)], RESTART)  # type: ignore[list-item]
             elif restart.kind == "with":
                 assert isinstance(node, ast.With | ast.AsyncWith)
-                call = _ins._call_module("cut", _ins._const(self.fp.index),
-                                         _name(_ins.REGISTER), _name(DONE))
+                call = call_module("cut", const(self.fp.index),
+                                   load(REGISTER), load(DONE))
                 # Thrown into a suspended generator (base None): the activation
                 # starts here, in the thread that threw, before ``__exit__`` runs.
                 effects = [
                     (DONE, call),
                     (THREAD, ast.IfExp(test=_is_none(BASE), body=_thread_table(),
-                                       orelse=_name(THREAD))),
+                                       orelse=load(THREAD))),
                     (BASE, ast.IfExp(test=_is_none(BASE), body=_base(self.fp.index),
-                                     orelse=_name(BASE))),
+                                     orelse=load(BASE))),
                 ]
-                self.structural.append(("with", node, _ins._observer(effects)))
+                self.structural.append(("with", node, observer(effects)))
                 self.after_statement(node, restart.block)
             elif restart.kind == "except*":
                 self.after_statement(node, restart.block)
@@ -321,24 +332,24 @@ class EventRewriter(_ins._FunctionRewriter):
         stmts, index = self.after_location(node)
         start = self.weights_of(block) - self.events.query[block]
         check = _if(_is_not_none(DONE), [
-            _ins._assign(_ins.REGISTER, _plus(_name(DONE), start)),
-            _ins._assign(DONE, _ins._const(None)),
+            assign(REGISTER, _plus(load(DONE), start)),
+            assign(DONE, const(None)),
         ])
-        self.edits.add(stmts, index, [check], _ins.RESTART)
+        self.edits.add(stmts, index, [check], RESTART)
 
     def weights_of(self, block: int) -> int:
         return sum(self.weights[block])
 
     def bare_raise_code(self) -> None:
         for stmts, index, block in self.cfg.bare_raises:
-            note = _ins._assign(DONE, _plus(_name(_ins.REGISTER), self.done_before(block)))
-            self.edits.add(stmts, index, [note], _ins.RETURN_CODE)
+            note = assign(DONE, _plus(load(REGISTER), self.done_before(block)))
+            self.edits.add(stmts, index, [note], RETURN_CODE)
 
     def finally_entry(self, info: Any) -> list[tuple[str, ast.expr]]:
         """Entering a finally by an exception: the count so far, and a fresh start."""
         effects: list[tuple[str, ast.expr]] = [(TEMP, self.enter_call(info.start))]
         for position, name in enumerate(ENTER_RESULT):
-            effects.append((name, ast.Subscript(value=_name(TEMP), slice=_ins._const(position),
+            effects.append((name, ast.Subscript(value=load(TEMP), slice=const(position),
                                                 ctx=ast.Load())))
         return effects
 
@@ -349,8 +360,8 @@ class EventRewriter(_ins._FunctionRewriter):
         for handler, block in self.cfg.star_handler_ends:
             # The next except* clause (or the code after the try) continues this
             # count; its exception's traceback still points at the original raise.
-            note = _ins._assign(DONE, _plus(_name(_ins.REGISTER), self.done_before(block)))
-            self.edits.add(handler.body, len(handler.body), [note], _ins.RETURN_CODE)
+            note = assign(DONE, _plus(load(REGISTER), self.done_before(block)))
+            self.edits.add(handler.body, len(handler.body), [note], RETURN_CODE)
 
     # -- yield, yield from, await ------------------------------------------------
 
@@ -395,26 +406,26 @@ class EventRewriter(_ins._FunctionRewriter):
         after: list[ast.stmt] = []
         if not isinstance(node, ast.Yield):
             operand = node.value  # keeps its location: tracebacks in it are the user's
-            target = _ins._artificial(_ins._store(SENT))
+            target = artificial(store(SENT))
             before.append(ast.copy_location(ast.Assign(targets=[target], value=operand),
                                             operand))
-            node.value = ast.copy_location(_name(SENT), operand)  # type: ignore[assignment]
-            after.append(_ins._assign(SENT, _ins._const(None)))
+            node.value = ast.copy_location(load(SENT), operand)  # type: ignore[assignment]
+            after.append(assign(SENT, const(None)))
         before += [
             *_hand_over(index, done, self.totals_only),
-            _ins._assign(_ins.REGISTER, _ins._const(-done)),
-            _ins._assign(BASE, _ins._const(None)),
-            _budget_check(index, _ins._const(0)),
+            assign(REGISTER, const(-done)),
+            assign(BASE, const(None)),
+            _budget_check(index, const(0)),
         ]
         after += [
             _drain_if_pending(),
-            _ins._assign(THREAD, _thread_table()),
-            _ins._assign(BASE, _base(index)),
+            assign(THREAD, _thread_table()),
+            assign(BASE, _base(index)),
         ]
         # Located at the statement (production builds): CPython 3.13 fails to compile
         # code without line numbers between two ``yield from`` ("Invalid CFG").
-        self.edits.add(stmts, position, _ins._locate_at(before, stmt), SUSPEND)
-        self.edits.add(stmts, position + 1, _ins._locate_at(after, stmt), _ins.RESTART)
+        self.edits.add(stmts, position, self.locate(before, stmt), SUSPEND)
+        self.edits.add(stmts, position + 1, self.locate(after, stmt), RESTART)
 
     def suspend(self, node: ast.expr, done: int) -> ast.expr:
         """``yield v`` becomes ``((yield (v, <pause>)[0]), <resume>)[0]``: the count
@@ -422,28 +433,28 @@ class EventRewriter(_ins._FunctionRewriter):
         activation), and the activation restarts when the frame resumes. ``yield
         from`` and ``await`` likewise around their operand: the delegated generator or
         awaited coroutine counts in its own functions, not in this one's inclusive."""
-        pause = _ins._call_module("pause", _ins._const(self.fp.index), _name(THREAD),
-                                  _name(_ins.REGISTER), _ins._const(done), _name(BASE))
+        pause = call_module("pause", const(self.fp.index), load(THREAD),
+                            load(REGISTER), const(done), load(BASE))
         operand = (node.value if node.value is not None
-                   else _ins._artificial(_ins._const(None)))
+                   else artificial(const(None)))
         before: list[ast.expr] = [
-            ast.NamedExpr(target=_ins._store(_ins.REGISTER), value=pause),
-            ast.NamedExpr(target=_ins._store(BASE), value=_ins._const(None)),
+            ast.NamedExpr(target=store(REGISTER), value=pause),
+            ast.NamedExpr(target=store(BASE), value=const(None)),
         ]
         after: list[ast.expr] = [
-            ast.BoolOp(op=ast.And(), values=[_name(PENDING), _ins._call_module("drain")]),
-            ast.NamedExpr(target=_ins._store(THREAD), value=_thread_table()),
-            ast.NamedExpr(target=_ins._store(BASE), value=_base(self.fp.index)),
+            ast.BoolOp(op=ast.And(), values=[load(PENDING), call_module("drain")]),
+            ast.NamedExpr(target=store(THREAD), value=_thread_table()),
+            ast.NamedExpr(target=store(BASE), value=_base(self.fp.index)),
         ]
         for part in (*before, *after):
-            _ins._artificial(part)
+            artificial(part)
         node.value = _first_of([operand, *before], operand)
         return _first_of([node, *after], node)
 
 
 #: Priority of the hand-over before a suspension among the code inserted at one
 #: place: after everything else (the adds of the edge into its block come first).
-SUSPEND = _ins.RETURN_CODE + 1
+SUSPEND = RETURN_CODE + 1
 
 
 def _is_statement_suspension(piece: Any, node: ast.expr) -> bool:
@@ -466,8 +477,8 @@ def _is_statement_suspension(piece: Any, node: ast.expr) -> bool:
 
 
 def _drain_if_pending() -> ast.stmt:
-    return _if(_name(PENDING), [_ins._artificial(ast.Expr(  # type: ignore[list-item]
-        value=_ins._call_module("drain")))])
+    return _if(load(PENDING), [artificial(ast.Expr(  # type: ignore[list-item]
+        value=call_module("drain")))])
 
 
 def _hand_over(index: int, done: int = 0, totals_only: bool = False) -> list[ast.stmt]:
@@ -481,44 +492,44 @@ def _hand_over(index: int, done: int = 0, totals_only: bool = False) -> list[ast
     if totals_only:
         return [
             _drain_if_pending(),
-            *([_ins._add(_ins.REGISTER, done)] if done else []),
-            _ins._artificial(ast.AugAssign(target=_subscript(THREAD, _ins._const(0), store=True),
-                                           op=ast.Add(), value=_name(_ins.REGISTER))),
+            *([add(REGISTER, done)] if done else []),
+            artificial(ast.AugAssign(target=_subscript(THREAD, const(0), store=True),
+                                     op=ast.Add(), value=load(REGISTER))),
         ]
-    total_store = ast.Assign(targets=[_subscript(THREAD, _ins._const(0), store=True),
-                                      _ins._store(TOTAL)],
-                             value=ast.BinOp(left=_subscript(THREAD, _ins._const(0)),
-                                             op=ast.Add(), right=_name(_ins.REGISTER)))
+    total_store = ast.Assign(targets=[_subscript(THREAD, const(0), store=True),
+                                      store(TOTAL)],
+                             value=ast.BinOp(left=_subscript(THREAD, const(0)),
+                                             op=ast.Add(), right=load(REGISTER)))
     return [
         _drain_if_pending(),
-        *([_ins._add(_ins.REGISTER, done)] if done else []),
-        _ins._artificial(total_store),
-        _ins._artificial(ast.Assign(
-            targets=[_subscript(THREAD, _name(slot_name(index)), store=True)],
-            value=ast.BinOp(left=_name(TOTAL), op=ast.Sub(), right=_name(BASE)))),
-        _ins._artificial(ast.AugAssign(target=_subscript(SELF, _ins._const(index), store=True),
-                                       op=ast.Add(), value=_name(_ins.REGISTER))),
+        *([add(REGISTER, done)] if done else []),
+        artificial(total_store),
+        artificial(ast.Assign(
+            targets=[_subscript(THREAD, load(slot_name(index)), store=True)],
+            value=ast.BinOp(left=load(TOTAL), op=ast.Sub(), right=load(BASE)))),
+        artificial(ast.AugAssign(target=_subscript(SELF, const(index), store=True),
+                                 op=ast.Add(), value=load(REGISTER))),
     ]
 
 
 def _is_none(name: str) -> ast.expr:
-    return ast.Compare(left=_name(name), ops=[ast.Is()], comparators=[_ins._const(None)])
+    return ast.Compare(left=load(name), ops=[ast.Is()], comparators=[const(None)])
 
 
 #: What ``_@pp_m.enter`` returns, in order.
-ENTER_RESULT = (_ins.REGISTER, THREAD, BASE, DONE)
+ENTER_RESULT = (REGISTER, THREAD, BASE, DONE)
 
 
 def _thread_table() -> ast.expr:
     """``_@pp_G or _@pp_L.t``: the one thread's table, or the calling thread's."""
     return ast.BoolOp(op=ast.Or(), values=[
-        _name(SINGLE), ast.Attribute(value=_name(LOCAL), attr="t", ctx=ast.Load())])
+        load(SINGLE), ast.Attribute(value=load(LOCAL), attr="t", ctx=ast.Load())])
 
 
 def _base(index: int) -> ast.expr:
     """``@pp_T[0] - @pp_T[slot]``: the base of an activation starting now."""
-    return ast.BinOp(left=_subscript(THREAD, _ins._const(0)), op=ast.Sub(),
-                     right=_subscript(THREAD, _name(slot_name(index))))
+    return ast.BinOp(left=_subscript(THREAD, const(0)), op=ast.Sub(),
+                     right=_subscript(THREAD, load(slot_name(index))))
 
 
 def _stores(node: ast.AST, name: str) -> bool:
@@ -529,7 +540,7 @@ def _stores(node: ast.AST, name: str) -> bool:
 def _first_of(parts: list[ast.expr], anchor: ast.expr) -> ast.expr:
     """``(parts...)[0]`` located where ``anchor`` is."""
     whole = ast.Subscript(value=ast.Tuple(elts=parts, ctx=ast.Load()),
-                          slice=_ins._const(0), ctx=ast.Load())
+                          slice=const(0), ctx=ast.Load())
     for outer in (whole, whole.value, whole.slice):
         ast.copy_location(outer, anchor)
     return whole
@@ -589,8 +600,7 @@ def rewrite_event_function(fp: Any, plan: EventPlan, weights: list[list[int]],
                            adds: Any, totals_only: bool = False) -> None:
     """Put the event-counting probes of ``plan`` into ``fp``'s function, in place;
     with ``totals_only``, its count goes to the thread's total alone."""
-    edits = _ins._Edits()
-    _ins.apply_rewriter(EventRewriter(fp, edits, plan, weights, adds, totals_only), edits)
+    EventRewriter(fp, plan, weights, adds, totals_only).run()
     wrap_event_function(fp, plan, totals_only)
 
 
@@ -606,48 +616,45 @@ def wrap_event_function(fp: Any, plan: EventPlan, totals_only: bool = False) -> 
     head, body = node.body[:start], node.body[start:]
     initial = 0
     if (body and isinstance(body[0], ast.AugAssign) and isinstance(body[0].target, ast.Name)
-            and body[0].target.id == _ins.REGISTER and isinstance(body[0].op, ast.Add)
+            and body[0].target.id == REGISTER and isinstance(body[0].op, ast.Add)
             and isinstance(body[0].value, ast.Constant)):
         # The entry chord's add: nothing runs between the prologue and it.
         initial = body[0].value.value
         body = body[1:]
     if not body:
-        body = [_ins._artificial(ast.Pass())]
+        body = [artificial(ast.Pass())]
     sets_done = _stores(node, DONE)
-    register = _name(_ins.REGISTER)
+    register = load(REGISTER)
     note = ast.Call(
-        func=ast.Attribute(value=_name(PENDING), attr="append", ctx=ast.Load()),
-        args=[ast.Tuple(elts=[_name(_ins.MODULE), _ins._const(index), register,
-                              _name(DONE) if sets_done else _ins._const(None),
-                              *_ins.exception_position(),
-                              ast.Attribute(value=_name(LOCAL), attr="t", ctx=ast.Load()),
-                              _name(BASE)], ctx=ast.Load())],
+        func=ast.Attribute(value=load(PENDING), attr="append", ctx=ast.Load()),
+        args=[ast.Tuple(elts=[load(MODULE), const(index), register,
+                              load(DONE) if sets_done else const(None),
+                              *exception_position(),
+                              ast.Attribute(value=load(LOCAL), attr="t", ctx=ast.Load()),
+                              load(BASE)], ctx=ast.Load())],
         keywords=[])
-    observer = _ins._observer([(_ins.REGISTER, note)])
-    inner = _ins._artificial_try(ast.Try(body=body, handlers=[observer], orelse=[],
-                                         finalbody=[]))
-    flush = [*_hand_over(index, 0, totals_only), _budget_check(index, _ins._const(0))]
-    outer = _ins._artificial_try(ast.Try(
+    exit_note = observer([(REGISTER, note)])
+    inner = artificial_shell(ast.Try(body=body, handlers=[exit_note], orelse=[],
+                                     finalbody=[]))
+    flush = [*_hand_over(index, 0, totals_only), _budget_check(index, const(0))]
+    outer = artificial_shell(ast.Try(
         body=[inner], handlers=[], orelse=[],
-        finalbody=[_if(_is_not_none(_ins.REGISTER), flush)]))  # type: ignore[list-item]
+        finalbody=[_if(_is_not_none(REGISTER), flush)]))  # type: ignore[list-item]
     prologue = [
         # Exits by exception noted but not yet counted would be missing from the
         # thread's total read here: count them first.
         _drain_if_pending(),
-        _ins._assign(THREAD, _thread_table()),
+        assign(THREAD, _thread_table()),
         # totals only: no inclusive count, so no base (the runtime's slow paths work
         # one out where they need it)
-        _ins._assign(BASE, _ins._const(None) if totals_only else _base(index)),
-        _ins._assign(_ins.REGISTER, _ins._const(initial)),
+        assign(BASE, const(None) if totals_only else _base(index)),
+        assign(REGISTER, const(initial)),
     ]
     if sets_done:
-        prologue.append(_ins._assign(DONE, _ins._const(None)))
-    first = _ins._first_code(body)
-    if first is not None and _ins._probe_line == -1:
-        for stmt in prologue:
-            for part in ast.walk(stmt):
-                if "lineno" in part._attributes:
-                    ast.copy_location(part, first)
+        prologue.append(assign(DONE, const(None)))
+    first = first_code(body)
+    if first is not None and not fp.mark_probes:
+        locate_at(prologue, first)
     node.body = [*head, *prologue, outer]
 
 
@@ -655,18 +662,18 @@ def event_prologue(nfunctions: int, filename: str, key: str, meta_json: str
                    ) -> list[ast.stmt]:
     """``import pathprof.runtime.events``; register the module; bind its tables."""
     register = ast.Call(
-        func=ast.Attribute(value=_name(_ins.RUNTIME), attr="register", ctx=ast.Load()),
-        args=[_name("__name__"), _ins._const(filename), _ins._const(key),
-              _ins._const(nfunctions), _ins._const(meta_json),
-              ast.Call(func=_name("globals"), args=[], keywords=[])],
+        func=ast.Attribute(value=load(RUNTIME), attr="register", ctx=ast.Load()),
+        args=[load("__name__"), const(filename), const(key),
+              const(nfunctions), const(meta_json),
+              ast.Call(func=load("globals"), args=[], keywords=[])],
         keywords=[])
-    names = ast.Tuple(elts=[_ins._store(n) for n in (LOCAL, PENDING, SELF)],
+    names = ast.Tuple(elts=[store(n) for n in (LOCAL, PENDING, SELF)],
                       ctx=ast.Store())
     return [
-        ast.Import(names=[ast.alias(name="pathprof.runtime.events", asname=_ins.RUNTIME)]),
-        ast.Assign(targets=[_ins._store(_ins.MODULE)], value=register),
+        ast.Import(names=[ast.alias(name="pathprof.runtime.events", asname=RUNTIME)]),
+        ast.Assign(targets=[store(MODULE)], value=register),
         ast.Assign(targets=[names],
-                   value=ast.Attribute(value=_name(_ins.MODULE), attr="bindings",
+                   value=ast.Attribute(value=load(MODULE), attr="bindings",
                                        ctx=ast.Load())),
     ]
 

@@ -1,9 +1,10 @@
 """Instrument a module's source: parse it, plan every function, rewrite, add the prologue.
 
-The one entry point of the Python front end (:func:`instrument_source`): path and
-edge mode rewrite functions with :mod:`pathprof.python.rewrite`, event mode with
-:mod:`pathprof.python.eventcode`; both hand the runtime the same metadata (the
-CFG as plain data), built here. Names the program could see are hidden here too
+The one entry point of the Python front end (:func:`instrument_source`): functions
+are planned by :mod:`pathprof.python.plan`; path and edge mode rewrite them with
+:mod:`pathprof.python.rewrite` (and :mod:`pathprof.python.switches`), event mode
+with :mod:`pathprof.python.eventcode`; both hand the runtime the same metadata
+(the CFG as plain data), built here. Names the program could see are hidden here too
 (:func:`hide_own_names`).
 """
 
@@ -33,36 +34,39 @@ from pathprof.graph import number_paths, to_dag
 from pathprof.graph.copyplan import CopyShare
 from pathprof.graph.numbering import regenerate
 from pathprof.hashing import source_hash
-from pathprof.python import eventcode, rewrite
+from pathprof.python import eventcode
 from pathprof.python.cfg import (
     Role,
     SiteKind,
     build_cfg,
     iter_functions,
 )
+from pathprof.python.generator_globals import capture_globals
 from pathprof.python.lasti import keep_last_instruction
-from pathprof.python.outside import move_registers_out, names_a_frame
-from pathprof.python.rewrite import (
+from pathprof.python.names import (
     CLOCK,
     COUNTDOWN,
+    LOCAL_PREFIX,
     MODULE,
     OBSERVING,
-    PROBE_MARK_LINE,
+    PARKED,
     RUNTIME,
-    FunctionPlan,
-    _artificial,
-    _const,
-    _load,
-    _store,
-    count_calls,
     counter_name,
     lengths_name,
+    loop_switch_name,
+    switch_name,
+    timer_name,
+)
+from pathprof.python.nodes import artificial, const, load, mark_unlocated, store
+from pathprof.python.outside import move_registers_out, names_a_frame
+from pathprof.python.plan import (
+    FunctionPlan,
     plan_edge_function,
     plan_function,
     plan_share_function,
-    rewrite_function,
-    timer_name,
 )
+from pathprof.python.rewrite import count_calls, rewrite_function
+from pathprof.python.switches import add_switch, can_switch, original_body, plan_loop_switches
 
 __all__ = [
     "InstrumentedModule",
@@ -81,7 +85,7 @@ def _name_view(call: ast.Call) -> ast.Call:
     """``locals()`` → ``_@pp_m.program_names(locals, locals())``, located at the call."""
     assert isinstance(call.func, ast.Name)
     view = ast.Name(id=call.func.id, ctx=ast.Load())
-    func = ast.Attribute(value=_load(MODULE), attr="program_names", ctx=ast.Load())
+    func = ast.Attribute(value=load(MODULE), attr="program_names", ctx=ast.Load())
     wrapped = ast.Call(func=func, args=[view, call], keywords=[])
     for part in (wrapped, func, func.value, view):
         ast.copy_location(part, call)
@@ -166,7 +170,7 @@ def hide_own_names(tree: ast.Module, everywhere: bool = False) -> list[Registers
     moved = []
     for node in reaching:
         moved.append(RegistersMoved(node, copy.deepcopy(node.body)))
-        move_registers_out(node, "@pp_", MODULE)
+        move_registers_out(node, LOCAL_PREFIX, MODULE)
     return moved
 
 
@@ -224,7 +228,8 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
 
     Raises whatever :func:`ast.parse` raises for source that does not parse, so a
     module that fails to parse fails the way it would without pathprof.
-    ``mark_probes`` (for tests) locates inserted code at :data:`PROBE_MARK_LINE`;
+    ``mark_probes`` (for tests) puts inserted code at
+    :data:`~pathprof.python.nodes.PROBE_MARK_LINE`;
     ``registers_outside`` (for tests) keeps every function's registers outside its
     frame, as those whose source can reach their frame always do. ``calls_only``
     holds the indexes (in :func:`~pathprof.python.cfg.iter_functions` order) of
@@ -234,29 +239,32 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
     (:class:`~pathprof.graph.copyplan.CopyShare`; path mode). ``subpaths`` adds
     OSP's bulk skipping and block observation to path mode
     (:mod:`pathprof.measure.subpaths`). ``switches`` gives every function that can
-    have one (:func:`~pathprof.python.rewrite.can_switch`) its original body beside
+    have one (:func:`~pathprof.python.switches.can_switch`) its original body beside
     the measured one, which the runtime can send it back to (path mode's coverage
     that stops paying: :mod:`pathprof.measure.stopping`). ``totals_only`` (mode
     "events"): each call hands its count to the thread's total alone, with no
     per-function self or inclusive count (:func:`pathprof.python.eventcode._hand_over`).
     """
-    previous = rewrite._probe_line
-    rewrite._probe_line = PROBE_MARK_LINE if mark_probes else -1
-    try:
-        if mode == "events":
-            return _instrument_events(source, filename, module_key, events, placement,
-                                      registers_outside, totals_only)
-        return _instrument(source, filename, module_key, mode, metric, registers_outside,
-                           calls_only, shares or {}, subpaths, switches)
-    finally:
-        rewrite._probe_line = previous
+    if mode == "events":
+        module = _instrument_events(source, filename, module_key, events, placement,
+                                    registers_outside, totals_only, mark_probes)
+    else:
+        module = _instrument(source, filename, module_key, mode, metric, registers_outside,
+                             calls_only, shares or {}, subpaths, switches, mark_probes)
+    if mark_probes:
+        mark_unlocated(module.tree)
+        for moved in module.registers_moved:
+            for stmt in moved.body_in_frame:
+                mark_unlocated(stmt)
+    return module
 
 
 def _instrument(source: str | bytes, filename: str, module_key: str | None,
                 mode: str = "path", metric: str | None = None,
                 registers_outside: bool = False, calls_only: Container[int] = (),
                 shares: Mapping[int, Share] | None = None,
-                subpaths: bool = False, switches: bool = False) -> InstrumentedModule:
+                subpaths: bool = False, switches: bool = False,
+                mark_probes: bool = False) -> InstrumentedModule:
     tree = ast.parse(source, filename)
     if mode not in ("path", "edge"):
         raise ValueError(f"unknown instrumentation mode {mode!r}")
@@ -278,21 +286,22 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
     for fp in plans:
         fp.subpaths = subpaths
         fp.calls_only = fp.index in calls_only
-    originals = {fp.index: rewrite.original_body(fp) for fp in plans
-                 if switches and mode == "path" and rewrite.can_switch(fp)}
+        fp.mark_probes = mark_probes
+    originals = {fp.index: original_body(fp) for fp in plans
+                 if switches and mode == "path" and can_switch(fp)}
     for index in originals:
         plans[index].switch = True
-        plans[index].loop_switches = rewrite.plan_loop_switches(plans[index])
+        plans[index].loop_switches = plan_loop_switches(plans[index])
     for fp in plans:
         if fp.calls_only:
             fp.timed = False
             count_calls(fp)
         else:
             rewrite_function(fp)
-        rewrite.capture_globals(fp.cfg.node, fp.cfg.body_start)
+        capture_globals(fp)
     moved = hide_own_names(tree, registers_outside)
     for index, original in originals.items():
-        rewrite.add_switch(plans[index], original)
+        add_switch(plans[index], original)
     metadata = module_metadata(plans, filename, key, source)
     prologue = _add_prologue(tree, plans, filename, key, metadata, subpaths,
                              tuple(originals))
@@ -313,7 +322,8 @@ def _share_plan(cfg: Any, index: int, share: Share) -> FunctionPlan:
 def _instrument_events(source: str | bytes, filename: str, module_key: str | None,
                        kind: str, placement: str = "tree",
                        registers_outside: bool = False,
-                       totals_only: bool = False) -> InstrumentedModule:
+                       totals_only: bool = False,
+                       mark_probes: bool = False) -> InstrumentedModule:
     """Event-counting instrumentation (Ball 1994): see :mod:`pathprof.python.eventcode`."""
     if placement not in eventcode.PLACEMENTS:
         raise ValueError(f"unknown event placement {placement!r}; choose from "
@@ -329,6 +339,7 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
     key = module_key or f"{filename}:{source_hash(source)}"
     extra = []
     for fp in plans:
+        fp.mark_probes = mark_probes
         meta = function_metadata(fp)
         code = codes.get((fp.cfg.qualname, meta.code_line))
         weights = eventcode.piece_weights(fp.cfg, kind, code, meta)
@@ -337,7 +348,7 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
         adds = (eventcode.statement_adds(fp.cfg, weights, kind, code, meta)
                 if placement == "statements" else None)
         eventcode.rewrite_event_function(fp, plan, weights, adds, totals_only)
-        rewrite.capture_globals(fp.cfg.node, fp.cfg.body_start)
+        capture_globals(fp)
     moved = hide_own_names(tree, registers_outside)
     metadata = module_metadata(plans, filename, key, source)
     metadata = dataclasses.replace(
@@ -346,7 +357,7 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
                         for function, events in zip(metadata.functions, extra, strict=True)))
     prologue = eventcode.event_prologue(len(plans), filename, key, metadata.encode())
     for stmt in prologue:
-        _artificial(stmt)
+        artificial(stmt)
     body = tree.body
     position = 1 if _is_docstring(body[0] if body else None) else 0
     while (position < len(body) and isinstance(body[position], ast.ImportFrom)
@@ -367,53 +378,53 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
            and body[position].module == "__future__"):  # type: ignore[attr-defined]
         position += 1
     sizes = ast.Tuple(
-        elts=[_const(fp.table_size) for fp in plans],
+        elts=[const(fp.table_size) for fp in plans],
         ctx=ast.Load())
     register = ast.Call(
-        func=ast.Attribute(value=_load(RUNTIME), attr="register", ctx=ast.Load()),
-        args=[_load("__name__"), _const(filename), _const(key), sizes,
-              _const(metadata.encode())],
+        func=ast.Attribute(value=load(RUNTIME), attr="register", ctx=ast.Load()),
+        args=[load("__name__"), const(filename), const(key), sizes,
+              const(metadata.encode())],
         keywords=[])
     prologue: list[ast.stmt] = [
         ast.Import(names=[ast.alias(name="pathprof.runtime", asname=RUNTIME)]),
-        ast.Assign(targets=[_store(MODULE)], value=register),
+        ast.Assign(targets=[store(MODULE)], value=register),
     ]
     if plans:
-        targets = ast.Tuple(elts=[_store(counter_name(fp.index)) for fp in plans],
+        targets = ast.Tuple(elts=[store(counter_name(fp.index)) for fp in plans],
                             ctx=ast.Store())
         prologue.append(ast.Assign(
             targets=[targets],
-            value=ast.Attribute(value=_load(MODULE), attr="counters", ctx=ast.Load())))
+            value=ast.Attribute(value=load(MODULE), attr="counters", ctx=ast.Load())))
     if subpaths:
         prologue += _subpath_prologue(plans, register)
     if switches:  # every function measured until the runtime says otherwise
-        register.keywords.append(ast.keyword(arg="switches", value=_const(switches)))
-        prologue.append(ast.Assign(targets=[_store(rewrite.switch_name(i)) for i in switches],
-                                   value=_const(True)))
+        register.keywords.append(ast.keyword(arg="switches", value=const(switches)))
+        prologue.append(ast.Assign(targets=[store(switch_name(i)) for i in switches],
+                                   value=const(True)))
         loops = tuple((fp.index, tuple((tuple(loop.hidden_paths(fp.numbering)),
                                         tuple(loop.spanning_paths(fp.numbering)))
                                        for loop in fp.loop_switches))
                       for fp in plans if fp.loop_switches)
         if loops:  # every loop measured until the runtime says otherwise
-            register.keywords.append(ast.keyword(arg="loops", value=_const(loops)))
-            prologue.append(ast.Assign(targets=[_store(rewrite.PARKED)], value=ast.Attribute(
-                value=_load(RUNTIME), attr="PARKED", ctx=ast.Load())))
+            register.keywords.append(ast.keyword(arg="loops", value=const(loops)))
+            prologue.append(ast.Assign(targets=[store(PARKED)], value=ast.Attribute(
+                value=load(RUNTIME), attr="PARKED", ctx=ast.Load())))
             prologue.append(ast.Assign(
-                targets=[_store(rewrite.loop_switch_name(fp.index, loop.ordinal))
+                targets=[store(loop_switch_name(fp.index, loop.ordinal))
                          for fp in plans for loop in fp.loop_switches],
-                value=_const(False)))
+                value=const(False)))
     if any(fp.timed for fp in plans):
-        register.keywords.append(ast.keyword(arg="timed", value=_const(True)))
-        targets = ast.Tuple(elts=[_store(timer_name(fp.index)) for fp in plans],
+        register.keywords.append(ast.keyword(arg="timed", value=const(True)))
+        targets = ast.Tuple(elts=[store(timer_name(fp.index)) for fp in plans],
                             ctx=ast.Store())
         prologue.append(ast.Assign(
             targets=[targets],
-            value=ast.Attribute(value=_load(MODULE), attr="times", ctx=ast.Load())))
+            value=ast.Attribute(value=load(MODULE), attr="times", ctx=ast.Load())))
         prologue.append(ast.Assign(
-            targets=[_store(CLOCK)],
-            value=ast.Attribute(value=_load(RUNTIME), attr="clock", ctx=ast.Load())))
+            targets=[store(CLOCK)],
+            value=ast.Attribute(value=load(RUNTIME), attr="clock", ctx=ast.Load())))
     for stmt in prologue:
-        _artificial(stmt)
+        artificial(stmt)
     body[position:position] = prologue
     return prologue
 
@@ -435,18 +446,18 @@ def _subpath_prologue(plans: list[FunctionPlan], register: ast.Call) -> list[ast
     """``_@pp_Q``, ``_@pp_O`` and each function's ``_@pp_l<i>`` (path lengths): see
     :func:`pathprof.python.rewrite._count_down`."""
     register.keywords.append(ast.keyword(arg="subpaths", value=ast.Tuple(
-        elts=[_const(path_lengths(fp)) for fp in plans], ctx=ast.Load())))
+        elts=[const(path_lengths(fp)) for fp in plans], ctx=ast.Load())))
     code: list[ast.stmt] = [
-        ast.Assign(targets=[_store(COUNTDOWN)], value=ast.Attribute(
-            value=_load(RUNTIME), attr="countdown", ctx=ast.Load())),
-        ast.Assign(targets=[_store(OBSERVING)], value=ast.Attribute(
-            value=_load(RUNTIME), attr="blocks_observed", ctx=ast.Load())),
+        ast.Assign(targets=[store(COUNTDOWN)], value=ast.Attribute(
+            value=load(RUNTIME), attr="countdown", ctx=ast.Load())),
+        ast.Assign(targets=[store(OBSERVING)], value=ast.Attribute(
+            value=load(RUNTIME), attr="blocks_observed", ctx=ast.Load())),
     ]
     if plans:
-        targets = ast.Tuple(elts=[_store(lengths_name(fp.index)) for fp in plans],
+        targets = ast.Tuple(elts=[store(lengths_name(fp.index)) for fp in plans],
                             ctx=ast.Store())
         code.append(ast.Assign(targets=[targets], value=ast.Attribute(
-            value=_load(MODULE), attr="lengths", ctx=ast.Load())))
+            value=load(MODULE), attr="lengths", ctx=ast.Load())))
     return code
 
 

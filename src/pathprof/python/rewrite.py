@@ -1,66 +1,101 @@
-"""Turn probe plans into code: the function rewriter of path and edge mode.
+"""The function rewriter of path and edge mode: a function's probe plan
+(:mod:`pathprof.python.plan`) put into its tree as code.
 
-For every function the CFG of :mod:`pathprof.python.cfg` is numbered and planned by
-:mod:`pathprof.graph` (edges with no site are forced into the spanning tree), then
-the probes are inserted at the edges' sites:
+The probes go in at the sites of the CFG's edges (:mod:`pathprof.python.cfg`):
 
 * ``@pp_r`` is the path register, a local of the frame (so recursion, threads and
-  generators need no locking), set to 0 on entry;
+  generators need no locking), set to 0 on entry where a probe uses it;
 * chords get ``@pp_r = c`` or ``@pp_r += c``; a backedge counts and resets,
-  ``_@pp_c3[@pp_r + c] += 1; @pp_r = c2``;
-* the body is wrapped in ``try: ... except BaseException: ... finally:`` whose
-  ``finally`` counts the path of every return (``_@pp_c3[@pp_r] += 1``) after all
-  of the function's own ``with`` exits and ``finally`` clauses have run, and whose
-  handler records the path an exception cuts short;
-* exception handlers, ``finally`` clauses and ``with`` statements get the calls into
+  ``_@pp_c3[@pp_r + c] += 1; @pp_r = c2``; in edge mode, chords count
+  ``_@pp_c3[k] += 1``;
+* a return counts its path where it happens: before its value is computed when
+  nothing of the function runs after it and the value cannot suspend the frame
+  (should the value raise, the runtime takes the count back), after it otherwise;
+* the body goes in ``try: ... except <observer>: pass``, whose clause never
+  matches: its type expression notes the path an exception cuts short as it leaves
+  (:mod:`pathprof.python.exits`), and the exception leaves as it would without
+  pathprof;
+* exception handlers, ``finally`` clauses (which dispatch at their end on how they
+  were entered), ``except*`` clauses and ``with`` statements get the calls into
   :mod:`pathprof.runtime` that record cut paths and start new ones.
 
-Inserted nodes have no source location (line -1): they produce no line events for
-tracers and never appear in tracebacks, and the original nodes keep theirs, so
-tracebacks, ``co_firstlineno``, ``co_qualname`` and coverage tools see the program as
-written. Names hold ``@``, which no identifier can, so they never clash with the
-program's: locals start with ``@pp_`` (as pytest's own ``@py_*``, which
-``pytest -l`` does not show), module globals with ``_@pp_`` (which ``import *``
-leaves alone). In measured functions, ``locals()``, ``vars()`` and ``dir()`` show
-the program's names only (:func:`hide_own_names`).
+Inserted code is located where the program's code that runs next starts, with no
+width, or where no such code is known, left without a location (line -1), which
+CPython fills in from the instructions before it (:mod:`pathprof.python.nodes`).
+Either way it makes no line event of its own and, as probe code does not raise,
+shows in no traceback; the program's nodes keep their own locations, so
+tracebacks, ``co_firstlineno``, ``co_qualname`` and coverage tools see the program
+as written.
+
+The names the code uses are :mod:`pathprof.python.names`; the original bodies of
+coverage that stops paying are :mod:`pathprof.python.switches`; event mode's
+rewriter builds on this one (:mod:`pathprof.python.eventcode`).
 """
 
 from __future__ import annotations
 
 import ast
 import copy
-import re
 from collections import defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from pathprof.exceptions import CfgError
-from pathprof.graph import (
-    CounterKind,
-    EdgeCounterPlan,
-    Numbering,
-    Probe,
-    ProbeOp,
-    ProbePlan,
-    counter_kind,
-    number_paths,
-    place,
-    plan_edge_counters,
-    plan_probes,
-    static_weights,
-    to_dag,
+from pathprof.graph import Probe, ProbeOp
+from pathprof.python.cfg import ROUTE_RAISE, Site, SiteKind
+from pathprof.python.exits import exit_effects
+from pathprof.python.names import (
+    CLOCK,
+    COUNTDOWN,
+    LOCAL_TABLE,
+    NOW,
+    OBSERVING,
+    PARKED,
+    PATH_START,
+    REGISTER,
+    RETURN_VALUE,
+    counter_name,
+    flag_name,
+    lengths_name,
+    loop_mode_name,
+    loop_switch_name,
+    star_name,
+    timer_name,
 )
-from pathprof.graph.copyplan import CopyShare
-from pathprof.python.cfg import (
-    ROUTE_RAISE,
-    FunctionCfg,
-    Role,
-    Site,
-    SiteKind,
-    is_constant_true,
+from pathprof.python.nodes import (
+    add,
+    artificial,
+    artificial_shell,
+    assign,
+    call_module,
+    const,
+    count,
+    first_code,
+    first_evaluated,
+    line_anchor,
+    load,
+    locate_at,
+    mark_located_later,
+    observer,
+    store,
 )
+from pathprof.python.plan import FunctionPlan
+from pathprof.python.statements import enclosed_lists, loop_exit_line, statement_parents
+from pathprof.python.structural import Structural, apply_structural, mark_route_test
+from pathprof.python.switches import wrap_loop_switches
+
+__all__ = [
+    "CODE_VERSION",
+    "FLAG",
+    "PROBE",
+    "RESTART",
+    "RETURN_CODE",
+    "Edits",
+    "FunctionRewriter",
+    "count_calls",
+    "rewrite_function",
+    "uses_local_table",
+]
 
 #: Version of the code the instrumentation writes: part of the cache tag, so that a
 #: change to the probes never runs with a cached module the runtime no longer fits.
@@ -81,397 +116,13 @@ from pathprof.python.cfg import (
 #: globals into locals as they start; inserted code located with no width.
 CODE_VERSION = 18
 
-RUNTIME = "_@pp_rt"
-MODULE = "_@pp_m"
-REGISTER = "@pp_r"
-RETURN_VALUE = "@pp_v"
-#: With ``metric="time"``: the clock, the time the current path started, a reading.
-CLOCK = "_@pp_k"
-PATH_START = "@pp_s"
-#: A function with a loop holds its counter table in this local (set on entry), so
-#: that each count loads a local instead of a module global.
-LOCAL_TABLE = "@pp_c"
-NOW = "@pp_x"
-#: Subpath sampling (OSP, :mod:`pathprof.measure.subpaths`): the countdown list
-#: shared by every module, and the flag that is true while blocks are observed.
-COUNTDOWN = "_@pp_Q"
-OBSERVING = "_@pp_O"
-#: Coverage that stops paying, loop by loop: the parked register (the runtime's
-#: :data:`pathprof.runtime.stopping.PARKED`), a module global.
-PARKED = "_@pp_P"
-
-
-def timer_name(index: int) -> str:
-    return f"_@pp_t{index}"
-
-
-def lengths_name(index: int) -> str:
-    """The module global holding function ``index``'s path lengths, in blocks."""
-    return f"_@pp_l{index}"
-
-
-def counter_name(index: int) -> str:
-    return f"_@pp_c{index}"
-
-
-def flag_name(index: int) -> str:
-    return f"@pp_k{index}"
-
-
-def switch_name(index: int) -> str:
-    """The module global that is true while function ``index`` runs its measured
-    code, false once the runtime has sent it back to its original code."""
-    return f"_@pp_i{index}"
-
-
-def loop_switch_name(index: int, ordinal: int) -> str:
-    """The module global that the runtime sets true once the hidden paths of loop
-    ``ordinal`` of function ``index`` are all known (:class:`LoopSwitch`)."""
-    return f"_@pp_j{index}_{ordinal}"
-
-
-def star_name(ordinal: int) -> str:
-    """The local that holds the count an ``except*`` clause of the function's
-    ``ordinal``-th flowing ``try`` noted at its end (None: none pending), for the
-    next clause's start or for the group leaving the ``try`` to make."""
-    return f"@pp_e{ordinal}"
-
-
-def loop_mode_name(ordinal: int) -> str:
-    """The local that is true while loop ``ordinal`` runs its original body."""
-    return f"@pp_o{ordinal}"
-
-
-# ---------------------------------------------------------------------------
-# Planning
-
 
 @dataclass
-class LoopSwitch:
-    """A loop that can run its original body for the rest of the loop, once every
-    path its original body would leave uncounted is known (coverage that stops
-    paying, DESIGN.md §4).
-
-    While the original body runs, no path that *starts* inside the loop is
-    counted: the loop's *body paths* (from its header after a backedge -- the dummy
-    edge ENTRY -> header of Ball-Larus 1996, §4 -- into its body: ``start_edge``
-    then ``body_edge``, both dag edges), and every path from a path start inside
-    its body (an inner loop's header, a handler, the code after a ``with`` that
-    swallowed an exception: ``inner_starts``, their dummy or restart dag edges).
-    Those are the *hidden paths*. The register is *parked* meanwhile, so that
-    whatever counts before the next path start (a ``break``'s way on, a return, an
-    exception) counts nowhere; the loop's normal exit (the test false, the
-    iterator exhausted) sets the register to ``start_value``, as a measured
-    iteration would have left it, and is counted exactly; a ``break`` that ends
-    an enclosing loop's iteration starts that loop's next path as measured code
-    would (:attr:`breaks`).
-    """
-
-    node: ast.For | ast.AsyncFor | ast.While
-    ordinal: int
-    header: int
-    start_edge: int
-    body_edge: int
-    #: the register at the header after a backedge
-    start_value: int
-    #: the loop's body as written (a copy taken before the probes go in)
-    original: list[ast.stmt]
-    #: the loop's own ``break`` statements (by id) that end an enclosing loop's
-    #: iteration (their edge is its backedge) -> their copy in :attr:`original`
-    breaks: dict[int, ast.Break] = field(default_factory=dict)
-    #: dummy and restart dag edges of the path starts inside the loop's body
-    inner_starts: tuple[int, ...] = ()
-
-    def _starts(self, numbering: Numbering) -> list[tuple[int, int]]:
-        """``(first number, first block)`` of each kind of hidden path."""
-        dag, val = numbering.dag, numbering.val
-        starts = [(val[self.start_edge] + val[self.body_edge],
-                   dag.edges[self.body_edge].dst)]
-        starts += [(val[edge], dag.edges[edge].dst) for edge in self.inner_starts]
-        return starts
-
-    def hidden_paths(self, numbering: Numbering) -> list[tuple[int, int]]:
-        """``(first, count)`` ranges of path numbers, disjoint, that hold the hidden
-        paths: a path's number is the sum of its Ball-Larus edge values, so the
-        paths that begin with given edges are consecutive numbers."""
-        return [(first, numbering.num_paths[block])
-                for first, block in self._starts(numbering)]
-
-    def spanning_paths(self, numbering: Numbering) -> list[int]:
-        """Hidden paths whose edge vectors span those of every hidden path. For each
-        kind: one path through each dag edge that such a path can take, made of a
-        fixed way from its first block to the edge (a breadth-first tree) and a
-        fixed way from the edge on (the out-edge of value 0 at each block, so it
-        adds nothing to the number).
-
-        Why they span: for a path of edges e1..ek through blocks u1..uk, the sum
-        of the spanning paths through e1..ek counts each ei once and, at each
-        inner block ui, one fixed way in and one fixed way on -- which is the
-        spanning path through the tree edge into ui; subtract those, and
-        e1..ek remain, with the leading edges once."""
-        dag, val = numbering.dag, numbering.val
-        spanning: set[int] = set()
-        for first, start in self._starts(numbering):
-            prefix = {start: 0}
-            order = [start]
-            for block in order:
-                for eid in dag.out_edges[block]:
-                    dst = dag.edges[eid].dst
-                    if dst not in prefix:
-                        prefix[dst] = prefix[block] + val[eid]
-                        order.append(dst)
-            spanning.update(first + prefix[block] + val[eid]
-                            for block in order for eid in dag.out_edges[block])
-        return sorted(spanning)
-
-
-@dataclass
-class FunctionPlan:
-    """One function's CFG, numbering and probe plan."""
-
-    index: int
-    cfg: FunctionCfg
-    numbering: Numbering
-    plan: ProbePlan
-    kind: CounterKind
-    #: In edge mode: which edges carry counters (counter slot i counts chord i).
-    edge_plan: EdgeCounterPlan | None = None
-    #: ``metric="time"``: also add the wall time of each path to a second table.
-    timed: bool = False
-    #: Blocks ending in a return statement whose path is counted before the return
-    #: value is computed (see :meth:`_FunctionRewriter.return_code`).
-    early_returns: set[int] = field(default_factory=set)
-    #: In one copy of a parallel run (:mod:`pathprof.parallel`), a function another
-    #: copy profiles: only its calls are counted, in slot 0 of a one-slot table.
-    calls_only: bool = False
-    #: In one copy of a parallel run, a function whose paths the copies share: this
-    #: copy's share (:class:`~pathprof.graph.copyplan.CopyShare`).
-    share: Any = None
-    #: Subpath sampling: every path end counts its blocks down in bulk, and the
-    #: runtime hears of path ends and calls while blocks are observed.
-    subpaths: bool = False
-    #: Carries its original body beside the measured one (:func:`add_switch`): every
-    #: return counts after its value, so no count is ever taken back.
-    switch: bool = False
-    #: Counts through :data:`LOCAL_TABLE` (:func:`uses_local_table`).
-    local_table: bool = False
-    #: Loops that can go back to their original body (:func:`plan_loop_switches`).
-    loop_switches: list[LoopSwitch] = field(default_factory=list)
-
-    @property
-    def num_paths(self) -> int:
-        return self.numbering.total
-
-    @property
-    def table_size(self) -> int:
-        """Size of the counter list, or -1 for a hash table."""
-        if self.calls_only:
-            return 1
-        if self.edge_plan is not None:
-            return len(self.edge_plan.chords)
-        return self.num_paths if self.kind is CounterKind.ARRAY else -1
-
-    def chord_slot(self, extended_edge: int) -> int | None:
-        assert self.edge_plan is not None
-        return self._slots.get(extended_edge)
-
-    @cached_property
-    def _slots(self) -> dict[int, int]:
-        assert self.edge_plan is not None
-        return {e: i for i, e in enumerate(self.edge_plan.chords)}
-
-
-def plan_function(cfg: FunctionCfg, index: int = 0, weights: Sequence[float] | None = None
-                  ) -> FunctionPlan:
-    """Number a function's paths and place its probes.
-
-    Edges whose site is NONE are forced into the spanning tree. ``weights`` (one per
-    dag edge) replace the static loop-depth estimate, e.g. with measured counts.
-    """
-    dag = to_dag(cfg.to_graph())
-    numbering = number_paths(dag)
-    forced = [
-        dag.normal_edges[eid]
-        for eid, edge in enumerate(cfg.edges)
-        if edge.site.kind is SiteKind.NONE and eid in dag.normal_edges
-    ]
-    placement = place(numbering, weights or static_weights(dag), forced_tree=forced)
-    plan = plan_probes(placement)
-    return FunctionPlan(index, cfg, numbering, plan, counter_kind(numbering.total))
-
-
-def share_feasible(cfg: FunctionCfg, plan: ProbePlan) -> bool:
-    """Whether every probe of ``plan`` has a place in the code (no probe on an edge
-    whose site is NONE)."""
-    dag = plan.dag
-    nowhere = {dag.normal_edges[eid] for eid, edge in enumerate(cfg.edges)
-               if edge.site.kind is SiteKind.NONE and eid in dag.normal_edges}
-    return not (nowhere & set(plan.probes))
-
-
-def plan_share_function(cfg: FunctionCfg, index: int, share: CopyShare) -> FunctionPlan:
-    """A copy's share of a function split among the copies of a parallel run
-    (:mod:`pathprof.graph.copyplan`): Ball-Larus when the copy holds every edge,
-    PSPP's probes otherwise; what it records is translated and filtered by the
-    copy's ownership when the run saves."""
-    if share.whole:
-        fp = plan_function(cfg, index)
-    else:
-        plan = plan_probes(share.placement())
-        fp = FunctionPlan(index, cfg, share.numbering, plan, CounterKind.HASH)
-    fp.share = share
-    return fp
-
-
-def plan_edge_function(cfg: FunctionCfg, index: int = 0) -> FunctionPlan:
-    """Place edge counters (Knuth; Ball-Larus [BL94]): counters on the chords of a
-    spanning tree whose uninstrumentable edges (site NONE) are forced in; every
-    block may raise, so each gets a virtual exception edge, counted by the runtime."""
-    graph = cfg.to_graph()
-    fp = plan_function(cfg, index)
-    forced = [eid for eid, edge in enumerate(cfg.edges) if edge.site.kind is SiteKind.NONE]
-    raising = [b for b in range(graph.num_blocks) if b not in (graph.entry, graph.exit)]
-    fp.edge_plan = plan_edge_counters(graph, raising=raising, forced_tree=forced)
-    return fp
-
-
-# ---------------------------------------------------------------------------
-# Small AST builders. Every node they make is artificial: no source location.
-
-#: The line inserted nodes get. -1 means "no location": CPython then gives the
-#: instructions the location of the instruction before them (so no line event and
-#: no traceback ever shows them). Tests that must tell probe instructions apart
-#: set it to :data:`PROBE_MARK_LINE` instead.
-_probe_line = -1
-#: A line no source file has; the block mapper treats it like "no location".
-PROBE_MARK_LINE = (1 << 30) - 1
-
-
-def _artificial(node: ast.AST) -> ast.AST:
-    for child in ast.walk(node):
-        if "lineno" in child._attributes:
-            child.lineno = _probe_line  # type: ignore[attr-defined]
-            child.end_lineno = _probe_line  # type: ignore[attr-defined]
-            child.col_offset = -1  # type: ignore[attr-defined]
-            child.end_col_offset = -1  # type: ignore[attr-defined]
-    return node
-
-
-def _locate_at(nodes: list[ast.stmt], anchor: ast.AST) -> list[ast.stmt]:
-    """Give inserted ``nodes`` the location of ``anchor`` (production build only).
-
-    Code without a location that starts a basic block makes the next real line
-    look new to tracers (an extra ``line`` event); code located at the line that
-    runs next anyway adds no event and never shows in a traceback, since probe
-    code does not raise. The location is ``anchor``'s start, with no width: the end
-    of a span over several lines is where CPython 3.11 locates the loading of a
-    method, which would make a line event for a line that has not run.
-    """
-    if _probe_line != -1:
-        return nodes
-    line, column = anchor.lineno, anchor.col_offset  # type: ignore[attr-defined]
-    for node in nodes:
-        for part in ast.walk(node):
-            if "lineno" in part._attributes and getattr(part, "lineno", -1) in (-1, None):
-                part.lineno = part.end_lineno = line  # type: ignore[attr-defined]
-                part.col_offset = part.end_col_offset = column  # type: ignore[attr-defined]
-    return nodes
-
-
-def _first_evaluated(expr: ast.expr) -> ast.expr:
-    """The part of ``expr`` whose code runs first, as far as locations go: a code
-    located there runs on the line CPython reports first for ``expr`` (a list whose
-    first item is on the next line reports that line first, not its bracket's)."""
-    while True:
-        if isinstance(expr, ast.Call):
-            nxt: ast.expr | None = expr.func
-        elif isinstance(expr, ast.Attribute | ast.Subscript | ast.Starred | ast.Await
-                        | ast.NamedExpr | ast.FormattedValue):
-            nxt = expr.value
-        elif isinstance(expr, ast.BinOp | ast.Compare):
-            nxt = expr.left
-        elif isinstance(expr, ast.BoolOp | ast.JoinedStr):
-            nxt = expr.values[0] if expr.values else None
-        elif isinstance(expr, ast.List | ast.Tuple | ast.Set):
-            nxt = expr.elts[0] if expr.elts else None
-        elif isinstance(expr, ast.Dict):
-            nxt = expr.keys[0] if expr.keys and expr.keys[0] is not None else None
-        elif isinstance(expr, ast.IfExp):
-            nxt = expr.test
-        elif isinstance(expr, ast.UnaryOp):
-            nxt = expr.operand
-        else:
-            nxt = None
-        if nxt is None or getattr(nxt, "lineno", None) is None:
-            return expr
-        expr = nxt
-
-
-def _load(name: str) -> ast.Name:
-    return ast.Name(id=name, ctx=ast.Load())
-
-
-def _store(name: str) -> ast.Name:
-    return ast.Name(id=name, ctx=ast.Store())
-
-
-def _const(value: Any) -> ast.Constant:
-    return ast.Constant(value=value)
-
-
-def _assign(name: str, value: ast.expr) -> ast.stmt:
-    return _artificial(ast.Assign(targets=[_store(name)], value=value))  # type: ignore[return-value]
-
-
-def _add(name: str, value: int) -> ast.stmt:
-    return _artificial(ast.AugAssign(target=_store(name), op=ast.Add(), value=_const(value)))  # type: ignore[return-value]
-
-
-def _register_plus(value: int) -> ast.expr:
-    if value == 0:
-        return _load(REGISTER)
-    return ast.BinOp(left=_load(REGISTER), op=ast.Add(), right=_const(value))
-
-
-def _count(counter: str, index: ast.expr) -> ast.stmt:
-    target = ast.Subscript(value=_load(counter), slice=index, ctx=ast.Store())
-    return _artificial(ast.AugAssign(target=target, op=ast.Add(), value=_const(1)))  # type: ignore[return-value]
-
-
-def _call_module(method: str, *args: ast.expr) -> ast.expr:
-    func = ast.Attribute(value=_load(MODULE), attr=method, ctx=ast.Load())
-    return ast.Call(func=func, args=list(args), keywords=[])
-
-
-def _observer(effects: list[tuple[str, ast.expr]]) -> ast.ExceptHandler:
-    """An except clause that never matches, whose type expression has effects.
-
-    ``except ((@pp_r := call(...)), ())[1]: pass``: when an exception passes, the
-    type expression runs (``sys.exception()`` is the exception), assigns, and
-    evaluates to ``()``, which matches nothing. CPython then re-raises the
-    exception itself (a ``raise`` in a handler would add to the traceback), and
-    :func:`pathprof.python.lasti.keep_last_instruction` makes that re-raise put the
-    frame back at the instruction the exception came from, so tracebacks,
-    ``f_lineno`` and the ``return`` event of tracers stay exactly as without
-    pathprof.
-    """
-    parts: list[ast.expr] = [ast.NamedExpr(target=_store(name), value=value)
-                             for name, value in effects]
-    parts.append(ast.Tuple(elts=[], ctx=ast.Load()))
-    kind = ast.Subscript(value=ast.Tuple(elts=parts, ctx=ast.Load()),
-                         slice=_const(len(parts) - 1), ctx=ast.Load())
-    handler = ast.ExceptHandler(type=kind, name=None, body=[ast.Pass()])
-    _artificial(handler)
-    return handler
-
-
-# ---------------------------------------------------------------------------
-# Rewriting one function
-
-
-@dataclass
-class _Edits:
-    """Statements to insert, keyed by statement list; applied all at once."""
+class Edits:
+    """Statements to insert, keyed by statement list; applied all at once, each
+    list's insertion points from the last to the first (so that every index still
+    means the place it was recorded for). At one insertion point, the code goes in
+    by priority (:data:`RESTART` first), then in the order it was added."""
 
     inserts: dict[int, tuple[list[ast.stmt], list[tuple[int, int, list[ast.stmt]]]]] = field(
         default_factory=dict
@@ -495,25 +146,64 @@ class _Edits:
                 stmts[index:index] = ordered
 
 
-# Priorities at one insertion point: restarting a path comes first, then route
-# flags, then edge probes, then the code of a return statement.
+#: Priorities at one insertion point: restarting a path comes first, then route
+#: flags, then edge probes, then the code of a return statement.
 RESTART, FLAG, PROBE, RETURN_CODE = 0, 1, 2, 3
 
 
-class _FunctionRewriter:
-    def __init__(self, fp: FunctionPlan, edits: _Edits) -> None:
+class FunctionRewriter:
+    """Puts the probes of one function's plan into its tree, in place (:meth:`run`).
+
+    :meth:`rewrite` goes over the CFG's edges and puts the code of each one's probe
+    (:meth:`edge_code`) at its site, as the kind of site asks (before a statement,
+    around a return, into a ``case`` guard, in a ``finally``'s dispatch...); then
+    the route flags and dispatch of ``finally`` clauses, the restarts of handlers
+    and ``with`` statements, and the hand-overs of ``except*`` clauses that flow
+    on. A subclass changes what code goes where by overriding those methods (event
+    mode: :class:`pathprof.python.eventcode.EventRewriter`).
+
+    The invariant: while :meth:`rewrite` runs, no statement list in the function's
+    tree changes, so that the sites the CFG recorded (a list, an index in it) and
+    :attr:`parents` stay right. Code to insert is collected in :attr:`edits`, and
+    the changes that move statements (the ``try`` statements around bodies, the
+    dispatch sunk into a ``finally``'s branches) in :attr:`structural`; :meth:`run`
+    applies the first, then the second. Only expressions are replaced in place (a
+    return's value, a guard, a suspension), and the loops' original bodies, copies
+    not in the tree yet, get their code directly. Inserted code is artificial or
+    located at the code that runs next (:meth:`locate`); the program's nodes keep
+    their locations.
+    """
+
+    def __init__(self, fp: FunctionPlan) -> None:
         self.fp = fp
         self.cfg = fp.cfg
         self.dag = fp.numbering.dag
         self.plan = fp.plan
-        self.edits = edits
+        #: code to insert at the sites, applied after :meth:`rewrite`
+        self.edits = Edits()
+        #: statement changes, applied after the edits (:mod:`pathprof.python.structural`)
+        self.structural: list[Structural] = []
+        #: statement id -> (the list holding it, its index), as before the rewrite
+        self.parents = statement_parents(fp.cfg.node)
         self.counter = LOCAL_TABLE if fp.local_table else counter_name(fp.index)
         self.timed = fp.timed
         #: Statement lists (by id) from which a return still runs code of this
         #: function: inside a with, or a try with a finally or except* clauses.
-        self.enclosed = _enclosed_lists(fp.cfg.node)
+        self.enclosed = enclosed_lists(fp.cfg.node)
         #: each ``while``'s else list (by id): see :meth:`locate_in_empty_else`
         self._while_elses: dict[int, ast.While] | None = None
+
+    def run(self) -> None:
+        """Rewrite the function: collect the code (:meth:`rewrite`), insert it, then
+        make the structural changes."""
+        self.rewrite()
+        self.edits.apply()
+        apply_structural(self.structural, self.parents, self.fp.mark_probes)
+
+    def locate(self, nodes: list[ast.stmt], anchor: ast.AST) -> list[ast.stmt]:
+        """:func:`~pathprof.python.nodes.locate_at`, unless the build marks probes
+        (:attr:`~pathprof.python.plan.FunctionPlan.mark_probes`)."""
+        return nodes if self.fp.mark_probes else locate_at(nodes, anchor)
 
     # -- probe code ---------------------------------------------------------
 
@@ -524,19 +214,19 @@ class _FunctionRewriter:
         if probe.op is ProbeOp.SET:
             if probe.value == 0 and not dummy:
                 return []  # the register is 0 from the function's start
-            return [_assign(REGISTER, _const(probe.value))]
+            return [assign(REGISTER, const(probe.value))]
         if probe.op is ProbeOp.ADD:
-            return [_add(REGISTER, probe.value)]
-        index = _register_plus(probe.value) if probe.op is ProbeOp.COUNT else _const(probe.value)
+            return [add(REGISTER, probe.value)]
+        index = _register_plus(probe.value) if probe.op is ProbeOp.COUNT else const(probe.value)
         if self.fp.subpaths:
             # OSP needs no path counts: the countdown alone, where a path ends.
             code = _count_down(self.fp.index, probe)
         else:
-            code = [_count(self.counter, index)]
+            code = [count(self.counter, index)]
         if self.timed:
             code += _time_path(timer_name(self.fp.index), probe)
         if ends_call:
-            code.append(_assign(REGISTER, _const(None)))
+            code.append(assign(REGISTER, const(None)))
         return code
 
     def plain_return(self, eid: int) -> bool:
@@ -552,11 +242,11 @@ class _FunctionRewriter:
         """Code for CFG edge ``eid`` at its site."""
         if self.fp.edge_plan is not None:
             slot = self.fp.chord_slot(eid)
-            code = [] if slot is None else [_count(self.counter, _const(slot))]
+            code = [] if slot is None else [count(self.counter, const(slot))]
             edge = self.cfg.edges[eid]
             if ((edge.dst == self.cfg.exit or edge.label == "re-raise")
                     and not self.plain_return(eid)):
-                code.append(_assign(REGISTER, _const(None)))  # the call's flow has ended
+                code.append(assign(REGISTER, const(None)))  # the call's flow has ended
             return code
         dag = self.dag
         if eid in dag.backedges:
@@ -584,9 +274,9 @@ class _FunctionRewriter:
             kept = [copy.deepcopy(c) for c in code
                     if not (isinstance(c, ast.AugAssign) and isinstance(c.target, ast.Subscript))]
             shell = ast.Module(body=loop.original, type_ignores=[])
-            stmts, _ = _parents(shell)[id(twin)]
+            stmts, _ = statement_parents(shell)[id(twin)]
             index = next(i for i, s in enumerate(stmts) if s is twin)
-            stmts[index:index] = _locate_at(kept, twin)
+            stmts[index:index] = self.locate(kept, twin)
 
     def loop_switch_code(self, eid: int, stmts: list[ast.stmt]) -> list[ast.stmt]:
         """After the code of backedge ``eid`` into a loop that can go back to its
@@ -603,11 +293,11 @@ class _FunctionRewriter:
         for loop in self.fp.loop_switches:
             if loop.start_edge == start:
                 switch = ast.If(
-                    test=_load(loop_switch_name(self.fp.index, loop.ordinal)),
-                    body=[_assign(REGISTER, _load(PARKED)),
-                          _assign(loop_mode_name(loop.ordinal), _const(True))],
+                    test=load(loop_switch_name(self.fp.index, loop.ordinal)),
+                    body=[assign(REGISTER, load(PARKED)),
+                          assign(loop_mode_name(loop.ordinal), const(True))],
                     orelse=[])
-                return [_artificial(switch)]  # type: ignore[list-item]
+                return [artificial(switch)]  # type: ignore[list-item]
         return []
 
     def restart_value(self, block: int) -> int:
@@ -625,6 +315,9 @@ class _FunctionRewriter:
     # -- the rewrite --------------------------------------------------------
 
     def rewrite(self) -> None:
+        """Collect the code of every edge at its site, then that of the ``finally``
+        and ``except*`` clauses and of the restarts, in :attr:`edits` and
+        :attr:`structural`: the function's statement lists stay as they are."""
         cfg = self.cfg
         dispatch: dict[int, dict[int, list[ast.stmt]]] = defaultdict(dict)
         flows: dict[int, list[tuple[Site, list[ast.stmt]]]] = defaultdict(list)
@@ -643,7 +336,8 @@ class _FunctionRewriter:
                 code = self.edge_code(eid) + self.loop_switch_code(eid, site.stmts)
                 if site.index < len(site.stmts):
                     self.original_break_code(eid, site.stmts[site.index], code)
-                    _locate_at(code, _first_code(site.stmts[site.index:]) or site.stmts[site.index])
+                    self.locate(code, first_code(site.stmts[site.index:])
+                                or site.stmts[site.index])
                 elif not site.stmts:
                     self.locate_in_empty_else(code, site.stmts)
                 self.edits.add(site.stmts, site.index, code, PROBE)
@@ -656,8 +350,8 @@ class _FunctionRewriter:
                 assert site.stmts is not None
                 code = self.pending_code(eid)
                 if site.index < len(site.stmts):
-                    _locate_at(code, _first_code(site.stmts[site.index:])
-                               or site.stmts[site.index])
+                    self.locate(code, first_code(site.stmts[site.index:])
+                                or site.stmts[site.index])
                 self.edits.add(site.stmts, site.index, code, PROBE)
             elif site.kind is SiteKind.FLOW:
                 flows[id(site.node)].append((site, self.edge_code(eid)))
@@ -665,17 +359,17 @@ class _FunctionRewriter:
                 code = self.edge_code(eid)
                 if edge.label == "re-raise" and not code:
                     # A re-raise must still end the path even where it adds nothing.
-                    code = [_assign(REGISTER, _const(None))]
+                    code = [assign(REGISTER, const(None))]
                 dispatch[id(site.node)][site.route] = code
         for flag in cfg.route_flags:
             self.edits.add(flag.stmts, flag.index,
-                           [_assign(flag_name(self.flag_index(flag.finally_index)),
-                                    _const(flag.code))], FLAG)
+                           [assign(flag_name(self.flag_index(flag.finally_index)),
+                                   const(flag.code))], FLAG)
         for node in cfg.star_flows:
             stmts, index = self.location_of(node)
-            self.edits.add(stmts, index, [_assign(self.star_of(node), _const(None))], FLAG)
+            self.edits.add(stmts, index, [assign(self.star_of(node), const(None))], FLAG)
             if not node.finalbody:  # with one, the finally's observer hands over
-                self.structural.append(("star", node, _observer(self.handover(node))))
+                self.structural.append(("star", node, observer(self.handover(node))))
             self.flow_code(node, flows.get(id(node), []))
         self.restart_code()
         for info in cfg.finallies:
@@ -692,9 +386,9 @@ class _FunctionRewriter:
                                  if isinstance(node, ast.While)}
         loop = self._while_elses.get(id(stmts))
         if loop is not None:
-            line = _loop_exit_line(loop)
+            line = loop_exit_line(loop)
             if line is not None:
-                _locate_at(code, _line_anchor(line))
+                self.locate(code, line_anchor(line))
 
     def flag_index(self, finally_index: int) -> int:
         # Route flags are locals: the same names in every function are fine.
@@ -720,17 +414,17 @@ class _FunctionRewriter:
         only after it (:meth:`flow_code`, :meth:`ModuleState.handover`)."""
         edge = self.cfg.edges[eid]
         name = self.star_of(edge.site.node)  # type: ignore[arg-type]
-        count: ast.expr
+        counted: ast.expr
         if self.fp.edge_plan is not None:
             slot = self.fp.chord_slot(eid)
-            count = _const(-1 if slot is None else slot)
+            counted = const(-1 if slot is None else slot)
         else:
             probe = self.plan.probes.get(self.dag.normal_edges[eid])
             assert probe is not None, eid
             assert probe.op in (ProbeOp.COUNT, ProbeOp.COUNT_CONST), probe
-            count = _path_index(probe)
-        return [_assign(name, ast.Tuple(elts=[count, _const(edge.site.route)],
-                                        ctx=ast.Load()))]
+            counted = _path_index(probe)
+        return [assign(name, ast.Tuple(elts=[counted, const(edge.site.route)],
+                                       ctx=ast.Load()))]
 
     def flow_code(self, node: ast.TryStar, flows: list[tuple[Site, list[ast.stmt]]]) -> None:
         """Where the code after flowing ``try`` ``node`` starts (its ``finally``, if it
@@ -747,25 +441,25 @@ class _FunctionRewriter:
         for site, code in reversed(flows):
             if not code:
                 continue
-            test = ast.Compare(left=ast.Subscript(value=_load(name), slice=_const(1),
+            test = ast.Compare(left=ast.Subscript(value=load(name), slice=const(1),
                                                   ctx=ast.Load()),
-                               ops=[ast.Eq()], comparators=[_const(site.route)])
+                               ops=[ast.Eq()], comparators=[const(site.route)])
             chain = [ast.If(test=test, body=code, orelse=chain)]
-        body = [*chain, _assign(name, _const(None))]
-        guard = ast.If(test=ast.Compare(left=_load(name), ops=[ast.IsNot()],
-                                        comparators=[_const(None)]),
+        body = [*chain, assign(name, const(None))]
+        guard = ast.If(test=ast.Compare(left=load(name), ops=[ast.IsNot()],
+                                        comparators=[const(None)]),
                        body=body, orelse=[])
         for stmt in ast.walk(guard):
             if isinstance(stmt, ast.If):
-                _artificial_shell(stmt)
+                artificial(stmt)  # (the probe code in it is artificial already)
         if not flows:
             return
         site = flows[0][0]
         assert site.stmts is not None
         located = [guard]
         if site.index < len(site.stmts):
-            _locate_at(located, _first_code(site.stmts[site.index:]) or site.stmts[site.index])
-            setattr(guard, _LOCATED_LATER, True)
+            self.locate(located, first_code(site.stmts[site.index:]) or site.stmts[site.index])
+            mark_located_later(guard)
         self.edits.add(site.stmts, site.index, located, RESTART)  # type: ignore[arg-type]
 
     def handover(self, node: ast.AST) -> list[tuple[str, ast.expr]]:
@@ -773,8 +467,8 @@ class _FunctionRewriter:
         hand-over noted by a clause that ran is counted (the register then says the
         path was counted: None), and nothing is pending any more."""
         name = self.star_of(node)
-        call = _call_module("handover", _const(self.fp.index), _load(REGISTER), _load(name))
-        return [(REGISTER, call), (name, _const(None))]
+        call = call_module("handover", const(self.fp.index), load(REGISTER), load(name))
+        return [(REGISTER, call), (name, const(None))]
 
     def return_code(self, site: Any, code: list[ast.stmt], *, early: bool, block: int
                     ) -> None:
@@ -798,18 +492,17 @@ class _FunctionRewriter:
             # The code runs just before the value's first instruction: located there,
             # it makes no line event of its own (a value starting on a later line
             # than ``return`` would otherwise get its return line reported first).
-            self.edits.add(site.stmts, site.index, _locate_at(code, _first_evaluated(value)),
+            self.edits.add(site.stmts, site.index, self.locate(code, first_evaluated(value)),
                            RETURN_CODE)
             return
         elif value is not None and not isinstance(value, ast.Constant):
-            keep = ast.Assign(targets=[_store(RETURN_VALUE)], value=value)
-            _artificial(keep.targets[0])
-            keep.lineno = keep.end_lineno = _probe_line
-            keep.col_offset = keep.end_col_offset = -1
+            keep = ast.Assign(targets=[store(RETURN_VALUE)], value=value)
+            artificial(keep.targets[0])
+            artificial_shell(keep)  # the value keeps its locations
             node.value = ast.Name(id=RETURN_VALUE, ctx=ast.Load())
             ast.copy_location(node.value, node)
             code = [keep, *code]
-        self.edits.add(site.stmts, site.index, _locate_at(code, node), RETURN_CODE)
+        self.edits.add(site.stmts, site.index, self.locate(code, node), RETURN_CODE)
 
     def wrap_guard(self, case: ast.match_case, code: list[ast.stmt]) -> None:
         if not code or case.guard is None:
@@ -818,28 +511,28 @@ class _FunctionRewriter:
         for stmt in code:
             # Guard probes are register updates: turn them into := expressions.
             if isinstance(stmt, ast.Assign):
-                effects.append(ast.NamedExpr(target=_store(REGISTER), value=stmt.value))
+                effects.append(ast.NamedExpr(target=store(REGISTER), value=stmt.value))
             elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
                 effects.append(ast.NamedExpr(
-                    target=_store(REGISTER),
-                    value=ast.BinOp(left=_load(REGISTER), op=ast.Add(), right=stmt.value)))
+                    target=store(REGISTER),
+                    value=ast.BinOp(left=load(REGISTER), op=ast.Add(), right=stmt.value)))
             elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Subscript):
                 # Edge mode counts a guard edge: ``c.__setitem__(k, c[k] + 1)``, as
                 # free of thread switches as ``c[k] += 1`` (the only call is the C
                 # method that stores; CPython checks for switches after it returns).
                 table, slot = stmt.target.value, stmt.target.slice
-                read = ast.Subscript(value=_load(table.id), slice=slot, ctx=ast.Load())  # type: ignore[attr-defined]
+                read = ast.Subscript(value=load(table.id), slice=slot, ctx=ast.Load())  # type: ignore[attr-defined]
                 effects.append(ast.Call(
-                    func=ast.Attribute(value=_load(table.id), attr="__setitem__",  # type: ignore[attr-defined]
+                    func=ast.Attribute(value=load(table.id), attr="__setitem__",  # type: ignore[attr-defined]
                                        ctx=ast.Load()),
-                    args=[slot, ast.BinOp(left=read, op=ast.Add(), right=_const(1))],
+                    args=[slot, ast.BinOp(left=read, op=ast.Add(), right=const(1))],
                     keywords=[]))
             else:  # pragma: no cover - nothing else sits on a guard edge
                 raise AssertionError("unexpected probe on a guard edge")
         for effect in effects:
-            _artificial(effect)
+            artificial(effect)
         elements = ast.Tuple(elts=[*effects, case.guard], ctx=ast.Load())
-        wrapper = ast.Subscript(value=elements, slice=_const(len(effects)), ctx=ast.Load())
+        wrapper = ast.Subscript(value=elements, slice=const(len(effects)), ctx=ast.Load())
         # The wrapper stands where the guard stands, so that the jump on its value
         # is located at the guard, as it is without pathprof.
         for node in (elements, wrapper, wrapper.slice):
@@ -847,23 +540,23 @@ class _FunctionRewriter:
         case.guard = wrapper
 
     def restart_code(self) -> None:
-        fidx = _const(self.fp.index)
+        fidx = const(self.fp.index)
         for restart in self.cfg.restarts:
             if restart.block not in self.dag.restart_edges:
                 continue
-            start = _const(self.restart_value(restart.block))
+            start = const(self.restart_value(restart.block))
             node = restart.node
             if restart.kind in ("handler", "except*") and isinstance(node, ast.ExceptHandler):
-                register: ast.expr = _load(REGISTER)
+                register: ast.expr = load(REGISTER)
                 flowing = self.star_try_of(node) if restart.kind == "except*" else None
                 if flowing is not None:
                     # A clause before this one handed its group's rest over: count that
-                    register = _call_module("handover", fidx, register,
-                                            _load(self.star_of(flowing)))
-                call = _call_module("handler", fidx, register, start)
-                code = [_assign(REGISTER, call)]
+                    register = call_module("handover", fidx, register,
+                                           load(self.star_of(flowing)))
+                call = call_module("handler", fidx, register, start)
+                code = [assign(REGISTER, call)]
                 if flowing is not None:
-                    code.append(_assign(self.star_of(flowing), _const(None)))
+                    code.append(assign(self.star_of(flowing), const(None)))
                 if self.timed:
                     code.append(_restart_clock())
                 self.edits.add(node.body, 0, code, RESTART)
@@ -880,17 +573,17 @@ class _FunctionRewriter:
         ``except*`` clauses: where the code after its clauses starts, its
         ``finally`` if it has one)."""
         stmts, index = self.after_location(node)
-        body = [_assign(REGISTER, start)]
+        body = [assign(REGISTER, start)]
         if self.timed:
             body.append(_restart_clock())
         if self.fp.edge_plan is not None:
             # Edge mode: count the virtual restart edge; the register only says
             # whether the call's flow is live (0) or has ended (None).
-            body = [_count(self.counter, start), _assign(REGISTER, _const(0))]
+            body = [count(self.counter, start), assign(REGISTER, const(0))]
         check = ast.If(
-            test=ast.Compare(left=_load(REGISTER), ops=[ast.Is()], comparators=[_const(None)]),
+            test=ast.Compare(left=load(REGISTER), ops=[ast.Is()], comparators=[const(None)]),
             body=body, orelse=[])
-        self.edits.add(stmts, index, [_artificial(check)], RESTART)  # type: ignore[list-item]
+        self.edits.add(stmts, index, [artificial(check)], RESTART)  # type: ignore[list-item]
 
     def location_of(self, node: ast.stmt) -> tuple[list[ast.stmt], int]:
         return self.parents[id(node)]
@@ -907,20 +600,20 @@ class _FunctionRewriter:
     def wrap_with(self, node: ast.With | ast.AsyncWith, after: int) -> None:
         """Record the path an exception cuts inside the body before ``__exit__`` sees
         the exception; restart after the ``with`` if ``__exit__`` swallowed it."""
-        call = _call_module("cut", _const(self.fp.index), _load(REGISTER))
-        self.structural.append(("with", node, _observer([(REGISTER, call)])))
-        self.after_statement(node, _const(self.restart_value(after)))
+        call = call_module("cut", const(self.fp.index), load(REGISTER))
+        self.structural.append(("with", node, observer([(REGISTER, call)])))
+        self.after_statement(node, const(self.restart_value(after)))
 
     def finally_code(self, info: Any, branches: dict[int, list[ast.stmt]]) -> None:
         node = info.node
         flag = flag_name(self.flag_index(info.index))
         # Set the flag to "fall through" before the try.
         stmts, index = self.location_of(node)
-        self.edits.add(stmts, index, [_assign(flag, _const(0))], FLAG)
+        self.edits.add(stmts, index, [assign(flag, const(0))], FLAG)
         # Dispatch at the end of the finally on how it was entered. A return, break
         # or continue that goes on into an enclosing finally tells that one's flag.
         for code, outer in info.forwards.items():
-            handover = _assign(flag_name(self.flag_index(outer)), _const(code))
+            handover = assign(flag_name(self.flag_index(outer)), const(code))
             branches[code] = [handover, *branches.get(code, [])]
         chain: list[ast.stmt] = []
         fall = branches.pop(0, [])
@@ -929,50 +622,40 @@ class _FunctionRewriter:
             if not body:
                 if not fall:
                     continue  # nothing to do on this route, nor on falling through
-                body = [_artificial(ast.Pass())]  # type: ignore[list-item]
-            test = ast.Compare(left=_load(flag), ops=[ast.Eq()], comparators=[_const(code)])
+                body = [artificial(ast.Pass())]  # type: ignore[list-item]
+            test = ast.Compare(left=load(flag), ops=[ast.Eq()], comparators=[const(code)])
             chain.append(ast.If(test=test, body=body, orelse=[]))  # type: ignore[arg-type]
         dispatch: list[ast.stmt] = fall
         for branch in reversed(chain):
             assert isinstance(branch, ast.If)
             branch.orelse = dispatch
-            setattr(branch, _ROUTE_TEST, True)
+            mark_route_test(branch)
             dispatch = [branch]
         for stmt in dispatch:
-            _artificial_shell(stmt)
+            artificial(stmt)  # (the probe code in it is artificial already)
         self.edits.add(node.finalbody, len(node.finalbody), dispatch, PROBE)
         self.structural.append(("dispatch", node, dispatch))
-        effects = [*self.finally_entry(info), (flag, _const(ROUTE_RAISE))]
+        effects = [*self.finally_entry(info), (flag, const(ROUTE_RAISE))]
         if any(t is node for t in self.cfg.star_flows):
             effects = [*self.handover(node), *effects]
-        self.structural.append(("finally", node, _observer(effects)))
+        self.structural.append(("finally", node, observer(effects)))
 
     def finally_entry(self, info: Any) -> list[tuple[str, ast.expr]]:
         """Effects of entering a finally by an exception: record the cut path, start
         a new one."""
         if info.start in self.dag.restart_edges:
-            start = _const(self.restart_value(info.start))
+            start = const(self.restart_value(info.start))
         else:
-            start = _const(0 if self.fp.edge_plan is None else -1)
-        call = _call_module("handler", _const(self.fp.index), _load(REGISTER), start)
+            start = const(0 if self.fp.edge_plan is None else -1)
+        call = call_module("handler", const(self.fp.index), load(REGISTER), start)
         effects: list[tuple[str, ast.expr]] = [(REGISTER, call)]
         if self.timed:
-            effects.append((PATH_START, ast.Call(func=_load(CLOCK), args=[], keywords=[])))
+            effects.append((PATH_START, ast.Call(func=load(CLOCK), args=[], keywords=[])))
         return effects
 
-    structural: list[tuple[str, Any, Any]]
-    parents: dict[int, tuple[list[ast.stmt], int]]
 
-
-def apply_rewriter(rewriter: _FunctionRewriter, edits: _Edits) -> None:
-    """Run ``rewriter`` over its function: the edits at sites, then the structural
-    changes (new ``try`` statements, moved bodies) in an order that keeps the
-    recorded parents valid."""
-    rewriter.structural = []
-    rewriter.parents = _parents(rewriter.fp.cfg.node)
-    rewriter.rewrite()
-    edits.apply()
-    _apply_structural(rewriter.structural, rewriter.parents)
+# ---------------------------------------------------------------------------
+# Whole functions
 
 
 def count_calls(fp: FunctionPlan) -> None:
@@ -982,13 +665,11 @@ def count_calls(fp: FunctionPlan) -> None:
     fp.calls_only = True
     node = fp.cfg.node
     start = fp.cfg.body_start
-    count = _count(counter_name(fp.index), _const(0))
-    first = _first_code(node.body[start:])
-    if first is not None and _probe_line == -1:
-        for part in ast.walk(count):
-            if "lineno" in part._attributes:
-                ast.copy_location(part, first)
-    node.body[start:start] = [count]
+    counting = count(counter_name(fp.index), const(0))
+    first = first_code(node.body[start:])
+    if first is not None and not fp.mark_probes:
+        locate_at([counting], first)
+    node.body[start:start] = [counting]
 
 
 def uses_local_table(fp: FunctionPlan) -> bool:
@@ -1009,587 +690,39 @@ def uses_local_table(fp: FunctionPlan) -> bool:
 def rewrite_function(fp: FunctionPlan) -> None:
     """Put path (or edge) mode's probes into ``fp``'s function, in place."""
     fp.local_table = uses_local_table(fp)
-    edits = _Edits()
-    apply_rewriter(_FunctionRewriter(fp, edits), edits)
+    FunctionRewriter(fp).run()
     wrap_loop_switches(fp)
     _wrap_function(fp)
 
 
 # ---------------------------------------------------------------------------
-# Coverage that stops paying (DESIGN.md §4): measured code, then the original
+# Probe code
 
 
-def can_switch(fp: FunctionPlan) -> bool:
-    """Whether ``fp``'s function can carry its original body beside its measured
-    one. Not a function that defines functions or classes of its own: their
-    definitions would be compiled once per branch, and twice again per level of
-    nesting below; nor one with an empty body (nothing to save); nor one that
-    returns from inside a ``with``, whose return counts its path before
-    ``__exit__`` runs: should ``__exit__`` raise, the runtime takes the count back,
-    and a first run reported in between would not have been one.
-
-    A function given a switch has ``fp.switch`` set, so that its returns count after their
-    value is computed (a value that raises never counted).
-    """
-    node = fp.cfg.node
-    if fp.calls_only or fp.share is not None or fp.subpaths or fp.timed:
-        return False
-    if fp.edge_plan is not None or len(node.body) <= fp.cfg.body_start:
-        return False
-    pending = [(stmt, False) for stmt in node.body[fp.cfg.body_start:]]
-    while pending:
-        child, in_with = pending.pop()
-        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            return False
-        if isinstance(child, ast.Return) and in_with:
-            return False
-        in_with = in_with or isinstance(child, ast.With | ast.AsyncWith)
-        pending.extend((grandchild, in_with) for grandchild in ast.iter_child_nodes(child))
-    return True
-
-
-def original_body(fp: FunctionPlan) -> list[ast.stmt]:
-    """A copy of ``fp``'s body as written (after the docstring), taken before the
-    probes go in (:func:`_original_copy`)."""
-    return _original_copy(fp.cfg.node.body[fp.cfg.body_start:])
-
-
-def _original_copy(stmts: list[ast.stmt], memo: dict[int, Any] | None = None
-                   ) -> list[ast.stmt]:
-    """A copy of ``stmts`` without their ``global`` and ``nonlocal`` statements: the
-    measured branch, which the compiler reads first, declares the same names, and a
-    second declaration after their use would be a SyntaxError. (They make no code,
-    so no line event goes with them.) ``memo`` receives the copy of each node by
-    the original's id (:func:`copy.deepcopy`'s memo)."""
-    shell = ast.Module(body=copy.deepcopy(stmts, memo), type_ignores=[])
-    for node in ast.walk(shell):
-        for name, value in ast.iter_fields(node):
-            if isinstance(value, list) and any(isinstance(v, ast.Global | ast.Nonlocal)
-                                               for v in value):
-                kept = [v for v in value if not isinstance(v, ast.Global | ast.Nonlocal)]
-                setattr(node, name, kept or [_artificial(ast.Pass())])
-    return shell.body
-
-
-def plan_loop_switches(fp: FunctionPlan) -> list[LoopSwitch]:
-    """The loops of a function given a switch (:func:`can_switch`) that can go back
-    to their original body for the rest of a loop: every ``for`` and ``while``
-    whose backedges start a path with a register set to a constant, except loops
-    inside a ``with`` or a ``try`` with a ``finally`` or ``except*`` (their
-    measured exits pass route flags and cut records that an original body would
-    not set), and loops with a ``break`` that ends an enclosing loop's iteration
-    from inside a ``with`` or such a ``try`` of their own. Called before the probes
-    go in: the originals are copies of the bodies as written."""
-    cfg, dag = fp.cfg, fp.numbering.dag
-    enclosed = _enclosed_lists(cfg.node)
-    parents = _parents(cfg.node)
-    starts = {dag.edges[start].dst: start for _, start in dag.backedges.values()}
-    path_starts = {**dag.restart_edges, **starts}  # every block a path can start at
-    # Breaks whose edge is an enclosing loop's backedge, and those of them whose
-    # code is inserted right before them.
-    break_edges = [eid for eid in cfg.backedges if cfg.edges[eid].label == "break"]
-    outer_breaks = {id(piece.node) for eid in break_edges
-                    for piece in cfg.blocks[cfg.edges[eid].src].pieces
-                    if isinstance(piece.node, ast.Break)}
-    ends_outer = {id(site.stmts[site.index]) for eid in break_edges
-                  if (site := cfg.edges[eid].site).kind is SiteKind.INSERT
-                  and site.stmts is not None and site.index < len(site.stmts)}
-    headers = {id(piece.node): block.id for block in cfg.blocks for piece in block.pieces
-               if piece.role in (Role.TEST, Role.FOR_NEXT)}
-    loops: list[LoopSwitch] = []
-    for node in ast.walk(cfg.node):
-        if not isinstance(node, ast.For | ast.AsyncFor | ast.While):
-            continue
-        where = parents.get(id(node))
-        if where is None or id(where[0]) in enclosed:
-            continue
-        header = headers.get(id(node.test if isinstance(node, ast.While) else node.target))
-        start = starts.get(header) if header is not None else None
-        if header is None or start is None:
-            continue
-        probe = fp.plan.probes.get(start)
-        into_body = [dag.normal_edges.get(eid) for eid in cfg.out_edges(header)
-                     if cfg.edges[eid].label in ("true", "next")]
-        if probe is None or probe.op is not ProbeOp.SET or len(into_body) != 1 \
-                or into_body[0] is None:
-            continue
-        own = _loop_breaks(node)
-        if any(through or id(stmts) in enclosed for _, stmts, through in own):
-            continue
-        breaks = [b for b, _, _ in own if id(b) in ends_outer]
-        if any(id(b) in outer_breaks and id(b) not in ends_outer for b, _, _ in own):
-            continue  # (no such break is known: its code would be lost)
-        memo: dict[int, Any] = {}
-        original = _original_copy(node.body, memo)
-        inside = next(loop.body for loop in cfg.loops if loop.header == header)
-        inner_starts = tuple(sorted(edge for block, edge in path_starts.items()
-                                    if block in inside and block != header))
-        loops.append(LoopSwitch(node, len(loops), header, start, into_body[0], probe.value,
-                                original, {id(b): memo[id(b)] for b in breaks},
-                                inner_starts))
-    return loops
-
-
-def wrap_loop_switches(fp: FunctionPlan) -> None:
-    """Give each loop of ``fp.loop_switches`` its original body, after the probes
-    went in::
-
-        @pp_o<k> = False
-        while <test>:
-            if @pp_o<k>: <original body>
-            else: <measured body>        # its backedges may set @pp_o<k>
-        else:
-            if @pp_o<k>: @pp_r = <start value>      # (_restore_on_exit)
-            <measured else>
-
-    The first iteration of every loop entry is measured (its path comes from
-    outside the loop). The inserted code is located where the code that runs next
-    anyway is, so tracers see no extra line."""
-    parents = _parents(fp.cfg.node)  # (statement lists stay the same objects below)
-    for loop in fp.loop_switches:
-        node = loop.node
-        mode = loop_mode_name(loop.ordinal)
-        test = _load(mode)
-        first = _first_code(loop.original)
-        if first is not None and _probe_line == -1:
-            ast.copy_location(test, first)
-        else:
-            _artificial(test)
-        choose = ast.If(test=test, body=loop.original, orelse=node.body)
-        ast.copy_location(choose, test)
-        choose.end_lineno, choose.end_col_offset = test.end_lineno, test.end_col_offset
-        node.body = [choose]
-        if not (isinstance(node, ast.While) and is_constant_true(node.test)):
-            _restore_on_exit(node, mode, loop.start_value)
-        stmts, _ = parents[id(node)]
-        init = _assign(mode, _const(False))
-        _locate_at([init], _first_evaluated(node.test if isinstance(node, ast.While)
-                                            else node.iter))
-        stmts.insert(next(i for i, stmt in enumerate(stmts) if stmt is node), init)
-
-
-def _restore_on_exit(node: ast.For | ast.AsyncFor | ast.While, mode: str, start: int
-                     ) -> None:
-    """At the start of ``node``'s ``else``: ``if @pp_o<k>: @pp_r = <start>``.
-
-    Code after a jump starts a block of its own; code there without a location
-    would leave CPython 3.12 the function's return after it without a line. So the
-    test and the inserted code after it are located at the line the loop ends on
-    (its ``for``'s iterable, its ``while``'s test), which runs just before anyway;
-    where that line is not one line, the jump-free ``@pp_r = (@pp_r,
-    <start>)[@pp_o<k>]`` does it."""
-    line = _loop_exit_line(node)
-    if line is None or _probe_line != -1:
-        restore = _assign(REGISTER, ast.Subscript(
-            value=ast.Tuple(elts=[_load(REGISTER), _const(start)], ctx=ast.Load()),
-            slice=_load(mode), ctx=ast.Load()))
-        after = _first_code(node.orelse)
-        if after is not None:
-            _locate_at([restore], after)
-        node.orelse.insert(0, restore)
-        return
-    node.orelse.insert(0, _artificial(ast.If(  # type: ignore[arg-type]
-        test=_load(mode), body=[_assign(REGISTER, _const(start))], orelse=[])))
-    inserted = 0
-    while inserted < len(node.orelse) and _is_inserted(node.orelse[inserted]):
-        inserted += 1
-    _locate_at(node.orelse[:inserted], _line_anchor(line))
-
-
-def add_switch(fp: FunctionPlan, original: list[ast.stmt]) -> None:
-    """``if _@pp_i<n>: <measured body> else: <original body>`` after the docstring.
-
-    One global load and test per call; once the runtime sets the switch false,
-    each call runs the program's own statements with no probe at all. A call that
-    began measured ends measured, so every path counted is a whole path. The test
-    is located at the first statement's code, as the register's start is, so
-    tracers see no extra line."""
-    node = fp.cfg.node
-    start = fp.cfg.body_start
-    head, measured = node.body[:start], node.body[start:]
-    test = _load(switch_name(fp.index))
-    first = _first_code(original)
-    if first is not None and _probe_line == -1:
-        ast.copy_location(test, first)
-    else:
-        _artificial(test)
-    switch = ast.If(test=test, body=measured, orelse=original)
-    ast.copy_location(switch, test)
-    switch.end_lineno, switch.end_col_offset = test.end_lineno, test.end_col_offset
-    node.body = [*head, switch]
-
-
-#: pathprof's module globals that change while the program runs: they are read
-#: where they are tested, every time (switches, OSP's observing flag, event
-#: budgets, the single thread's table). None of them fails when None: what every
-#: one of them is as the interpreter shuts down.
-_MUTABLE_GLOBAL = re.compile(r"_@pp_(i\d+|j\d+_\d+|O|B|G)")
-
-
-def capture_globals(node: ast.FunctionDef | ast.AsyncFunctionDef, start: int) -> None:
-    """In a generator or coroutine, read pathprof's other module globals into locals
-    as it starts (``@pp_gc3 = _@pp_c3``...) and use those: one suspended as the
-    interpreter shuts down, when every module global is set to None, can still run
-    its ``finally`` clauses and handlers as ``close()`` throws ``GeneratorExit`` in
-    (:mod:`pathprof.runtime.shutdown` freezes the code of functions that start
-    afresh then). ``start`` is where the body starts (after the docstring).
-    Functions, classes and lambdas inside it are left alone."""
-    if not (isinstance(node, ast.AsyncFunctionDef) or _is_generator(node)):
-        return
-    captured: dict[str, str] = {}
-    pending: list[ast.AST] = list(node.body[start:])
-    while pending:
-        child = pending.pop()
-        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-                      | ast.Lambda):
-            continue  # (their decorators, defaults and bases are the program's code)
-        if (isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load)
-                and child.id.startswith("_@pp_") and not _MUTABLE_GLOBAL.fullmatch(child.id)):
-            local = "@pp_g" + child.id[len("_@pp_"):]
-            captured[local] = child.id
-            child.id = local
-        pending.extend(ast.iter_child_nodes(child))
-    if not captured:
-        return
-    reads = [_assign(local, _load(name)) for local, name in sorted(captured.items())]
-    first = _first_program_code(node.body[start:])
-    if first is not None and _probe_line == -1:
-        _locate_at(reads, first)
-    node.body[start:start] = reads
-
-
-def _first_program_code(stmts: list[ast.stmt]) -> ast.AST | None:
-    """:func:`_first_code`, looking into the statements pathprof wrapped the
-    program's in (an inserted ``try``, the measured branch of a switch)."""
-    for stmt in stmts:
-        if _is_inserted(stmt) and isinstance(stmt, ast.Try | ast.If):
-            found = _first_program_code(stmt.body)
-            if found is not None:
-                return found
-            continue
-        found = _first_code([stmt])
-        if found is not None:
-            return found
-    return None
-
-
-def _artificial_shell(node: ast.AST) -> None:
-    """Make an inserted compound statement artificial without touching the probe
-    statements inside it (already artificial)."""
-    _artificial(node)
-
-
-def _enclosed_lists(func: ast.AST) -> set[int]:
-    """Ids of the statement lists of ``func`` (not of functions or classes nested in
-    it) that lie inside a ``with``, or a ``try`` with a ``finally`` or ``except*``."""
-    enclosed: set[int] = set()
-
-    def visit(stmts: list[ast.stmt], inside: bool) -> None:
-        if inside:
-            enclosed.add(id(stmts))
-        for stmt in stmts:
-            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                continue
-            wraps = inside or isinstance(stmt, ast.With | ast.AsyncWith | ast.TryStar) or (
-                isinstance(stmt, ast.Try) and bool(stmt.finalbody))
-            for field_name in ("body", "orelse", "finalbody"):
-                inner = getattr(stmt, field_name, None)
-                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                    visit(inner, wraps)
-            for handler in getattr(stmt, "handlers", ()):
-                visit(handler.body, wraps)
-            for case in getattr(stmt, "cases", ()):
-                visit(case.body, wraps)
-
-    visit(func.body, False)  # type: ignore[attr-defined]
-    return enclosed
-
-
-def _parents(func: ast.AST) -> dict[int, tuple[list[ast.stmt], int]]:
-    """Statement id -> (the list holding it, its index), within one function."""
-    result: dict[int, tuple[list[ast.stmt], int]] = {}
-    for node in ast.walk(func):
-        for field_name in ("body", "orelse", "finalbody"):
-            stmts = getattr(node, field_name, None)
-            if isinstance(stmts, list):
-                for i, stmt in enumerate(stmts):
-                    if isinstance(stmt, ast.stmt):
-                        result[id(stmt)] = (stmts, i)
-    return result
-
-
-def _apply_structural(structural: list[tuple[str, Any, Any]],
-                      parents: dict[int, tuple[list[ast.stmt], int]]) -> None:
-    """Wrap ``with`` bodies and ``try``/``finally`` statements, and move the dispatch
-    at the end of each ``finally`` into its branches (after the inserts). Inner
-    ``finally`` clauses sink first: where a ``break`` in an inner clause also ends
-    the outer clause, the inner dispatch must come before the outer one's, as the
-    inner clause ends first (the outer one would end the path and leave the inner
-    one nothing to count)."""
-    dispatches = [(node, handler) for kind, node, handler in structural if kind == "dispatch"]
-    for node, handler in reversed(dispatches):
-        setattr(node, _FALL_WAYS, _sink_dispatch(node.finalbody, handler))
-    for kind, node, handler in structural:
-        if kind == "dispatch":
-            continue
-        if kind == "with":
-            inner = ast.Try(body=node.body, handlers=[handler], orelse=[], finalbody=[])
-            node.body = [_artificial_try(inner)]
-            continue
-        if kind == "star":
-            # try/except* (no finally): our handler sees a group the try re-raises
-            outer = ast.Try(body=[node], handlers=[handler], orelse=[], finalbody=[])
-            ast.copy_location(outer, node)  # where the program's code begins
-            stmts = parents[id(node)][0]
-            stmts[next(i for i, s in enumerate(stmts) if s is node)] = outer
-            continue
-        # try/finally: the user's clauses move into an inner try, and the outer one
-        # gets our handler, which runs before the finally when an exception leaves.
-        body = node.body
-        if node.handlers or node.orelse or isinstance(node, ast.TryStar):
-            inner = type(node)(body=node.body, handlers=node.handlers, orelse=node.orelse,
-                               finalbody=[])
-            ast.copy_location(inner, node)
-            body = [inner]
-        outer = ast.Try(body=body, handlers=[handler], orelse=[], finalbody=node.finalbody)
-        ast.copy_location(outer, node)
-        stmts = parents[id(node)][0]
-        stmts[next(i for i, s in enumerate(stmts) if s is node)] = outer
-
-
-#: An attribute of the tests pathprof puts at the end of a ``finally`` clause, one
-#: per way the clause was entered (its last ``orelse`` is the way of falling in).
-_ROUTE_TEST = "_pathprof_route_test"
-#: An attribute of a ``try`` whose ``finally`` dispatch was sunk: the statement lists
-#: that end its clause's copies of the way of falling through (None: not sunk).
-_FALL_WAYS = "_pathprof_fall_ways"
-
-
-def _sink_dispatch(finalbody: list[ast.stmt], dispatch: list[ast.stmt]
-                   ) -> list[list[ast.stmt]] | None:
-    """Move ``dispatch``, the code at the end of a ``finally`` clause, into each
-    branch of the clause's last ``if`` (recursively), so that every copy follows
-    one statement of the program's. Returns the statement lists where the copies'
-    ways of falling through the clause end (None if nothing was moved): a clause
-    whose last statement is this ``try`` goes on from there, and puts its own copies
-    there (inner clauses are sunk first).
-
-    The clause's exceptional copy ends in a ``RERAISE`` that CPython locates where
-    the code before it is (each of the program's ways out gets a copy of the exit and
-    the line of the code that leads to it); code without a location that several
-    branches lead to would leave it with no line, and the frame the exception leaves
-    with ``f_lineno`` None. A copy with one way in takes that line instead, so it
-    starts no line of its own and tracers see nothing new. A copy that several ways
-    reach, all from one line (a ``with``'s exits, a ``while``'s two tests), is located
-    at that line, with the inserted code before it, for the same effect."""
-    def branches(stmt: ast.stmt | None) -> list[list[ast.stmt]] | None:
-        """The statement lists whose ends are ``stmt``'s ways out, if it has several
-        and they are the ends of such lists (an ``if``, a ``match``, a ``try``
-        without ``finally``)."""
-        if stmt is None or _is_inserted(stmt):
-            return None
-        if isinstance(stmt, ast.If):
-            return [stmt.body, stmt.orelse]
-        if isinstance(stmt, ast.Match):
-            cases = [case.body for case in stmt.cases]
-            last = stmt.cases[-1]
-            if not (isinstance(last.pattern, ast.MatchAs) and last.pattern.pattern is None
-                    and last.guard is None):  # no case may match: a way out of its own
-                wildcard = ast.match_case(pattern=ast.MatchAs(pattern=None, name=None),
-                                          guard=None, body=[])
-                _artificial(wildcard)
-                stmt.cases.append(wildcard)
-                cases.append(wildcard.body)
-            return cases
-        if isinstance(stmt, ast.Try) and not stmt.finalbody:
-            return [stmt.orelse or stmt.body, *(h.body for h in stmt.handlers)]
-        if isinstance(stmt, ast.Try | ast.TryStar) and stmt.finalbody:
-            # falls through at the end of its own clause's copies of falling through
-            return getattr(stmt, _FALL_WAYS, None)
-        if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
-            breaks = _breaks_of(stmt)
-            if breaks is None:
-                return None
-            # The loop's else runs when it ends without a break; each break leaves
-            # from the statement list it ends.
-            return [stmt.orelse, *breaks]
-        return None
-
-    n = len(dispatch)
-    if not n or len(finalbody) <= n or any(
-            a is not b for a, b in zip(finalbody[-n:], dispatch, strict=True)):
-        return None
-    del finalbody[-n:]
-    falls: list[list[ast.stmt]] = []
-
-    def placed(copies: list[ast.stmt]) -> list[ast.stmt]:
-        """``copies`` (a copy of the dispatch, about to be placed), its way of
-        falling through noted."""
-        way = copies
-        while way and getattr(way[-1], _ROUTE_TEST, False):
-            way = way[-1].orelse  # type: ignore[attr-defined]
-        falls.append(way)
-        return copies
-
-    def sink(stmts: list[ast.stmt], entry_line: int | None, breaks: bool = False) -> None:
-        """Put a copy of the dispatch at the end of ``stmts`` or of each of its
-        ways out; ``entry_line`` is the line of the code that leads into ``stmts``
-        if that list is empty (a loop's ``else``); ``breaks``: ``stmts`` ends in a
-        ``break`` of a loop inside the clause, which goes on to the clause's end.
-        A ``break`` met otherwise leaves a loop around the clause: the clause's end
-        is not reached that way, and gets no copy."""
-        tail = stmts[-1] if stmts else None
-        if isinstance(tail, ast.Break):
-            if breaks:
-                stmts[-1:-1] = placed(copy.deepcopy(dispatch))  # before the break
-            return
-        ways = branches(tail)
-        if ways is not None:
-            loop = isinstance(tail, ast.For | ast.AsyncFor | ast.While)
-            for number, way in enumerate(ways):
-                sink(way, _entry_line(tail, way), breaks=loop and number > 0)  # type: ignore[arg-type]
-            return
-        # Several ways may lead here (a with's normal and swallowing exits, a
-        # loop's two tests, the artificial code after them): the copy and that code
-        # are located at the one line they all come from, so the re-raise after
-        # them has it too; at that line already, tracers see no new line.
-        program = [i for i, stmt in enumerate(stmts) if not _is_inserted(stmt)]
-        line = _exit_line(stmts[program[-1]]) if program else entry_line
-        copies = placed(copy.deepcopy(dispatch))
-        if line is not None:
-            after = stmts[program[-1] + 1:] if program else stmts
-            _locate_at([*after, *copies], _line_anchor(line))
-        stmts.extend(copies)
-
-    sink(finalbody, None)
-    return falls
-
-
-def _is_inserted(stmt: ast.stmt) -> bool:
-    return stmt.lineno in (-1, PROBE_MARK_LINE)
-
-
-def _line_anchor(line: int) -> ast.AST:
-    return ast.Pass(lineno=line, end_lineno=line, col_offset=0, end_col_offset=0)
-
-
-def _entry_line(stmt: ast.stmt, way: list[ast.stmt]) -> int | None:
-    """The line of the jumps into ``way``, one of ``stmt``'s ways out, if there may
-    be several and they share a line: a ``while``'s ``else`` (both copies of its
-    test), an ``if``'s empty ``else`` (a test of several conditions), the ``case _``
-    pathprof adds after a last case whose pattern and guard fail on one line."""
-    if isinstance(stmt, ast.While) and way is stmt.orelse:
-        return _loop_exit_line(stmt)
-    if isinstance(stmt, ast.If) and way is stmt.orelse and all(map(_is_inserted, way)):
-        return _one_line(stmt.test)
-    if isinstance(stmt, ast.Match) and len(stmt.cases) > 1 and way is stmt.cases[-1].body \
-            and _is_inserted(stmt.cases[-1].pattern):
-        last = stmt.cases[-2]
-        line = _one_line(last.pattern)
-        if line is not None and (last.guard is None or _one_line(last.guard) == line):
-            return line
-    return None
-
-
-def _one_line(node: ast.AST) -> int | None:
-    lineno = getattr(node, "lineno", None)
-    return lineno if lineno is not None and lineno == node.end_lineno else None
-
-
-def _loop_exit_line(stmt: ast.stmt | None) -> int | None:
-    """The line of the instructions that leave loop ``stmt`` when it ends without a
-    break (``for``: getting the next item; ``while``: its test, if on one line)."""
-    if isinstance(stmt, ast.For | ast.AsyncFor):
-        return stmt.iter.lineno
-    if isinstance(stmt, ast.While):
-        return _one_line(stmt.test)
-    return None
-
-
-def _exit_line(stmt: ast.stmt) -> int | None:
-    """The one line every instruction that falls out of ``stmt`` has, if it is
-    known statically: a ``with``'s exit, a loop's end without breaks, the end of a
-    ``finally``, a simple statement's own line; None where it varies by way out."""
-    if isinstance(stmt, ast.With | ast.AsyncWith):
-        return stmt.lineno
-    if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
-        if _breaks_of(stmt) != []:
-            return None
-        if stmt.orelse:
-            return _list_exit_line(stmt.orelse)
-        return _loop_exit_line(stmt)
-    if isinstance(stmt, ast.Try | ast.TryStar) and stmt.finalbody:
-        return _list_exit_line(stmt.finalbody)
-    if isinstance(stmt, ast.Try | ast.TryStar | ast.If | ast.Match | ast.FunctionDef
-                  | ast.AsyncFunctionDef | ast.ClassDef):
-        return None
-    return stmt.lineno
-
-
-def _list_exit_line(stmts: list[ast.stmt]) -> int | None:
-    program = [stmt for stmt in stmts if not _is_inserted(stmt)]
-    return _exit_line(program[-1]) if program else None
-
-
-def _loop_breaks(loop: ast.For | ast.AsyncFor | ast.While
-                 ) -> list[tuple[ast.Break, list[ast.stmt], bool]]:
-    """The ``break`` statements of ``loop`` (not of a loop inside it), each with its
-    statement list and whether it leaves through a ``with`` or a ``finally`` (code
-    runs between the break and the loop's end)."""
-    found: list[tuple[ast.Break, list[ast.stmt], bool]] = []
-
-    def visit(stmts: list[ast.stmt], through_cleanup: bool) -> None:
-        for stmt in stmts:
-            if isinstance(stmt, ast.Break):
-                found.append((stmt, stmts, through_cleanup))
-            elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
-                visit(stmt.orelse, through_cleanup)  # its body's breaks are its own
-            elif isinstance(stmt, ast.If):
-                visit(stmt.body, through_cleanup)
-                visit(stmt.orelse, through_cleanup)
-            elif isinstance(stmt, ast.With | ast.AsyncWith):
-                visit(stmt.body, True)
-            elif isinstance(stmt, ast.Try | ast.TryStar):
-                inner = through_cleanup or bool(stmt.finalbody)
-                for part in (stmt.body, stmt.orelse, *(h.body for h in stmt.handlers)):
-                    visit(part, inner)
-                visit(stmt.finalbody, through_cleanup)
-            elif isinstance(stmt, ast.Match):
-                for case in stmt.cases:
-                    visit(case.body, through_cleanup)
-
-    visit(loop.body, False)
-    return found
-
-
-def _breaks_of(loop: ast.For | ast.AsyncFor | ast.While) -> list[list[ast.stmt]] | None:
-    """The statement lists that end in a ``break`` of ``loop``, or None if a break
-    of it leaves through a ``with`` or a ``finally`` or is not the last statement
-    of its list."""
-    breaks = _loop_breaks(loop)
-    if any(through or stmts[-1] is not brk for brk, stmts, through in breaks):
-        return None
-    return [stmts for _, stmts, _ in breaks]
+def _register_plus(value: int) -> ast.expr:
+    if value == 0:
+        return load(REGISTER)
+    return ast.BinOp(left=load(REGISTER), op=ast.Add(), right=const(value))
 
 
 def _time_path(table: str, probe: Probe) -> list[ast.stmt]:
     """``--metric time``: add the time since the path started to the path's total,
     and start the next path's clock (Ball-Larus path numbers index both tables)."""
-    index = _register_plus(probe.value) if probe.op is ProbeOp.COUNT else _const(probe.value)
-    target = ast.Subscript(value=_load(table), slice=index, ctx=ast.Load())
+    index = _register_plus(probe.value) if probe.op is ProbeOp.COUNT else const(probe.value)
+    target = ast.Subscript(value=load(table), slice=index, ctx=ast.Load())
     target.ctx = ast.Store()
     code = [
-        _assign(NOW, ast.Call(func=_load(CLOCK), args=[], keywords=[])),
-        _artificial(ast.AugAssign(target=target, op=ast.Add(),
-                                  value=ast.BinOp(left=_load(NOW), op=ast.Sub(),
-                                                  right=_load(PATH_START)))),
-        _assign(PATH_START, _load(NOW)),
+        assign(NOW, ast.Call(func=load(CLOCK), args=[], keywords=[])),
+        artificial(ast.AugAssign(target=target, op=ast.Add(),
+                                 value=ast.BinOp(left=load(NOW), op=ast.Sub(),
+                                                 right=load(PATH_START)))),
+        assign(PATH_START, load(NOW)),
     ]
     return code  # type: ignore[return-value]
 
 
 def _path_index(probe: Probe) -> ast.expr:
-    return _register_plus(probe.value) if probe.op is ProbeOp.COUNT else _const(probe.value)
+    return _register_plus(probe.value) if probe.op is ProbeOp.COUNT else const(probe.value)
 
 
 def _count_down(index: int, probe: Probe) -> list[ast.stmt]:
@@ -1597,134 +730,18 @@ def _count_down(index: int, probe: Probe) -> list[ast.stmt]:
     ``_@pp_Q[0] -= _@pp_l<i>[path]``, and ``if _@pp_Q[0] <= 0: _@pp_m.osp_path(i,
     path)`` -- the runtime is called when a sample is near, and for every path while
     blocks are observed."""
-    countdown = ast.Subscript(value=_load(COUNTDOWN), slice=_const(0), ctx=ast.Store())
+    countdown = ast.Subscript(value=load(COUNTDOWN), slice=const(0), ctx=ast.Store())
     step = ast.AugAssign(target=countdown, op=ast.Sub(), value=ast.Subscript(
-        value=_load(lengths_name(index)), slice=_path_index(probe), ctx=ast.Load()))
-    near = ast.Compare(left=ast.Subscript(value=_load(COUNTDOWN), slice=_const(0),
+        value=load(lengths_name(index)), slice=_path_index(probe), ctx=ast.Load()))
+    near = ast.Compare(left=ast.Subscript(value=load(COUNTDOWN), slice=const(0),
                                           ctx=ast.Load()),
-                       ops=[ast.LtE()], comparators=[_const(0)])
-    call = ast.Expr(value=_call_module("osp_path", _const(index), _path_index(probe)))
-    return [_artificial(step), _artificial(ast.If(test=near, body=[call], orelse=[]))]  # type: ignore[list-item]
+                       ops=[ast.LtE()], comparators=[const(0)])
+    call = ast.Expr(value=call_module("osp_path", const(index), _path_index(probe)))
+    return [artificial(step), artificial(ast.If(test=near, body=[call], orelse=[]))]  # type: ignore[list-item]
 
 
 def _restart_clock() -> ast.stmt:
-    return _assign(PATH_START, ast.Call(func=_load(CLOCK), args=[], keywords=[]))
-
-
-def exception_position() -> list[ast.expr]:
-    """``lasti`` of the leaving exception in this frame, the frame's code, and the
-    lasti of the exception's context (-1 if none), with C calls and attribute loads
-    only: evaluated as the exception leaves, nothing can raise anew (a call into
-    Python could, at the recursion limit). The module state ``_@pp_m`` offers
-    ``exception``, ``getframe`` and ``getattr`` (class attributes, there even as the
-    interpreter shuts down).
-
-    A lasti is read only from a traceback entry of this very frame, and is -1
-    otherwise: the program may have cleared the exception's ``__traceback__``
-    (``e.__traceback__ = None; raise``), given it another frame's, or chained
-    another exception as its context; a bare ``raise`` adds no entry for the frame
-    it runs in. The test is ``(tb.tb_frame is frame) * (tb.tb_lasti + 1) - 1``,
-    through ``getattr`` with defaults: no conditional expression, since CPython
-    3.13.0 fails to compile a ``:=`` in one inside an except clause ("Invalid
-    CFG, stack underflow")."""
-    def runtime(name: str) -> ast.expr:
-        return ast.Attribute(value=_load(MODULE), attr=name, ctx=ast.Load())
-
-    def call(func: ast.expr, *args: ast.expr) -> ast.expr:
-        return ast.Call(func=func, args=list(args), keywords=[])
-
-    def getattr_or(value: ast.expr, name: str, default: Any) -> ast.expr:
-        return call(runtime("getattr"), value, _const(name), _const(default))
-
-    def lasti_here(exc: ast.expr) -> ast.expr:
-        tb = getattr_or(exc, "__traceback__", None)
-        here = ast.Compare(left=getattr_or(tb, "tb_frame", None), ops=[ast.Is()],
-                           comparators=[call(runtime("getframe"))])
-        plus_one = ast.BinOp(left=getattr_or(tb, "tb_lasti", -1), op=ast.Add(),
-                             right=_const(1))
-        return ast.BinOp(left=ast.BinOp(left=here, op=ast.Mult(), right=plus_one),
-                         op=ast.Sub(), right=_const(1))
-
-    exception = call(runtime("exception"))
-    code = ast.Attribute(value=call(runtime("getframe")), attr="f_code", ctx=ast.Load())
-    # Raised while matching an except clause, the exception's own instruction is the
-    # clause's: where the path was is where its context (the exception being
-    # matched, caught in this frame) was raised.
-    context = getattr_or(call(runtime("exception")), "__context__", None)
-    return [lasti_here(exception), code, lasti_here(context)]
-
-
-def _note_exit(fp: FunctionPlan, register: ast.expr) -> list[tuple[str, ast.expr]]:
-    """The observer's effects: count the exit in ``_@pp_m.exits``, a dict from
-    ``(index, @pp_r, lasti, code, context lasti, closed)`` (see
-    :func:`exception_position`; ``closed``: a generator closed by its consumer)
-    to how often it happened, so that its size is bounded by the code, not by how
-    many exceptions leave (with ``--metric time``, also add the path's time so far
-    to ``_@pp_m.exit_times``). Only C calls: nothing can raise anew as the exception
-    leaves. The frame is ending, so its register holds the key meanwhile::
-
-        @pp_r := (index, @pp_r, ...)
-        @pp_r := _@pp_m.exits.__setitem__(@pp_r, _@pp_m.exits.get(@pp_r, 0) + 1)
-    """
-    # A generator's: whether its consumer closed it (close() throws GeneratorExit in).
-    closed: ast.expr = _const(False)
-    if _is_generator(fp.cfg.node):
-        thrown = ast.Attribute(value=ast.Call(func=ast.Attribute(
-            value=_load(MODULE), attr="exception", ctx=ast.Load()), args=[], keywords=[]),
-            attr="__class__", ctx=ast.Load())
-        closed = ast.Compare(left=thrown, ops=[ast.Is()], comparators=[ast.Attribute(
-            value=_load(MODULE), attr="closed_type", ctx=ast.Load())])
-    key = ast.Tuple(elts=[_const(fp.index), register, *exception_position(), closed],
-                    ctx=ast.Load())
-
-    def add_to(table: str, amount: ast.expr) -> ast.expr:
-        mapping = ast.Attribute(value=_load(MODULE), attr=table, ctx=ast.Load())
-        current = ast.Call(func=ast.Attribute(value=mapping, attr="get", ctx=ast.Load()),
-                           args=[_load(REGISTER), _const(0)], keywords=[])
-        return ast.Call(func=ast.Attribute(value=mapping, attr="__setitem__", ctx=ast.Load()),
-                        args=[_load(REGISTER), ast.BinOp(left=current, op=ast.Add(),
-                                                         right=amount)],
-                        keywords=[])
-
-    effects: list[tuple[str, ast.expr]] = [(REGISTER, key)]
-    if fp.timed:
-        elapsed = ast.BinOp(left=ast.Call(func=_load(CLOCK), args=[], keywords=[]),
-                            op=ast.Sub(), right=_load(PATH_START))
-        # @pp_r := (<add the time>, @pp_r)[1]: the key stays in the register
-        both = ast.Tuple(elts=[add_to("exit_times", elapsed), _load(REGISTER)], ctx=ast.Load())
-        effects.append((REGISTER, ast.Subscript(value=both, slice=_const(1), ctx=ast.Load())))
-    effects.append((REGISTER, add_to("exits", _const(1))))
-    return effects
-
-
-def _is_generator(node: ast.AST) -> bool:
-    """Whether the function ``node`` is a generator (or an async generator): a
-    ``yield`` of its own, not of a function, lambda or class inside it. (Kept on the
-    node, asked twice: the instrumentation adds no ``yield``.)"""
-    known = getattr(node, _GENERATOR, None)
-    if known is not None:
-        return known
-    pending = list(ast.iter_child_nodes(node))
-    found = False
-    while pending and not found:
-        child = pending.pop()
-        if isinstance(child, ast.Yield | ast.YieldFrom):
-            found = True
-        elif not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
-                            | ast.ClassDef):
-            pending.extend(ast.iter_child_nodes(child))
-    setattr(node, _GENERATOR, found)
-    return found
-
-
-#: the attribute of a function's node that keeps :func:`_is_generator`'s answer
-_GENERATOR = "_pathprof_generator"
-
-
-def _artificial_try(node: ast.Try) -> ast.Try:
-    node.lineno = node.end_lineno = _probe_line
-    node.col_offset = node.end_col_offset = -1
-    return node
+    return assign(PATH_START, ast.Call(func=load(CLOCK), args=[], keywords=[]))
 
 
 def _wrap_function(fp: FunctionPlan) -> None:
@@ -1738,58 +755,32 @@ def _wrap_function(fp: FunctionPlan) -> None:
     start = fp.cfg.body_start
     head, body = node.body[:start], node.body[start:]
     if not body:
-        body = [_artificial(ast.Pass())]  # type: ignore[list-item]
+        body = [artificial(ast.Pass())]  # type: ignore[list-item]
     # A function whose probes never use the register (each path counted by a constant
     # index: single-path functions, most small ones) needs no register at all: its
     # value would always be 0.
     uses_register = any(isinstance(n, ast.Name) and n.id == REGISTER
                         for stmt in body for n in ast.walk(stmt))
-    observer = _observer(_note_exit(fp, _load(REGISTER) if uses_register else _const(0)))
+    exit_note = observer(exit_effects(fp, load(REGISTER) if uses_register else const(0)))
     # The observer has no location; after compiling, pathprof.python.lasti makes it
     # re-raise as a with statement does, so the frame an exception leaves stands at
     # the instruction the exception came from (its f_lineno is the program's).
-    wrapper = ast.Try(body=body, handlers=[observer], orelse=[], finalbody=[])
-    _artificial_try(wrapper)
-    init = _assign(REGISTER, _const(0))
+    wrapper = ast.Try(body=body, handlers=[exit_note], orelse=[], finalbody=[])
+    artificial_shell(wrapper)
+    init = assign(REGISTER, const(0))
     starts = [_restart_clock()] if fp.timed else []
     # Code at the very start would inherit the location of the def line (from
     # RESUME) and make tracers see that line again: place it where the first
     # statement's code starts, whose line comes next anyway.
-    first = _first_code(body)
-    if first is not None and _probe_line == -1:
-        for part in ast.walk(init):
-            if "lineno" in part._attributes:
-                ast.copy_location(part, first)
+    first = first_code(body)
+    if first is not None and not fp.mark_probes:
+        locate_at([init], first)
     if fp.subpaths:  # OSP: while blocks are observed, the runtime hears of the call
-        call = ast.Expr(value=_call_module("osp_enter", _const(fp.index)))
-        starts.append(_artificial(ast.If(test=_load(OBSERVING), body=[call], orelse=[])))  # type: ignore[arg-type]
-    table = ([_artificial(_assign(LOCAL_TABLE, _load(counter_name(fp.index))))]
+        call = ast.Expr(value=call_module("osp_enter", const(fp.index)))
+        starts.append(artificial(ast.If(test=load(OBSERVING), body=[call], orelse=[])))  # type: ignore[arg-type]
+    table = ([artificial(assign(LOCAL_TABLE, load(counter_name(fp.index))))]
              if fp.local_table else [])
-    for stmt in [*starts, *table]:
-        _locate_at([stmt], init)
+    if not fp.mark_probes:
+        for stmt in [*starts, *table]:
+            locate_at([stmt], init)
     node.body = [*head, *([init] if uses_register else []), *table, *starts, wrapper]
-
-
-#: An attribute set on inserted code located at a later statement of the program
-#: (:meth:`_FunctionRewriter.flow_code`): it is not where the program's code begins.
-_LOCATED_LATER = "_pathprof_located_later"
-
-
-def _first_code(stmts: list[ast.stmt]) -> ast.AST | None:
-    """Where the first statement that compiles to code begins: a location of no
-    width at its start. (Not the statement's own span: code located at an ``if``
-    that spans lines 4 to 5 would put a method call's instruction on line 5, the
-    span's end, where CPython 3.11 locates the loading of a method, and a tracer
-    would see line 5 before line 4 ran.)"""
-    for stmt in stmts:
-        if isinstance(stmt, ast.Global | ast.Nonlocal):
-            continue
-        if getattr(stmt, "lineno", -1) in (-1, PROBE_MARK_LINE):
-            continue
-        if getattr(stmt, _LOCATED_LATER, False):
-            continue
-        decorators = getattr(stmt, "decorator_list", None)
-        start = decorators[0] if decorators else stmt
-        return ast.Pass(lineno=start.lineno, end_lineno=start.lineno,
-                        col_offset=start.col_offset, end_col_offset=start.col_offset)
-    return None

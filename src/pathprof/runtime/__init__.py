@@ -250,12 +250,12 @@ class ModuleState(InstrumentedModule):
         #: switches are set (see :class:`NamespaceRef`)
         self._namespace = NamespaceRef(name, namespace) if namespace is not None else None
         #: functions that carry their original code beside the measured one
-        #: (:func:`pathprof.python.rewrite.add_switch`): their tables report first runs
+        #: (:func:`pathprof.python.switches.add_switch`): their tables report first runs
         self.switches = frozenset(switches)
         #: of those, the ones sent back to their original code (:meth:`send_back`)
         self.sent_back: set[int] = set()
         #: per function, its loops that can go back to their original body
-        #: (:class:`pathprof.python.rewrite.LoopSwitch`): for each, ``(ranges,
+        #: (:class:`pathprof.python.plan.LoopSwitch`): for each, ``(ranges,
         #: spanning)``, the paths its original body leaves uncounted being the
         #: numbers of the ``(first, count)`` ranges, spanned by the paths
         #: ``spanning``

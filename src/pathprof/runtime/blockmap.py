@@ -26,7 +26,7 @@ __all__ = ["BlockMap"]
 
 Span = tuple[int, int, int, int]
 
-#: Line of code inserted by pathprof in test builds (instrument.PROBE_MARK_LINE).
+#: Line of code inserted by pathprof in test builds (python.nodes.PROBE_MARK_LINE).
 _PROBE_MARK_LINE = (1 << 30) - 1
 
 _ITER_OPS = {"GET_ITER", "GET_AITER"}

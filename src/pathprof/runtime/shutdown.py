@@ -18,7 +18,7 @@ where the global was to be called, as each Python version orders them) padded
 with ``NOP``; offsets, line numbers and the exception table are unchanged.
 
 A generator or coroutine suspended at that moment keeps the code it runs: those
-take what they need into locals as they start (:mod:`pathprof.python.rewrite`).
+take what they need into locals as they start (:mod:`pathprof.python.generator_globals`).
 
 Invariant: a frozen function loads, for each pathprof name, the object the name was
 bound to in its module when :func:`freeze` ran; nothing else in its code differs.

@@ -103,7 +103,7 @@ class FirstSeen(dict):  # type: ignore[type-arg]
 
 class Parked:
     """The register of a call while a loop of it runs its original body
-    (:class:`pathprof.python.rewrite.LoopSwitch`): the path under way is one
+    (:class:`pathprof.python.plan.LoopSwitch`): the path under way is one
     already known, and nothing it would count is recorded.
 
     Adding to it leaves it as it is; as a list index it is -1, the spare last slot

@@ -1,0 +1,67 @@
+"""Generators and coroutines read pathprof's module globals into locals as they start.
+
+One suspended as the interpreter shuts down, when every module global is set to
+None, can still run its ``finally`` clauses and handlers as ``close()`` throws
+``GeneratorExit`` in (:mod:`pathprof.runtime.shutdown` freezes the code of
+functions that start afresh then): with the globals it needs in its own frame, its
+probes still work.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from pathprof.python.names import captured_name, is_capturable
+from pathprof.python.nodes import assign, first_code, is_inserted, load, locate_at
+from pathprof.python.plan import FunctionPlan
+from pathprof.python.statements import is_generator
+
+__all__ = ["capture_globals"]
+
+
+def capture_globals(fp: FunctionPlan) -> None:
+    """In ``fp``'s function, if a generator or coroutine, read pathprof's module
+    globals into locals as it starts (``@pp_gc3 = _@pp_c3``...), after the
+    docstring, and use those; not the globals that change while the program runs
+    (:func:`~pathprof.python.names.is_capturable`). Functions, classes and lambdas
+    inside it are left alone. Run once the probes are in."""
+    node = fp.cfg.node
+    start = fp.cfg.body_start
+    if not (isinstance(node, ast.AsyncFunctionDef) or is_generator(node)):
+        return
+    captured: dict[str, str] = {}
+    pending: list[ast.AST] = list(node.body[start:])
+    while pending:
+        child = pending.pop()
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+                      | ast.Lambda):
+            continue  # (their decorators, defaults and bases are the program's code)
+        if (isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load)
+                and is_capturable(child.id)):
+            local = captured_name(child.id)
+            captured[local] = child.id
+            child.id = local
+        pending.extend(ast.iter_child_nodes(child))
+    if not captured:
+        return
+    reads = [assign(local, load(name)) for local, name in sorted(captured.items())]
+    first = _first_program_code(node.body[start:])
+    if first is not None and not fp.mark_probes:
+        locate_at(reads, first)
+    node.body[start:start] = reads
+
+
+def _first_program_code(stmts: list[ast.stmt]) -> ast.AST | None:
+    """:func:`~pathprof.python.nodes.first_code`, looking into the statements
+    pathprof wrapped the program's in (an inserted ``try``, the measured branch of
+    a switch)."""
+    for stmt in stmts:
+        if is_inserted(stmt) and isinstance(stmt, ast.Try | ast.If):
+            found = _first_program_code(stmt.body)
+            if found is not None:
+                return found
+            continue
+        found = first_code([stmt])
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,154 @@
+"""The names pathprof's inserted code uses, in every mode: one registry.
+
+Every name holds ``@``, which no identifier can, so it never clashes with the
+program's: locals start with ``@pp_`` (as pytest's own ``@py_*``, which ``pytest
+-l`` does not show), module globals with ``_@pp_`` (which ``import *`` leaves
+alone). In measured functions, ``locals()``, ``vars()`` and ``dir()`` show the
+program's names only (:func:`pathprof.python.instrument.hide_own_names`).
+
+A module is instrumented in one mode, so a name may serve two modes (``_@pp_P``:
+:data:`PARKED` and :data:`PENDING`). :mod:`pathprof.runtime` imports nothing of
+the instrumenter: where it reads or sets one of these names, it spells it out.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: The prefix of the locals inserted code uses.
+LOCAL_PREFIX = "@pp_"
+#: The prefix of the module globals inserted code uses.
+GLOBAL_PREFIX = "_@pp_"
+
+# ---------------------------------------------------------------------------
+# Every mode
+
+#: The runtime module (:mod:`pathprof.runtime`, or :mod:`pathprof.runtime.events`).
+RUNTIME = "_@pp_rt"
+#: The module's state in the runtime, which :func:`~pathprof.runtime.register` returns.
+MODULE = "_@pp_m"
+#: The register: path mode's path number so far, event mode's events so far (a local).
+REGISTER = "@pp_r"
+
+# ---------------------------------------------------------------------------
+# Path and edge mode
+
+#: A return's value, kept while the return counts its path.
+RETURN_VALUE = "@pp_v"
+#: With ``metric="time"``: the clock, the time the current path started, a reading.
+CLOCK = "_@pp_k"
+PATH_START = "@pp_s"
+NOW = "@pp_x"
+#: A function with a loop holds its counter table in this local (set on entry), so
+#: that each count loads a local instead of a module global.
+LOCAL_TABLE = "@pp_c"
+#: Subpath sampling (OSP, :mod:`pathprof.measure.subpaths`): the countdown list
+#: shared by every module, and the flag that is true while blocks are observed.
+COUNTDOWN = "_@pp_Q"
+OBSERVING = "_@pp_O"
+#: Path mode's coverage that stops paying, loop by loop: the parked register (the
+#: runtime's :data:`pathprof.runtime.stopping.PARKED`), a module global. Event mode:
+#: the list of exits by exception noted but not counted yet
+#: (:data:`pathprof.runtime.events.pending`).
+PARKED = PENDING = "_@pp_P"
+
+
+def counter_name(index: int) -> str:
+    """The module global holding function ``index``'s counter table."""
+    return f"_@pp_c{index}"
+
+
+def timer_name(index: int) -> str:
+    """With ``metric="time"``: the module global holding function ``index``'s path
+    times."""
+    return f"_@pp_t{index}"
+
+
+def lengths_name(index: int) -> str:
+    """The module global holding function ``index``'s path lengths, in blocks."""
+    return f"_@pp_l{index}"
+
+
+def flag_name(index: int) -> str:
+    """The local that says how the function's ``index``-th ``finally`` was entered
+    (its route flag)."""
+    return f"@pp_k{index}"
+
+
+def switch_name(index: int) -> str:
+    """The module global that is true while function ``index`` runs its measured
+    code, false once the runtime has sent it back to its original code."""
+    return f"_@pp_i{index}"
+
+
+def loop_switch_name(index: int, ordinal: int) -> str:
+    """The module global that the runtime sets true once the hidden paths of loop
+    ``ordinal`` of function ``index`` are all known
+    (:class:`~pathprof.python.plan.LoopSwitch`)."""
+    return f"_@pp_j{index}_{ordinal}"
+
+
+def star_name(ordinal: int) -> str:
+    """The local that holds the count an ``except*`` clause of the function's
+    ``ordinal``-th flowing ``try`` noted at its end (None: none pending), for the
+    next clause's start or for the group leaving the ``try`` to make."""
+    return f"@pp_e{ordinal}"
+
+
+def loop_mode_name(ordinal: int) -> str:
+    """The local that is true while loop ``ordinal`` runs its original body."""
+    return f"@pp_o{ordinal}"
+
+
+# ---------------------------------------------------------------------------
+# Event mode (:mod:`pathprof.python.eventcode`)
+
+#: The thread's table of counts (a local; ``[0]`` is the thread's total).
+THREAD = "@pp_T"
+#: The activation's base: the thread's total minus the function's inclusive count.
+BASE = "@pp_a"
+#: The frame's exact count, when already worked out (None otherwise).
+DONE = "@pp_w"
+#: What ``_@pp_m.enter`` returned, as a ``finally`` entered by an exception unpacks it.
+TEMP = "@pp_h"
+#: The awaited object, or the generator delegated to, during the hand-over.
+SENT = "@pp_y"
+#: The thread's total as a hand-over reads it.
+TOTAL = "@pp_u"
+#: The runtime's thread-local state, whose ``t`` is the calling thread's table.
+LOCAL = "_@pp_L"
+#: The table of the one thread there is (None once there are more).
+SINGLE = "_@pp_G"
+#: True while an event budget is active anywhere.
+BUDGET = "_@pp_B"
+#: The module's self counts, by function.
+SELF = "_@pp_S"
+
+
+def slot_name(index: int) -> str:
+    """The module global holding function ``index``'s slot in the thread tables."""
+    return f"_@pp_g{index}"
+
+
+# ---------------------------------------------------------------------------
+# Module globals a generator keeps in its frame
+
+
+#: pathprof's module globals that change while the program runs: they are read
+#: where they are tested, every time (switches, OSP's observing flag, event
+#: budgets, the single thread's table). None of them fails when None: what every
+#: one of them is as the interpreter shuts down.
+_MUTABLE_GLOBAL = re.compile(r"_@pp_(i\d+|j\d+_\d+|O|B|G)")
+
+
+def is_capturable(name: str) -> bool:
+    """Whether ``name`` is one of pathprof's module globals that a generator can
+    read once, as it starts (:func:`captured_name`): all but those that change
+    while the program runs."""
+    return name.startswith(GLOBAL_PREFIX) and not _MUTABLE_GLOBAL.fullmatch(name)
+
+
+def captured_name(name: str) -> str:
+    """The local that holds module global ``name`` in a generator or coroutine
+    (``_@pp_c3`` -> ``@pp_gc3``: :mod:`pathprof.python.generator_globals`)."""
+    return LOCAL_PREFIX + "g" + name[len(GLOBAL_PREFIX):]

@@ -1,0 +1,215 @@
+"""Building the nodes pathprof inserts, and giving them their locations.
+
+The builders (:func:`assign`, :func:`count`, :func:`observer`...) make *artificial*
+nodes: line :data:`UNLOCATED` (-1) and column -1, which CPython reads as "no
+location" and compiles to instructions that take the location of the instructions
+before them, so that no line event and no traceback ever shows them.
+
+Inserted code that some of the program's code follows is then located by
+:func:`locate_at`: at the start of that code (:func:`first_code`,
+:func:`first_evaluated`, or the one line a loop or a ``with`` is left from), with
+no width. Code without a location that starts a basic block would make the next
+real line look new to tracers; located at a line that runs next anyway, it adds no
+line event, and since probe code does not raise, it never shows in a traceback.
+Where no such line is known (code at the end of a statement list, the ``try``
+statements pathprof wraps around bodies, the observers in their ``except``
+clauses), inserted code stays unlocated.
+
+Tests that must tell probe instructions apart build with ``mark_probes``
+(:attr:`pathprof.python.plan.FunctionPlan.mark_probes`): nothing is located, and
+once the module is done :func:`mark_unlocated` puts every unlocated node at
+:data:`PROBE_MARK_LINE`, a line no source file has.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from pathprof.python.names import MODULE
+
+#: The line (and column) of an artificial node: no location.
+UNLOCATED = -1
+#: A line no source file has, which tests' builds give inserted code
+#: (:func:`mark_unlocated`); the block mapper treats it like "no location".
+PROBE_MARK_LINE = (1 << 30) - 1
+
+#: An attribute set on inserted code located at a later statement of the program
+#: (:func:`mark_located_later`): it is not where the program's code begins.
+_LOCATED_LATER = "_pathprof_located_later"
+
+
+# ---------------------------------------------------------------------------
+# Locations
+
+
+def artificial(node: ast.AST) -> ast.AST:
+    """``node`` and everything in it made artificial (no location)."""
+    for child in ast.walk(node):
+        if "lineno" in child._attributes:
+            child.lineno = UNLOCATED  # type: ignore[attr-defined]
+            child.end_lineno = UNLOCATED  # type: ignore[attr-defined]
+            child.col_offset = -1  # type: ignore[attr-defined]
+            child.end_col_offset = -1  # type: ignore[attr-defined]
+    return node
+
+
+def artificial_shell(node: ast.stmt) -> ast.stmt:
+    """``node`` itself made artificial, what it holds left as it is (the program's
+    code that pathprof wraps keeps its locations)."""
+    node.lineno = node.end_lineno = UNLOCATED
+    node.col_offset = node.end_col_offset = -1
+    return node
+
+
+def locate_at(nodes: list[ast.stmt], anchor: ast.AST) -> list[ast.stmt]:
+    """Give the unlocated parts of inserted ``nodes`` the location of ``anchor``.
+
+    The location is ``anchor``'s start, with no width: the end of a span over
+    several lines is where CPython 3.11 locates the loading of a method, which
+    would make a line event for a line that has not run. Production builds only:
+    a build with ``mark_probes`` leaves inserted code unlocated (the callers ask).
+    """
+    line, column = anchor.lineno, anchor.col_offset  # type: ignore[attr-defined]
+    for node in nodes:
+        for part in ast.walk(node):
+            if "lineno" in part._attributes and getattr(part, "lineno", -1) in (-1, None):
+                part.lineno = part.end_lineno = line  # type: ignore[attr-defined]
+                part.col_offset = part.end_col_offset = column  # type: ignore[attr-defined]
+    return nodes
+
+
+def mark_unlocated(tree: ast.AST) -> None:
+    """Put every unlocated node of ``tree`` (all inserted code, in a build with
+    ``mark_probes``) at :data:`PROBE_MARK_LINE`."""
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) == UNLOCATED:
+            node.lineno = PROBE_MARK_LINE  # type: ignore[attr-defined]
+            if getattr(node, "end_lineno", None) == UNLOCATED:
+                node.end_lineno = PROBE_MARK_LINE  # type: ignore[attr-defined]
+
+
+def is_inserted(stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` is inserted code without a location (or marked, in a test
+    build). Inserted code once located is taken for the program's."""
+    return stmt.lineno in (UNLOCATED, PROBE_MARK_LINE)
+
+
+def mark_located_later(stmt: ast.stmt) -> None:
+    """Note that inserted ``stmt`` is located at a later statement of the program:
+    :func:`first_code` passes over it."""
+    setattr(stmt, _LOCATED_LATER, True)
+
+
+def line_anchor(line: int) -> ast.AST:
+    """A location at the start of ``line``, for :func:`locate_at`."""
+    return ast.Pass(lineno=line, end_lineno=line, col_offset=0, end_col_offset=0)
+
+
+def first_code(stmts: list[ast.stmt]) -> ast.AST | None:
+    """Where the first statement that compiles to code begins: a location of no
+    width at its start. (Not the statement's own span: code located at an ``if``
+    that spans lines 4 to 5 would put a method call's instruction on line 5, the
+    span's end, where CPython 3.11 locates the loading of a method, and a tracer
+    would see line 5 before line 4 ran.)"""
+    for stmt in stmts:
+        if isinstance(stmt, ast.Global | ast.Nonlocal):
+            continue
+        if getattr(stmt, "lineno", -1) in (UNLOCATED, PROBE_MARK_LINE):
+            continue
+        if getattr(stmt, _LOCATED_LATER, False):
+            continue
+        decorators = getattr(stmt, "decorator_list", None)
+        start = decorators[0] if decorators else stmt
+        return ast.Pass(lineno=start.lineno, end_lineno=start.lineno,
+                        col_offset=start.col_offset, end_col_offset=start.col_offset)
+    return None
+
+
+def first_evaluated(expr: ast.expr) -> ast.expr:
+    """The part of ``expr`` whose code runs first, as far as locations go: a code
+    located there runs on the line CPython reports first for ``expr`` (a list whose
+    first item is on the next line reports that line first, not its bracket's)."""
+    while True:
+        if isinstance(expr, ast.Call):
+            nxt: ast.expr | None = expr.func
+        elif isinstance(expr, ast.Attribute | ast.Subscript | ast.Starred | ast.Await
+                        | ast.NamedExpr | ast.FormattedValue):
+            nxt = expr.value
+        elif isinstance(expr, ast.BinOp | ast.Compare):
+            nxt = expr.left
+        elif isinstance(expr, ast.BoolOp | ast.JoinedStr):
+            nxt = expr.values[0] if expr.values else None
+        elif isinstance(expr, ast.List | ast.Tuple | ast.Set):
+            nxt = expr.elts[0] if expr.elts else None
+        elif isinstance(expr, ast.Dict):
+            nxt = expr.keys[0] if expr.keys and expr.keys[0] is not None else None
+        elif isinstance(expr, ast.IfExp):
+            nxt = expr.test
+        elif isinstance(expr, ast.UnaryOp):
+            nxt = expr.operand
+        else:
+            nxt = None
+        if nxt is None or getattr(nxt, "lineno", None) is None:
+            return expr
+        expr = nxt
+
+
+# ---------------------------------------------------------------------------
+# Builders: expressions (no location of their own) and artificial statements
+
+
+def load(name: str) -> ast.Name:
+    return ast.Name(id=name, ctx=ast.Load())
+
+
+def store(name: str) -> ast.Name:
+    return ast.Name(id=name, ctx=ast.Store())
+
+
+def const(value: Any) -> ast.Constant:
+    return ast.Constant(value=value)
+
+
+def call_module(method: str, *args: ast.expr) -> ast.expr:
+    """``_@pp_m.method(*args)``: a call into the module's state in the runtime."""
+    func = ast.Attribute(value=load(MODULE), attr=method, ctx=ast.Load())
+    return ast.Call(func=func, args=list(args), keywords=[])
+
+
+def assign(name: str, value: ast.expr) -> ast.stmt:
+    """``name = value``, artificial (``value`` too)."""
+    return artificial(ast.Assign(targets=[store(name)], value=value))  # type: ignore[return-value]
+
+
+def add(name: str, value: int) -> ast.stmt:
+    """``name += value``, artificial."""
+    return artificial(ast.AugAssign(target=store(name), op=ast.Add(), value=const(value)))  # type: ignore[return-value]
+
+
+def count(counter: str, index: ast.expr) -> ast.stmt:
+    """``counter[index] += 1``, artificial (``index`` too)."""
+    target = ast.Subscript(value=load(counter), slice=index, ctx=ast.Store())
+    return artificial(ast.AugAssign(target=target, op=ast.Add(), value=const(1)))  # type: ignore[return-value]
+
+
+def observer(effects: list[tuple[str, ast.expr]]) -> ast.ExceptHandler:
+    """An except clause that never matches, whose type expression has effects.
+
+    ``except ((@pp_r := call(...)), ())[1]: pass``: when an exception passes, the
+    type expression runs (``sys.exception()`` is the exception), assigns, and
+    evaluates to ``()``, which matches nothing. CPython then re-raises the
+    exception itself (a ``raise`` in a handler would add to the traceback), and
+    :func:`pathprof.python.lasti.keep_last_instruction` makes that re-raise put the
+    frame back at the instruction the exception came from, so tracebacks,
+    ``f_lineno`` and the ``return`` event of tracers stay exactly as without
+    pathprof.
+    """
+    parts: list[ast.expr] = [ast.NamedExpr(target=store(name), value=value)
+                             for name, value in effects]
+    parts.append(ast.Tuple(elts=[], ctx=ast.Load()))
+    kind = ast.Subscript(value=ast.Tuple(elts=parts, ctx=ast.Load()),
+                         slice=const(len(parts) - 1), ctx=ast.Load())
+    handler = ast.ExceptHandler(type=kind, name=None, body=[ast.Pass()])
+    artificial(handler)
+    return handler
