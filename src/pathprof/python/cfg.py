@@ -235,8 +235,8 @@ class FunctionCfg:
             len(self.blocks),
             self.entry,
             self.exit,
-            [(e.src, e.dst) for e in self.edges],
-            [r.block for r in self.restarts],
+            tuple((e.src, e.dst) for e in self.edges),
+            tuple(r.block for r in self.restarts),
             backedges=self.backedges,
         )
 
@@ -643,10 +643,10 @@ class _Builder:
                         SiteKind.FLOW, after[0], after[1], node, route)))
         exits = exits + handler_exits
         if star and not flows_on:
-            after = self.new_block("after-try*", f"after try at line {node.lineno}")
-            self.restarts.append(Restart(after, "except*", node))
-            self.connect(exits, after)
-            exits = [_Pending(after, "next", Site(SiteKind.INSERT, stmts, index + 1))]
+            after_block = self.new_block("after-try*", f"after try at line {node.lineno}")
+            self.restarts.append(Restart(after_block, "except*", node))
+            self.connect(exits, after_block)
+            exits = [_Pending(after_block, "next", Site(SiteKind.INSERT, stmts, index + 1))]
         if info is not None:
             self.context.pop()
             self.connect(exits, info.start)

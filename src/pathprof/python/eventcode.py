@@ -158,8 +158,8 @@ def piece_weights(cfg: FunctionCfg, kind: str, code: CodeType | None = None,
         located = blockmap.locate_piece(instruction.offset)
         if located is not None and located[1] < len(weights[located[0]]):
             weights[located[0]][located[1]] += 1
-    for block, block_weights in zip(cfg.blocks, weights, strict=True):
-        for index, piece in enumerate(block.pieces):
+    for cfg_block, block_weights in zip(cfg.blocks, weights, strict=True):
+        for index, piece in enumerate(cfg_block.pieces):
             if piece.role is Role.WITH_EXIT:
                 # Leaving a with runs one of two instruction sequences (normal or
                 # exceptional exit): neither is counted.
@@ -240,7 +240,7 @@ def _plus(left: ast.expr, value: int) -> ast.expr:
 
 
 def _if(test: ast.expr, body: list[ast.stmt]) -> ast.stmt:
-    return artificial(ast.If(test=test, body=body, orelse=[]))  # type: ignore[return-value]
+    return artificial(ast.If(test=test, body=body, orelse=[]))
 
 
 def _is_not_none(name: str) -> ast.expr:
@@ -251,7 +251,7 @@ def _budget_check(index: int, partial: ast.expr) -> ast.stmt:
     """``if _@pp_B: _@pp_m.check(i, partial)``: one global test while no budget is
     active anywhere (see :func:`pathprof.events.budget`)."""
     call = call_module("check", const(index), partial)
-    return _if(load(BUDGET), [artificial(ast.Expr(value=call))])  # type: ignore[list-item]
+    return _if(load(BUDGET), [artificial(ast.Expr(value=call))])
 
 
 class EventRewriter(FunctionRewriter):
@@ -307,7 +307,7 @@ class EventRewriter(FunctionRewriter):
             node = restart.node
             if restart.kind in ("handler", "except*") and isinstance(node, ast.ExceptHandler):
                 unpack = ast.Assign(targets=[targets], value=self.enter_call(restart.block))
-                self.edits.add(node.body, 0, [artificial(unpack)], RESTART)  # type: ignore[list-item]
+                self.edits.add(node.body, 0, [artificial(unpack)], RESTART)
             elif restart.kind == "with":
                 assert isinstance(node, ast.With | ast.AsyncWith)
                 call = call_module("cut", const(self.fp.index),
@@ -324,9 +324,10 @@ class EventRewriter(FunctionRewriter):
                 self.structural.append(("with", node, observer(effects)))
                 self.after_statement(node, restart.block)
             elif restart.kind == "except*":
+                assert isinstance(node, ast.stmt)
                 self.after_statement(node, restart.block)
 
-    def after_statement(self, node: ast.stmt, block: Any) -> None:  # type: ignore[override]
+    def after_statement(self, node: ast.stmt, block: Any) -> None:
         """After a ``with`` whose ``__exit__`` swallowed an exception: the frame's count
         was noted in ``@pp_w``; start ``block`` (the code after it) from there."""
         stmts, index = self.after_location(node)
@@ -374,6 +375,7 @@ class EventRewriter(FunctionRewriter):
                                                                 piece_index)
                 found = _suspensions(piece)
                 if len(found) == 1 and _is_statement_suspension(piece, found[0]):
+                    assert isinstance(piece.node, ast.stmt)
                     self.suspend_statement(piece.node, found[0], done)
                     continue
                 for node in found:
@@ -409,7 +411,7 @@ class EventRewriter(FunctionRewriter):
             target = artificial(store(SENT))
             before.append(ast.copy_location(ast.Assign(targets=[target], value=operand),
                                             operand))
-            node.value = ast.copy_location(load(SENT), operand)  # type: ignore[assignment]
+            node.value = ast.copy_location(load(SENT), operand)
             after.append(assign(SENT, const(None)))
         before += [
             *_hand_over(index, done, self.totals_only),
@@ -427,7 +429,7 @@ class EventRewriter(FunctionRewriter):
         self.edits.add(stmts, position, self.locate(before, stmt), SUSPEND)
         self.edits.add(stmts, position + 1, self.locate(after, stmt), RESTART)
 
-    def suspend(self, node: ast.expr, done: int) -> ast.expr:
+    def suspend(self, node: _Suspension, done: int) -> ast.expr:
         """``yield v`` becomes ``((yield (v, <pause>)[0]), <resume>)[0]``: the count
         is handed over once ``v`` is computed (a call in it is part of this
         activation), and the activation restarts when the frame resumes. ``yield
@@ -477,7 +479,7 @@ def _is_statement_suspension(piece: Any, node: ast.expr) -> bool:
 
 
 def _drain_if_pending() -> ast.stmt:
-    return _if(load(PENDING), [artificial(ast.Expr(  # type: ignore[list-item]
+    return _if(load(PENDING), [artificial(ast.Expr(
         value=call_module("drain")))])
 
 
@@ -550,7 +552,10 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
            ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-def _suspensions(piece: Any) -> list[ast.expr]:
+_Suspension = ast.Yield | ast.YieldFrom | ast.Await
+
+
+def _suspensions(piece: Any) -> list[_Suspension]:
     """The yield, yield from and await expressions a piece evaluates itself (not
     those of nested functions, classes or comprehensions), inner ones first."""
     node = piece.node
@@ -566,7 +571,7 @@ def _suspensions(piece: Any) -> list[ast.expr]:
             roots += [*node.args.defaults, *(d for d in node.args.kw_defaults if d)]
     else:
         roots = [node]
-    found: list[ast.expr] = []
+    found: list[_Suspension] = []
 
     def visit(current: ast.AST) -> None:
         if isinstance(current, _SCOPES):
@@ -619,7 +624,7 @@ def wrap_event_function(fp: Any, plan: EventPlan, totals_only: bool = False) -> 
             and body[0].target.id == REGISTER and isinstance(body[0].op, ast.Add)
             and isinstance(body[0].value, ast.Constant)):
         # The entry chord's add: nothing runs between the prologue and it.
-        initial = body[0].value.value
+        initial = int(body[0].value.value)  # type: ignore[arg-type]
         body = body[1:]
     if not body:
         body = [artificial(ast.Pass())]
@@ -639,7 +644,7 @@ def wrap_event_function(fp: Any, plan: EventPlan, totals_only: bool = False) -> 
     flush = [*_hand_over(index, 0, totals_only), _budget_check(index, const(0))]
     outer = artificial_shell(ast.Try(
         body=[inner], handlers=[], orelse=[],
-        finalbody=[_if(_is_not_none(REGISTER), flush)]))  # type: ignore[list-item]
+        finalbody=[_if(_is_not_none(REGISTER), flush)]))
     prologue = [
         # Exits by exception noted but not yet counted would be missing from the
         # thread's total read here: count them first.

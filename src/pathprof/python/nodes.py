@@ -24,7 +24,7 @@ once the module is done :func:`mark_unlocated` puts every unlocated node at
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import Any, TypeVar
 
 from pathprof.python.names import MODULE
 
@@ -43,7 +43,10 @@ _LOCATED_LATER = "_pathprof_located_later"
 # Locations
 
 
-def artificial(node: ast.AST) -> ast.AST:
+_Node = TypeVar("_Node", bound=ast.AST)
+
+
+def artificial(node: _Node) -> _Node:
     """``node`` and everything in it made artificial (no location)."""
     for child in ast.walk(node):
         if "lineno" in child._attributes:
@@ -179,18 +182,18 @@ def call_module(method: str, *args: ast.expr) -> ast.expr:
 
 def assign(name: str, value: ast.expr) -> ast.stmt:
     """``name = value``, artificial (``value`` too)."""
-    return artificial(ast.Assign(targets=[store(name)], value=value))  # type: ignore[return-value]
+    return artificial(ast.Assign(targets=[store(name)], value=value))
 
 
 def add(name: str, value: int) -> ast.stmt:
     """``name += value``, artificial."""
-    return artificial(ast.AugAssign(target=store(name), op=ast.Add(), value=const(value)))  # type: ignore[return-value]
+    return artificial(ast.AugAssign(target=store(name), op=ast.Add(), value=const(value)))
 
 
 def count(counter: str, index: ast.expr) -> ast.stmt:
     """``counter[index] += 1``, artificial (``index`` too)."""
     target = ast.Subscript(value=load(counter), slice=index, ctx=ast.Store())
-    return artificial(ast.AugAssign(target=target, op=ast.Add(), value=const(1)))  # type: ignore[return-value]
+    return artificial(ast.AugAssign(target=target, op=ast.Add(), value=const(1)))
 
 
 def observer(effects: list[tuple[str, ast.expr]]) -> ast.ExceptHandler:

@@ -20,6 +20,7 @@ address, which the next call may find, is never read before being overwritten.
 from __future__ import annotations
 
 import ast
+from typing import TypeVar
 
 #: Names whose call, or attribute access, can reach the calling frame's locals.
 _FRAME_NAMES = frozenset({"eval", "exec", "breakpoint", "locals", "vars", "dir", "_getframe",
@@ -90,7 +91,10 @@ class _MoveOut(ast.NodeTransformer):
                                  keywords=[]), node)
 
 
-def _located(new: ast.AST, old: ast.AST) -> ast.AST:
+_Node = TypeVar("_Node", bound=ast.AST)
+
+
+def _located(new: _Node, old: ast.AST) -> _Node:
     for field in ("lineno", "end_lineno", "col_offset", "end_col_offset"):
         setattr(new, field, getattr(old, field, -1))
     for part in ast.walk(new):

@@ -297,7 +297,7 @@ class FunctionRewriter:
                     body=[assign(REGISTER, load(PARKED)),
                           assign(loop_mode_name(loop.ordinal), const(True))],
                     orelse=[])
-                return [artificial(switch)]  # type: ignore[list-item]
+                return [artificial(switch)]
         return []
 
     def restart_value(self, block: int) -> int:
@@ -456,11 +456,11 @@ class FunctionRewriter:
             return
         site = flows[0][0]
         assert site.stmts is not None
-        located = [guard]
+        located: list[ast.stmt] = [guard]
         if site.index < len(site.stmts):
             self.locate(located, first_code(site.stmts[site.index:]) or site.stmts[site.index])
             mark_located_later(guard)
-        self.edits.add(site.stmts, site.index, located, RESTART)  # type: ignore[arg-type]
+        self.edits.add(site.stmts, site.index, located, RESTART)
 
     def handover(self, node: ast.AST) -> list[tuple[str, ast.expr]]:
         """Effects of a group leaving flowing ``try`` ``node`` by an exception: the
@@ -565,6 +565,7 @@ class FunctionRewriter:
                 self.wrap_with(node, restart.block)
             elif restart.kind == "except*":
                 # The code after a try with except* clauses.
+                assert isinstance(node, ast.stmt)
                 self.after_statement(node, start)
             # "finally" restarts are made in finally_code.
 
@@ -583,7 +584,7 @@ class FunctionRewriter:
         check = ast.If(
             test=ast.Compare(left=load(REGISTER), ops=[ast.Is()], comparators=[const(None)]),
             body=body, orelse=[])
-        self.edits.add(stmts, index, [artificial(check)], RESTART)  # type: ignore[list-item]
+        self.edits.add(stmts, index, [artificial(check)], RESTART)
 
     def location_of(self, node: ast.stmt) -> tuple[list[ast.stmt], int]:
         return self.parents[id(node)]
@@ -622,9 +623,9 @@ class FunctionRewriter:
             if not body:
                 if not fall:
                     continue  # nothing to do on this route, nor on falling through
-                body = [artificial(ast.Pass())]  # type: ignore[list-item]
+                body = [artificial(ast.Pass())]
             test = ast.Compare(left=load(flag), ops=[ast.Eq()], comparators=[const(code)])
-            chain.append(ast.If(test=test, body=body, orelse=[]))  # type: ignore[arg-type]
+            chain.append(ast.If(test=test, body=body, orelse=[]))
         dispatch: list[ast.stmt] = fall
         for branch in reversed(chain):
             assert isinstance(branch, ast.If)
@@ -718,7 +719,7 @@ def _time_path(table: str, probe: Probe) -> list[ast.stmt]:
                                                  right=load(PATH_START)))),
         assign(PATH_START, load(NOW)),
     ]
-    return code  # type: ignore[return-value]
+    return code
 
 
 def _path_index(probe: Probe) -> ast.expr:
@@ -737,7 +738,7 @@ def _count_down(index: int, probe: Probe) -> list[ast.stmt]:
                                           ctx=ast.Load()),
                        ops=[ast.LtE()], comparators=[const(0)])
     call = ast.Expr(value=call_module("osp_path", const(index), _path_index(probe)))
-    return [artificial(step), artificial(ast.If(test=near, body=[call], orelse=[]))]  # type: ignore[list-item]
+    return [artificial(step), artificial(ast.If(test=near, body=[call], orelse=[]))]
 
 
 def _restart_clock() -> ast.stmt:
@@ -755,7 +756,7 @@ def _wrap_function(fp: FunctionPlan) -> None:
     start = fp.cfg.body_start
     head, body = node.body[:start], node.body[start:]
     if not body:
-        body = [artificial(ast.Pass())]  # type: ignore[list-item]
+        body = [artificial(ast.Pass())]
     # A function whose probes never use the register (each path counted by a constant
     # index: single-path functions, most small ones) needs no register at all: its
     # value would always be 0.
@@ -777,7 +778,7 @@ def _wrap_function(fp: FunctionPlan) -> None:
         locate_at([init], first)
     if fp.subpaths:  # OSP: while blocks are observed, the runtime hears of the call
         call = ast.Expr(value=call_module("osp_enter", const(fp.index)))
-        starts.append(artificial(ast.If(test=load(OBSERVING), body=[call], orelse=[])))  # type: ignore[arg-type]
+        starts.append(artificial(ast.If(test=load(OBSERVING), body=[call], orelse=[])))
     table = ([artificial(assign(LOCAL_TABLE, load(counter_name(fp.index))))]
              if fp.local_table else [])
     if not fp.mark_probes:

@@ -149,12 +149,12 @@ class Selection:
         Hidden directories and ``__pycache__`` are not walked, nor third-party
         directories (a virtual environment inside the project) unless named."""
         roots: list[tuple[str | None, str]] = [(None, d) for d in self._source_dirs]
-        for module in self._source_modules:
-            relative = module.replace(".", os.sep)
+        for dotted in self._source_modules:
+            relative = dotted.replace(".", os.sep)
             for entry in (sys.path if search_path is None else search_path):
                 base = os.path.join(entry or ".", relative)
                 if os.path.isdir(base) or os.path.isfile(base + ".py"):
-                    roots.append((module, base if os.path.isdir(base) else base + ".py"))
+                    roots.append((dotted, base if os.path.isdir(base) else base + ".py"))
                     break
         if not self._source_dirs and not self._source_modules:
             roots = [(None, d) for d in self._default]

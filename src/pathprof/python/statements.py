@@ -100,7 +100,7 @@ def breaks_of(loop: ast.For | ast.AsyncFor | ast.While) -> list[list[ast.stmt]] 
 def one_line(node: ast.AST) -> int | None:
     """``node``'s line, if it lies on one line."""
     lineno = getattr(node, "lineno", None)
-    return lineno if lineno is not None and lineno == node.end_lineno else None
+    return lineno if lineno is not None and lineno == getattr(node, "end_lineno", None) else None
 
 
 def loop_exit_line(stmt: ast.stmt | None) -> int | None:

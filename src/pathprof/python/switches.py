@@ -56,7 +56,7 @@ def can_switch(fp: FunctionPlan) -> bool:
         return False
     if fp.edge_plan is not None or len(node.body) <= fp.cfg.body_start:
         return False
-    pending = [(stmt, False) for stmt in node.body[fp.cfg.body_start:]]
+    pending: list[tuple[ast.AST, bool]] = [(stmt, False) for stmt in node.body[fp.cfg.body_start:]]
     while pending:
         child, in_with = pending.pop()
         if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -210,7 +210,7 @@ def _restore_on_exit(node: ast.For | ast.AsyncFor | ast.While, mode: str, start:
             locate_at([restore], after)
         node.orelse.insert(0, restore)
         return
-    node.orelse.insert(0, artificial(ast.If(  # type: ignore[arg-type]
+    node.orelse.insert(0, artificial(ast.If(
         test=load(mode), body=[assign(REGISTER, const(start))], orelse=[])))
     inserted = 0
     while inserted < len(node.orelse) and is_inserted(node.orelse[inserted]):
