@@ -530,24 +530,30 @@ def function_metadata(fp: FunctionPlan) -> FunctionInfo:
 def _compounds(cfg: Any) -> tuple[Compound, ...]:
     """For and with statements: their whole span, and the blocks of their parts, so
     that instructions located at the statement can be told apart by opcode."""
-    parts: dict[int, dict[str, Any]] = {}
+    owners: dict[int, ast.AST] = {}
+    blocks: dict[int, dict[Role, int]] = {}
+    spans: dict[int, dict[Role, Span]] = {}
     for block in cfg.blocks:
         for piece in block.pieces:
             if piece.owner is None:
                 continue
-            owner = piece.owner
-            entry = parts.setdefault(id(owner), {
-                "kind": "for" if isinstance(owner, ast.For | ast.AsyncFor) else "with",
-                "is_async": isinstance(owner, ast.AsyncFor | ast.AsyncWith),
-                "span": Span(owner.lineno, owner.col_offset, owner.end_lineno,
-                             owner.end_col_offset),
-            })
-            entry[piece.role.value.replace("-", "_")] = block.id
-            if piece.role is Role.WITH_ENTER:
-                entry["header"] = Span(*piece.span())
-            if piece.role is Role.FOR_ITER:
-                entry["iter"] = Span(*piece.span())
-    return tuple(Compound(**fields) for fields in parts.values())
+            key = id(piece.owner)
+            owners.setdefault(key, piece.owner)
+            blocks.setdefault(key, {})[piece.role] = block.id
+            spans.setdefault(key, {})[piece.role] = Span(*piece.span())
+    found = []
+    for key, owner in owners.items():
+        assert isinstance(owner, ast.For | ast.AsyncFor | ast.With | ast.AsyncWith)
+        part, span = blocks[key], spans[key]
+        found.append(Compound(
+            kind="for" if isinstance(owner, ast.For | ast.AsyncFor) else "with",
+            is_async=isinstance(owner, ast.AsyncFor | ast.AsyncWith),
+            span=Span(owner.lineno, owner.col_offset, owner.end_lineno or owner.lineno,
+                      owner.end_col_offset or 0),
+            header=span.get(Role.WITH_ENTER), iter=span.get(Role.FOR_ITER),
+            for_iter=part.get(Role.FOR_ITER), for_next=part.get(Role.FOR_NEXT),
+            with_enter=part.get(Role.WITH_ENTER), with_exit=part.get(Role.WITH_EXIT)))
+    return tuple(found)
 
 
 def _piece_flags(piece: Any) -> str:
