@@ -71,7 +71,7 @@ def lengths_name(index: int) -> str:
 
 def flag_name(index: int) -> str:
     """The local that says how the function's ``index``-th ``finally`` was entered
-    (its route flag)."""
+    (its route flag: a local, so the same names serve every function)."""
     return f"@pp_k{index}"
 
 

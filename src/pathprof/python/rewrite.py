@@ -363,7 +363,7 @@ class FunctionRewriter:
                 dispatch[id(site.node)][site.route] = code
         for flag in cfg.route_flags:
             self.edits.add(flag.stmts, flag.index,
-                           [assign(flag_name(self.flag_index(flag.finally_index)),
+                           [assign(flag_name(flag.finally_index),
                                    const(flag.code))], FLAG)
         for node in cfg.star_flows:
             stmts, index = self.location_of(node)
@@ -389,10 +389,6 @@ class FunctionRewriter:
             line = loop_exit_line(loop)
             if line is not None:
                 self.locate(code, line_anchor(line))
-
-    def flag_index(self, finally_index: int) -> int:
-        # Route flags are locals: the same names in every function are fine.
-        return finally_index
 
     # -- except* clauses that flow on -----------------------------------------------
 
@@ -607,14 +603,14 @@ class FunctionRewriter:
 
     def finally_code(self, info: Any, branches: dict[int, list[ast.stmt]]) -> None:
         node = info.node
-        flag = flag_name(self.flag_index(info.index))
+        flag = flag_name(info.index)
         # Set the flag to "fall through" before the try.
         stmts, index = self.location_of(node)
         self.edits.add(stmts, index, [assign(flag, const(0))], FLAG)
         # Dispatch at the end of the finally on how it was entered. A return, break
         # or continue that goes on into an enclosing finally tells that one's flag.
         for code, outer in info.forwards.items():
-            handover = assign(flag_name(self.flag_index(outer)), const(code))
+            handover = assign(flag_name(outer), const(code))
             branches[code] = [handover, *branches.get(code, [])]
         chain: list[ast.stmt] = []
         fall = branches.pop(0, [])
