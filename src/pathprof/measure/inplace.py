@@ -1,7 +1,7 @@
 """Measure modules that were imported before measuring started.
 
 The interpreter imports ``fnmatch`` and ``os`` at start-up, pathprof's own
-imports load ``json``, ``textwrap`` and ``ast``, and a program may import its
+imports load ``json`` and ``ast``, and a program may import its
 package before it calls :meth:`Profiler.start`: the import hook never sees
 those modules. They are instrumented in place instead:
 
