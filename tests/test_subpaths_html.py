@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from pathprof.api import subpath_sources
 from pathprof.exceptions import DataError
 from pathprof.report.subpaths_html import write_subpaths_html
 from pathprof.report.subpaths_text import NOTHING_SAMPLED
@@ -303,7 +304,8 @@ def test_an_unreadable_source_file_is_named_not_fatal(tmp_path: Path,
     assert done.returncode == 0, done.stderr
     (tmp_path / "helper.py").unlink()
     document = json.loads((tmp_path / "hot.json").read_text())
-    index = write_subpaths_html(document, str(tmp_path / "late"))
+    index = write_subpaths_html(document, str(tmp_path / "late"),
+                                sources=subpath_sources(document))
     assert index == str(tmp_path / "late" / "index.html")
     checked = 0
     for subpath in document["subpaths"]:
@@ -333,7 +335,7 @@ def test_an_older_json_without_function_line(run: Run, tmp_path: Path,
     for subpath in document["subpaths"]:
         for block in subpath["blocks"]:
             del block["function_line"]
-    write_subpaths_html(document, str(tmp_path / "old"))
+    write_subpaths_html(document, str(tmp_path / "old"), sources=subpath_sources(document))
     for subpath in document["subpaths"]:
         page = parse(tmp_path / "old" / f"subpath-{subpath['rank']}.html")
         _check_sections(page, subpath, function_lines={})
@@ -381,7 +383,7 @@ def test_blocks_without_lines_and_a_changed_file(tmp_path: Path,
                 "subpaths": [{"rank": 1, "length": 3, "sampled": 3, "estimate": 120.0,
                               "relative_error": 1.5, "low": 10.0, "high": None,
                               "blocks": blocks}]}
-    write_subpaths_html(document, "out")
+    write_subpaths_html(document, "out", sources=subpath_sources(document))
     index = parse(tmp_path / "out" / "index.html")
     heads = [th.text() for th in index.one("table", id="subpaths").all("th")]
     assert "Exact" not in heads  # no exact counts in this document
@@ -400,4 +402,4 @@ def test_blocks_without_lines_and_a_changed_file(tmp_path: Path,
         "The source has 2 lines, fewer than were run: it changed since the run.")
     assert second.one("p", class_="lines-run").text() == "Lines run: 9 (step 3)"
     with pytest.raises(DataError, match="format 2"):
-        write_subpaths_html({**document, "format": 2}, "out2")
+        write_subpaths_html({**document, "format": 2}, "out2", sources={})

@@ -190,6 +190,15 @@ def renderer(name: str) -> Callable[..., Any]:
     return getattr(importlib.import_module(f"pathprof.report.{module}"), function)
 
 
+def subpath_sources(document: dict[str, Any]) -> dict[str, list[str] | str]:
+    """The lines of every source file a subpath document (``pathprof hot --json``)
+    names, or why they cannot be read: what its HTML report shows (``sources=``)."""
+    from pathprof.report.htmlfiles import source_lines
+
+    return source_lines(sorted({block["file"] for subpath in document["subpaths"]
+                                for block in subpath["blocks"]}))
+
+
 def export(kind: str, measurement: Any, path: str | None) -> Any:
     """Write ``measurement`` as ``kind`` (see :data:`EXPORTS`) to ``path`` (None: standard
     output); returns the line coverage written. An unwritable path raises

@@ -17,10 +17,11 @@ The one renderer signature::
   return the index file's path.
 - ``options`` are the renderer's keywords (``top=``, ``show_missing=``...).
 
-A renderer never reads the data file or the configuration (:mod:`pathprof.api`
-reads them; ``subpaths_html`` still reads the source files of the subpaths it
-shows, which the document names but does not hold), imports no other renderer, nor the store, the
-front end, the runtime, the measurement or the faces (``tests/test_layout.py``).
+A renderer reads no file -- not the data file, the configuration, nor a source file
+(:mod:`pathprof.api` reads them and hands the renderer what they hold:
+``subpaths_html`` takes the lines of the files its document names as ``sources=``) --
+and imports no other renderer, nor the store, the front end, the runtime, the
+measurement or the faces (``tests/test_layout.py``).
 What several renderers share and that renders nothing lives in
 :mod:`.console`, :mod:`.terminal`, :mod:`.formatting` and :mod:`.htmlfiles`, or in
 :mod:`pathprof.analysis`. The faces reach the renderers by name through

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import html
 import os
-import tokenize
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,22 +103,8 @@ def _route(segments: Sequence[Segment]) -> str:
     return " → ".join(pieces)
 
 
-class _Sources:
-    """Source files read once per report: their lines, or why they cannot be read."""
-
-    def __init__(self) -> None:
-        self._read: dict[str, list[str] | str] = {}
-
-    def lines(self, file: str) -> list[str] | str:
-        if file not in self._read:
-            try:
-                with tokenize.open(file) as f:
-                    self._read[file] = f.read().splitlines()
-            except OSError as err:
-                self._read[file] = err.strerror or str(err)
-            except (SyntaxError, UnicodeDecodeError) as err:
-                self._read[file] = f"not decodable: {err}"
-        return self._read[file]
+#: file -> its lines, or why they could not be read (:func:`pathprof.api.subpath_sources`)
+_Sources = Mapping[str, "list[str] | str"]
 
 
 def _show_source(segment: Segment, sources: _Sources) -> None:
@@ -128,7 +113,7 @@ def _show_source(segment: Segment, sources: _Sources) -> None:
     if not ranges:
         segment.problem = "These blocks have no source line of their own."
         return
-    lines = sources.lines(segment.file)
+    lines = sources.get(segment.file, "not given to the report")
     first = min(a for a, _b in ranges)
     last = max(b for _a, b in ranges)
     if isinstance(lines, str):
@@ -265,15 +250,15 @@ def _render_subpath(view: SubpathView, document: dict[str, Any], title: str) -> 
         version=esc(__version__))
 
 
-def write_subpaths_html(document: dict[str, Any], directory: str, *,
+def write_subpaths_html(document: dict[str, Any], directory: str, *, sources: _Sources,
                         title: str = "pathprof hot") -> str:
     """Write the report of ``document`` (what ``pathprof hot --json`` writes) into
-    ``directory`` (created); returns the index file's path."""
+    ``directory`` (created), showing the lines of ``sources`` (each file the document
+    names: its lines, or why they could not be read); returns the index file's path."""
     if document.get("format") != DOCUMENT_FORMAT:
         raise DataError(f"a subpath report of format {document.get('format')!r}; this "
                         f"pathprof reads format {DOCUMENT_FORMAT}")
     os.makedirs(directory, exist_ok=True)
-    sources = _Sources()
     views = [_view(subpath, sources) for subpath in document["subpaths"]]
     for view in views:
         with open(os.path.join(directory, view.page), "w", encoding="utf-8") as f:
