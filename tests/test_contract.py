@@ -129,6 +129,7 @@ def _instrumented(mode: str = "path", **options: object) -> list[FunctionInfo]:
     ("backedges", (10_000,), "edge number out of range"),
     ("query", (), "query increments"),
     ("num_paths", 0, "0 paths"),
+    ("edges", (("short",),), "wrong length"),
 ])
 def test_a_damaged_function_fails_its_check(field: str, value: object, message: str) -> None:
     info = _instrumented()[0]
