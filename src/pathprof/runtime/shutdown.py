@@ -53,6 +53,40 @@ def _caches(op: int) -> int:
     return int(_CACHES[op])
 
 
+#: The inline cache units that follow a LOAD_GLOBAL.
+_GLOBAL_CACHES = _caches(_LOAD_GLOBAL)
+
+
+def _load_globals(raw: bytearray) -> list[int]:
+    """The offsets of the LOAD_GLOBAL instructions in ``raw`` (a code object's
+    ``co_code``), found without decoding every instruction: an instruction's
+    opcode sits at an even offset, and neither an argument byte (odd offsets) nor
+    an inline cache unit (``co_code`` shows caches as zeros, opcode 0 being
+    ``CACHE``) can be taken for one at an even offset."""
+    found = []
+    needle = bytes([_LOAD_GLOBAL])
+    offset = raw.find(needle)
+    while offset >= 0:
+        if offset % 2 == 0:
+            found.append(offset)
+            offset = raw.find(needle, offset + 2)
+        else:
+            offset = raw.find(needle, offset + 1)
+    return found
+
+
+def _patch(slot: int, called: bool, room: int) -> bytes:
+    """The ``room`` bytes that load constant ``slot`` in place of a LOAD_GLOBAL (its
+    NULL too when ``called``), padded with NOPs; empty when they do not fit."""
+    units = _arg_units(slot, _LOAD_CONST)
+    if called:
+        units = [(_PUSH_NULL, 0), *units] if _NULL_FIRST else [*units, (_PUSH_NULL, 0)]
+    if 2 * len(units) > room:
+        return b""
+    units += [(_NOP, 0)] * (room // 2 - len(units))
+    return bytes(byte for unit in units for byte in unit)
+
+
 def _arg_units(value: int, op: int) -> list[tuple[int, int]]:
     """``op`` with argument ``value``, with the EXTENDED_ARG prefixes it needs."""
     units = []
@@ -87,38 +121,30 @@ def freeze_code(code: CodeType, names: dict[str, Any],
     raw = bytearray(code.co_code)
     if targets:
         slots: dict[int, int] = {}
-        offset = 0
-        start = -1
-        extended = 0
-        while offset < len(raw):
-            op, arg = raw[offset], raw[offset + 1] | extended
-            if op == _EXTENDED_ARG:
-                extended = arg << 8
-                if start < 0:
-                    start = offset
-                offset += 2
+        patches: dict[tuple[int, int, int], bytes] = {}
+        for offset in _load_globals(raw):
+            first = offset
+            arg = raw[offset + 1]
+            shift = 8
+            while first >= 2 and raw[first - 2] == _EXTENDED_ARG:
+                first -= 2
+                arg |= raw[first + 1] << shift
+                shift += 8
+            if arg >> 1 not in targets:
                 continue
-            first = start if start >= 0 else offset
-            start, extended = -1, 0
-            end = offset + 2 + 2 * _caches(op)
-            if op == _LOAD_GLOBAL and arg >> 1 in targets:
-                value = names[code.co_names[arg >> 1]]
-                slot = slots.get(id(value))
-                if slot is None:
-                    slot = slots[id(value)] = len(consts)
-                    consts.append(value)
-                units = _arg_units(slot, _LOAD_CONST)
-                if arg & 1:  # the global is called: its NULL too
-                    units = ([(_PUSH_NULL, 0), *units] if _NULL_FIRST
-                             else [*units, (_PUSH_NULL, 0)])
-                room = (end - first) // 2
-                if len(units) <= room:
-                    units += [(_NOP, 0)] * (room - len(units))
-                    for k, (unit_op, unit_arg) in enumerate(units):
-                        raw[first + 2 * k] = unit_op
-                        raw[first + 2 * k + 1] = unit_arg
-                    changed = True
-            offset = end
+            value = names[code.co_names[arg >> 1]]
+            slot = slots.get(id(value))
+            if slot is None:
+                slot = slots[id(value)] = len(consts)
+                consts.append(value)
+            room = offset + 2 + 2 * _GLOBAL_CACHES - first
+            key = (slot, arg & 1, room)
+            patch = patches.get(key)
+            if patch is None:
+                patch = patches[key] = _patch(slot, bool(arg & 1), room)
+            if patch:
+                raw[first:first + room] = patch
+                changed = True
     frozen = code.replace(co_code=bytes(raw), co_consts=tuple(consts)) if changed else code
     done[id(code)] = frozen
     return frozen
