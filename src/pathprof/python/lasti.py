@@ -35,7 +35,9 @@ one it had when the exception reached the observer.
 
 from __future__ import annotations
 
+import bisect
 import dis
+from collections.abc import Iterator
 from dataclasses import dataclass
 from types import CodeType
 
@@ -102,23 +104,67 @@ def _encode(entries: list[_Entry]) -> bytes:
     return bytes(out)
 
 
-def _observer_end(instructions: list[dis.Instruction], at: dict[int, int],
-                  handler: int) -> int | None:
-    """If the handler starting at byte offset ``handler`` is pathprof's, the offset
-    of the instruction that decides it (the ``CHECK_EXC_MATCH`` of an except clause,
-    the ``RERAISE 0`` of a finally clause); else None. pathprof's handlers are the
-    ones whose code up to there has no source location."""
-    index = at.get(handler)
-    if index is None or instructions[index].opname != "PUSH_EXC_INFO":
+_PUSH_EXC_INFO = dis.opmap["PUSH_EXC_INFO"]
+_CHECK_EXC_MATCH = dis.opmap["CHECK_EXC_MATCH"]
+_EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
+
+
+def _opcodes(raw: bytes, op: int, start: int, end: int) -> Iterator[int]:
+    """The byte offsets in ``[start, end)`` of ``raw`` (``co_code``) where an
+    instruction ``op`` is, found by :meth:`bytes.find` instead of decoding each
+    instruction: an opcode sits at an even offset, and neither an argument byte
+    (odd offsets) nor an inline cache unit (``co_code`` shows caches as zeros,
+    opcode 0 being ``CACHE``) can be taken for one there."""
+    needle = bytes([op])
+    at = raw.find(needle, start, end)
+    while at >= 0:
+        if at % 2 == 0:
+            yield at
+            at = raw.find(needle, at + 2, end)
+        else:
+            at = raw.find(needle, at + 1, end)
+
+
+def _reraises_0(raw: bytes, start: int, end: int) -> Iterator[int]:
+    """The byte offsets of the ``RERAISE 0`` instructions in ``[start, end)``."""
+    for at in _opcodes(raw, _RERAISE, start, end):
+        if raw[at + 1] == 0 and not (at >= 2 and raw[at - 2] == _EXTENDED_ARG):
+            yield at
+
+
+class _Lines:
+    """Which code units of a code object have a source line: from ``co_lines()``
+    (a few ranges per line), not one position per code unit."""
+
+    def __init__(self, code: CodeType) -> None:
+        located = [(start, end) for start, end, line in code.co_lines()
+                   if line not in _NO_LINE and end > start]
+        self.starts = [start for start, _ in located]
+        self.ends = [end for _, end in located]
+
+    def first_located(self, offset: int) -> int:
+        """The first byte offset at or after ``offset`` with a source line."""
+        index = bisect.bisect_right(self.ends, offset)
+        if index == len(self.ends):
+            return 1 << 62
+        return max(self.starts[index], offset)
+
+
+def _observer_end(raw: bytes, lines: _Lines, handler: int) -> int | None:
+    """If the handler starting at byte offset ``handler`` is pathprof's, the byte
+    offset of the instruction that decides it (the ``CHECK_EXC_MATCH`` of an except
+    clause, the ``RERAISE 0`` of a finally clause); else None. pathprof's handlers
+    are the ones whose code up to there has no source location."""
+    if handler >= len(raw) or raw[handler] != _PUSH_EXC_INFO:
         return None
-    for instruction in instructions[index + 1:]:
-        line = instruction.positions.lineno if instruction.positions else None
-        if line not in _NO_LINE:
-            return None
-        if (instruction.opname == "CHECK_EXC_MATCH"
-                or (instruction.opname == "RERAISE" and instruction.arg == 0)):
-            return instruction.offset
-    return None
+    after = handler + 2
+    located = lines.first_located(after)
+    ends = [at for at in (next(_opcodes(raw, _CHECK_EXC_MATCH, after, len(raw)), None),
+                          next(_reraises_0(raw, after, len(raw)), None))
+            if at is not None]
+    if not ends or min(ends) >= located:
+        return None
+    return min(ends)
 
 
 def keep_last_instruction(code: CodeType) -> CodeType:
@@ -131,11 +177,11 @@ def keep_last_instruction(code: CodeType) -> CodeType:
     entries = _parse(code.co_exceptiontable)
     if not entries:
         return code
-    instructions = list(dis.get_instructions(code))
-    at = {ins.offset: i for i, ins in enumerate(instructions)}
+    raw = code.co_code
+    lines = _Lines(code)
     cleanup_of: dict[int, int] = {}  # observer's handler -> its cleanup (code units)
     for handler in {e.target for e in entries} - {e.target for e in entries if e.lasti}:
-        first = _observer_end(instructions, at, handler * 2)
+        first = _observer_end(raw, lines, handler * 2)
         if first is None:
             continue
         # The cleanup is the handler of the entries covering the observer's code.
@@ -146,19 +192,14 @@ def keep_last_instruction(code: CodeType) -> CodeType:
     if not cleanup_of:
         return code
     cleanups = set(cleanup_of.values())
-    raw = bytearray(code.co_code)
+    patched = bytearray(raw)
     for e in entries:
         if e.target in cleanup_of:
             e.lasti = True
         elif e.target in cleanups:
             e.depth += 1
             # Every way out of the observer's code (the compiler may copy it)
-            for ins in instructions[at[e.start * 2]:]:
-                if ins.offset >= e.end * 2:
-                    break
-                if ins.opname == "RERAISE" and ins.arg == 0:
-                    assert raw[ins.offset] == _RERAISE
-                    assert raw[ins.offset + 1] == 0
-                    raw[ins.offset + 1] = 2
-    return code.replace(co_code=bytes(raw), co_exceptiontable=_encode(entries),
+            for at in _reraises_0(raw, e.start * 2, e.end * 2):
+                patched[at + 1] = 2
+    return code.replace(co_code=bytes(patched), co_exceptiontable=_encode(entries),
                         co_stacksize=code.co_stacksize + 1)
