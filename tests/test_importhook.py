@@ -421,3 +421,29 @@ def test_already_imported_modules_are_found(tmp_path: Path,
         assert hook.already_imported() == [("early_mod", early_mod)]
     finally:
         sys.modules.pop("early_mod", None)
+
+
+def test_pathprof_instrument_warms_what_pytest_pathprof_reads(tmp_path: Path) -> None:
+    """pytest --pathprof stops counting at the basis by default: instrument with
+    --stop-counting basis, and the session writes no entry (all read)."""
+    (tmp_path / "pyproject.toml").write_text("[tool.pathprof]\nsource = ['calc']\n")
+    (tmp_path / "calc").mkdir()
+    (tmp_path / "calc" / "__init__.py").write_text("")
+    (tmp_path / "calc" / "ops.py").write_text(
+        "def sign(x):\n    if x < 0:\n        return -1\n    return 1\n")
+    (tmp_path / "test_ops.py").write_text(
+        "from calc.ops import sign\n\n\ndef test_sign():\n    assert sign(-2) == -1\n")
+    warmed = _run_pathprof(tmp_path, "instrument", "--stop-counting", "basis")
+    assert warmed.stdout.startswith("2 files: 2 instrumented"), warmed.stderr
+    entries = _stamps(tmp_path / ".pathprof_cache")
+    assert len(entries) == 2
+    environment = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("PATHPROF_", "PYTEST_"))}
+    environment["PYTHONDONTWRITEBYTECODE"] = "1"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                           "test_ops.py", "--pathprof"], cwd=tmp_path, env=environment,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _stamps(tmp_path / ".pathprof_cache") == entries
+    (sign,) = pathprof.load(str(tmp_path / ".pathprof")).functions
+    assert [p.count for p in sign.paths] == [1]
