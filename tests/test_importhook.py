@@ -447,3 +447,24 @@ def test_pathprof_instrument_warms_what_pytest_pathprof_reads(tmp_path: Path) ->
     assert _stamps(tmp_path / ".pathprof_cache") == entries
     (sign,) = pathprof.load(str(tmp_path / ".pathprof")).functions
     assert [p.count for p in sign.paths] == [1]
+
+
+def test_code_compiled_under_python_o_is_cached_apart(tmp_path: Path) -> None:
+    """-O drops asserts from the compiled code: its entry is not the one a run without
+    it reads (as Python names a .pyc opt-1)."""
+    (tmp_path / "lib.py").write_text("def f(x):\n    assert x > 0\n    return x\n")
+    (tmp_path / "app.py").write_text(
+        "from lib import f\n\ntry:\n    f(0)\nexcept AssertionError:\n    print('raised')\n"
+        "else:\n    print('passed')\n")
+    cache = str(tmp_path / "cache")
+    outputs = []
+    for flags in (["-O"], [], ["-O"]):
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("PATHPROF_")}
+        environment.update(PYTHONDONTWRITEBYTECODE="1", PATHPROF_CACHE_DIR=cache)
+        done = subprocess.run([sys.executable, *flags, "-m", "pathprof", "run", "app.py"],
+                              cwd=tmp_path, env=environment, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert outputs == ["passed\n", "raised\n", "passed\n"]
+    assert len(_entries(tmp_path / "cache")) == 2

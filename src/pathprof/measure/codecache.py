@@ -6,8 +6,9 @@ An entry is kept in one of two places:
   ``sys.pycache_prefix`` when one is set), ``<module>.<cache tag>.pathprof-<key>.pyc``;
 - pathprof's own cache directory (:class:`pathprof.config.CacheDir`; by default
   ``.pathprof_cache`` in the configuration file's directory), outside the source tree:
-  ``<dir>/<cache tag>/<module>.<hash of the source's path>.pathprof-<key>.pyc``, the
-  hash keeping apart files of the same name in different directories.
+  ``<dir>/<cache tag>/<module>.<hash of the source's path>[.opt-N].pathprof-<key>.pyc``,
+  the hash keeping apart files of the same name in different directories, and ``opt-N``
+  code compiled under ``-O``/``-OO`` (as Python names its ``.pyc``).
 
 The rule: an entry is written to ``__pycache__`` when Python writes bytecode (no
 ``-B``, no ``PYTHONDONTWRITEBYTECODE``) and no cache directory is configured; else to
@@ -82,7 +83,8 @@ def _own_entry(filename: str, directory: str, name: str) -> str | None:
     base = os.path.basename(filename)
     stem = base.rpartition(".")[0] or base
     key = hashlib.sha256(filename.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return os.path.join(directory, tag, f"{stem}.{key}{name}")
+    optimized = f".opt-{sys.flags.optimize}" if sys.flags.optimize else ""
+    return os.path.join(directory, tag, f"{stem}.{key}{optimized}{name}")
 
 
 def places(filename: str, tag: str, cache_dir: CacheDir, in_place: bool = False) -> Places:
