@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -468,3 +469,43 @@ def test_code_compiled_under_python_o_is_cached_apart(tmp_path: Path) -> None:
         outputs.append(done.stdout)
     assert outputs == ["passed\n", "raised\n", "passed\n"]
     assert len(_entries(tmp_path / "cache")) == 2
+
+
+@pytest.mark.usefixtures("no_cache_variable")
+def test_threads_making_the_directory_at_once_all_cache(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    import threading
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    options = _options(tmp_path / "fresh")
+    paths = []
+    for index in range(8):
+        paths.append(tmp_path / f"m{index}.py")
+        paths[-1].write_text(f"def f(x):\n    return {index} if x else 0\n")
+    codes = [compile(p.read_text(), str(p), "exec") for p in paths]
+    start = threading.Barrier(len(paths))
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+
+    def cache(path: Path, code: Any) -> None:
+        where = codecache.places(str(path), options.tag(), options.cache_dir)
+        digest = hashlib.sha256(path.read_bytes()).digest()
+        start.wait()
+        written.append(codecache.write(where, digest, str(path), code))
+
+    written: list[str | None] = []
+    threads = [threading.Thread(target=cache, args=item)
+               for item in zip(paths, codes, strict=True)]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(switching)
+    assert written == [str(tmp_path / "fresh")] * len(paths)
+    assert len(_entries(tmp_path / "fresh")) == len(paths)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("fresh")) == ["fresh"]
+    assert capsys.readouterr().err == ""

@@ -31,6 +31,7 @@ Standard library only: this runs inside the measured program.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import hashlib
 import importlib.util
@@ -148,7 +149,7 @@ def write(where: Places, digest: bytes, filename: str, code: Any) -> str | None:
 
 
 def _write_atomically(path: str, data: bytes) -> None:
-    temp = f"{path}.{os.getpid()}.tmp"
+    temp = f"{path}.{os.getpid()}.{_thread.get_ident()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(temp, "wb") as f:
@@ -167,7 +168,7 @@ def _make_directory(directory: str) -> None:
         return
     if not os.path.isdir(directory):
         os.makedirs(os.path.dirname(directory), exist_ok=True)
-        temp = f"{directory}.{os.getpid()}.tmp"
+        temp = f"{directory}.{os.getpid()}.{_thread.get_ident()}.tmp"
         os.mkdir(temp)
         try:
             for name, text in ((".gitignore", GITIGNORE), ("CACHEDIR.TAG", CACHEDIR_TAG)):
