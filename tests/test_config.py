@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from pathprof.config import read_config
+from pathprof.config import (
+    CACHE_DIR_VARIABLE,
+    CacheDir,
+    cache_dir,
+    configured_cache_dir,
+    read_config,
+)
 from pathprof.exceptions import ConfigError
 
 
@@ -55,3 +61,39 @@ def test_bad_settings_name_the_file_and_key(tmp_path: Path, text: str, message: 
     with pytest.raises(ConfigError, match=message) as caught:
         read_config(str(tmp_path))
     assert ".pathprofrc" in str(caught.value)
+
+
+def test_cache_dir_setting_is_relative_to_the_file(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.pathprof]\ncache-dir = 'build/pp'\n")
+    (tmp_path / "sub").mkdir()
+    assert read_config(str(tmp_path / "sub")).cache_dir == str(tmp_path / "build" / "pp")
+    (tmp_path / ".pathprofrc").write_text("cache_dir = ''\n")
+    with pytest.raises(ConfigError, match="cache_dir is empty"):
+        read_config(str(tmp_path))
+
+
+def test_which_cache_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--cache-dir, else PATHPROF_CACHE_DIR, else cache_dir (all three always used);
+    else .pathprof_cache beside the configuration file, or in the directory itself."""
+    monkeypatch.delenv(CACHE_DIR_VARIABLE, raising=False)
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    assert cache_dir(start=str(alone)) == CacheDir(str(alone / ".pathprof_cache"), False)
+    (project / "pyproject.toml").write_text("[tool.pathprof]\n")
+    default = CacheDir(str(project / ".pathprof_cache"), False)
+    assert cache_dir(start=str(project / "src")) == default
+    monkeypatch.chdir(project / "src")
+    assert cache_dir() == default
+    config = read_config()
+    assert configured_cache_dir(config) is None
+    config.cache_dir = str(project / "from-config")
+    assert configured_cache_dir(config) == str(project / "from-config")
+    assert cache_dir(configured_cache_dir(config)) == CacheDir(str(project / "from-config"),
+                                                               True)
+    monkeypatch.setenv(CACHE_DIR_VARIABLE, "from-variable")
+    assert configured_cache_dir(config) == "from-variable"
+    assert cache_dir() == CacheDir(str(project / "src" / "from-variable"), True)
+    assert configured_cache_dir(config, "from-flag") == "from-flag"
+    assert cache_dir("from-flag") == CacheDir(str(project / "src" / "from-flag"), True)

@@ -33,7 +33,8 @@ def session(project: Path, *args: str, cache: bool = False,
             command: tuple[str, ...] = (sys.executable, "-m", "pytest")
             ) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYTEST_", "PATHPROF_")) and k != "PYTHONHASHSEED"}
+           if (not k.startswith(("PYTEST_", "PATHPROF_")) or k == "PATHPROF_CACHE_DIR")
+           and k != "PYTHONHASHSEED"}
     env["COLUMNS"] = "120"
     plugins = () if cache else ("-p", "no:cacheprovider")
     return subprocess.run([*command, *plugins, *args], cwd=project, env=env,

@@ -34,7 +34,7 @@ def project(tmp_path: Path) -> Path:
 
 def pytest_in(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYTEST_", "PATHPROF_"))}
+           if not k.startswith(("PYTEST_", "PATHPROF_")) or k == "PATHPROF_CACHE_DIR"}
     env["COLUMNS"] = "120"
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
                           cwd=project, env=env, capture_output=True, text=True, timeout=300)

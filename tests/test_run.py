@@ -187,7 +187,10 @@ def test_time_metric_records_time_per_path(project: Path) -> None:
     assert "time" in pathprof_cli(project, "report").stdout
 
 
-def test_instrumented_code_is_cached(project: Path) -> None:
+def test_instrumented_code_is_cached(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where Python writes bytecode and no cache directory is configured: in
+    __pycache__, as Python's own."""
+    monkeypatch.delenv("PATHPROF_CACHE_DIR", raising=False)
     pathprof_cli(project, "run", "app.py", "7")
     cached = list((project / "__pycache__").glob("helper.*.pathprof-*.pyc"))
     assert len(cached) == 1

@@ -426,19 +426,28 @@ def command_scope() -> Iterator[Callable[[int], int]]:
 
 
 def warm_cache(source: Sequence[str], include: Sequence[str], omit: Sequence[str], *,
-               mode: str, metric: str | None,
+               mode: str, metric: str | None, stop_counting: str = "never",
+               cache_dir: str | None = None,
                progress: Callable[[int], Any]) -> tuple[list[str], Any]:
-    """Instrument the selected files into ``__pycache__`` (``pathprof instrument``):
-    the files, and the result (instrumented, cached, failed). ``progress(total)`` is
-    a context manager yielding the callback ``(done, total)``."""
+    """Instrument the selected files into the cache a run with these options reads
+    (``pathprof instrument``): the files, and the result (instrumented, cached,
+    failed, and where it was written: :class:`~pathprof.measure.importhook.WarmResult`).
+    ``cache_dir`` is a configured cache directory (:func:`pathprof.config.cache_dir`).
+    ``progress(total)`` is a context manager yielding the callback ``(done, total)``."""
+    from pathprof.config import cache_dir as find_cache_dir
     from pathprof.measure.importhook import InstrumentOptions
     from pathprof.measure.importhook import warm_cache as warm
 
     paths = selected_files(source, include, omit, [os.getcwd()])
     if not paths:
         raise PathprofError("no source files selected (see --source, --include, --omit)")
+    if stop_counting != "never" and (mode != "path" or metric is not None):
+        raise PathprofError("stopping counting is for path coverage: it needs path mode "
+                            "and no metric")
+    options = InstrumentOptions(mode=mode, metric=metric, switches=stop_counting != "never",
+                                cache_dir=find_cache_dir(cache_dir))
     with progress(len(paths)) as advance:
-        result = warm(paths, InstrumentOptions(mode=mode, metric=metric), progress=advance)
+        result = warm(paths, options, progress=advance)
     return paths, result
 
 

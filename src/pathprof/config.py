@@ -8,23 +8,30 @@ the same keys at the top level (or under ``[tool.pathprof]``).
 Keys, named as the flags are (``-`` or ``_``): ``source``, ``include``, ``omit``,
 ``report`` (lists of strings), ``data_file``, ``mode`` (``"path"`` or ``"edge"``),
 ``metric`` (``"time"``), ``context`` (``"test"``), ``stop_counting`` (``"never"``,
-``"basis"`` or ``"paths"``), ``fail_under`` (a number).
-Relative paths in ``source`` and ``data_file`` are relative to the file's directory.
+``"basis"`` or ``"paths"``), ``fail_under`` (a number), ``cache_dir`` (a directory).
+Relative paths in ``source``, ``data_file`` and ``cache_dir`` are relative to the file's
+directory.
+
+Where instrumented code is cached is :func:`cache_dir`'s answer: ``--cache-dir``, else
+:data:`CACHE_DIR_VARIABLE`, else ``cache_dir``, else :data:`CACHE_DIR_NAME` in the
+directory of the configuration file (or the current one).
 """
 
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
 from pathprof.exceptions import ConfigError
 
-__all__ = ["Config", "Threshold", "read_config"]
+__all__ = ["CACHE_DIR_NAME", "CACHE_DIR_VARIABLE", "CacheDir", "Config", "Threshold",
+           "cache_dir", "configured_cache_dir", "read_config"]
 
 _LISTS = ("source", "include", "omit", "report")
-_STRINGS = ("data_file", "mode", "metric", "context", "stop_counting")
+_STRINGS = ("data_file", "mode", "metric", "context", "stop_counting", "cache_dir")
+#: Settings that are paths: relative to the configuration file's directory.
+_PATHS = ("data_file", "cache_dir")
 _NUMBERS = ("fail_under",)
 RC_FILE = ".pathprofrc"
 
@@ -41,6 +48,7 @@ class Config:
     context: str | None = None
     stop_counting: str | None = None
     fail_under: float | None = None
+    cache_dir: str | None = None
     path: str | None = None  #: the file read, if any
 
 
@@ -70,6 +78,43 @@ class Threshold:
         return cls.from_flag(flag, value) if value is not None else cls.from_config(config)
 
 
+#: The environment variable naming pathprof's cache directory (over ``cache_dir``).
+CACHE_DIR_VARIABLE = "PATHPROF_CACHE_DIR"
+#: The default cache directory's name, in the configuration file's directory.
+CACHE_DIR_NAME = ".pathprof_cache"
+
+
+@dataclass(frozen=True)
+class CacheDir:
+    """pathprof's own directory of instrumented code (beside ``__pycache__``, which
+    Python's bytecode setting governs): see :mod:`pathprof.measure.codecache`."""
+
+    path: str  #: absolute
+    #: set by ``--cache-dir``, :data:`CACHE_DIR_VARIABLE` or ``cache_dir``: always used
+    #: (else only where Python writes no bytecode, or ``__pycache__`` cannot be written)
+    configured: bool
+
+
+def configured_cache_dir(config: Config, flag: str | None = None) -> str | None:
+    """The cache directory the user set, if any: the flag, else
+    :data:`CACHE_DIR_VARIABLE`, else the configuration's ``cache_dir``."""
+    return flag or os.environ.get(CACHE_DIR_VARIABLE) or config.cache_dir
+
+
+def cache_dir(given: str | None = None, start: str = ".") -> CacheDir:
+    """Where pathprof keeps instrumented code of its own: ``given`` (a flag, or what
+    :func:`configured_cache_dir` found), else :data:`CACHE_DIR_VARIABLE`, else the
+    default, :data:`CACHE_DIR_NAME` in the directory of the configuration file nearest
+    ``start`` (or ``start`` itself when there is none), as pytest, mypy and ruff keep
+    theirs. The file is found, not read."""
+    chosen = given or os.environ.get(CACHE_DIR_VARIABLE)
+    if chosen:
+        return CacheDir(os.path.abspath(chosen), True)
+    found = _find(start)
+    base = os.path.dirname(found) if found is not None else os.path.abspath(start)
+    return CacheDir(os.path.join(base, CACHE_DIR_NAME), False)
+
+
 def _find(start: str) -> str | None:
     directory = os.path.abspath(start)
     while True:
@@ -86,6 +131,8 @@ def _find(start: str) -> str | None:
 def read_config(start: str = ".") -> Config:
     """The settings of the nearest ``.pathprofrc`` or ``pyproject.toml`` at or above
     ``start`` (an empty :class:`Config` when there is none)."""
+    import tomllib
+
     path = _find(start)
     if path is None:
         return Config()
@@ -115,7 +162,9 @@ def read_config(start: str = ".") -> Config:
         elif name in _STRINGS:
             if not isinstance(value, str):
                 raise ConfigError(f"{path}: tool.pathprof.{key} must be a string")
-            setattr(config, name, os.path.join(base, value) if name == "data_file" else value)
+            if name in _PATHS and not value.strip():
+                raise ConfigError(f"{path}: tool.pathprof.{key} is empty")
+            setattr(config, name, os.path.join(base, value) if name in _PATHS else value)
         elif name in _NUMBERS:
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise ConfigError(f"{path}: tool.pathprof.{key} must be a number")

@@ -181,9 +181,10 @@ class EventCounter(contextlib.ContextDecorator):
     def __init__(self, *, source: Sequence[str] = (), include: Sequence[str] = (),
                  omit: Sequence[str] = (), default_dirs: Sequence[str] | None = None,
                  kind: str = "statements", cache: bool = True, placement: str = "tree",
-                 per_function: bool = True) -> None:
+                 per_function: bool = True, cache_dir: str | None = None) -> None:
         import os
 
+        from pathprof.config import cache_dir as find_cache_dir
         from pathprof.measure.importhook import ImportHook, InstrumentOptions
         from pathprof.measure.interpreter import require_gil
 
@@ -199,7 +200,8 @@ class EventCounter(contextlib.ContextDecorator):
             raise ConfigError(f"placement must be one of {', '.join(PLACEMENTS)}, "
                               f"not {placement!r}")
         self.options = InstrumentOptions(mode="events", cache=cache, events=kind,
-                                         placement=placement, totals_only=not per_function)
+                                         placement=placement, totals_only=not per_function,
+                                         cache_dir=find_cache_dir(cache_dir))
         self.selection = Selection(source, include, omit,
                                    [os.getcwd()] if default_dirs is None else default_dirs)
         self.hook = ImportHook(self.selection, self.options)

@@ -143,14 +143,15 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 
 
 def _start_event_counting(options: argparse.Namespace) -> None:
-    from pathprof.config import read_config
+    from pathprof.config import configured_cache_dir, read_config
     from pathprof.events import EventCounter
 
     config = read_config()
     sources = [s for s in options.pathprof_events if s is not True] or config.source
+    # (the fixture and budgets need totals only)
     EventCounter(source=sources, include=config.include, omit=config.omit,
                  default_dirs=[os.getcwd()], kind=options.pathprof_events_kind,
-                 per_function=False).start()  # the fixture and budgets need totals only
+                 per_function=False, cache_dir=configured_cache_dir(config)).start()
 
 
 class EventsFixture:
@@ -209,6 +210,7 @@ class PathprofPlugin:
 
     def __init__(self, options: argparse.Namespace) -> None:
         from pathprof import api
+        from pathprof.config import configured_cache_dir
 
         config, sources, self.data_file, reports, fail_under = session_settings(options)
         try:
@@ -237,7 +239,8 @@ class PathprofPlugin:
                                      metric=config.metric, argv=sys.argv,
                                      append=(bool(options.pathprof_append)
                                              and self.worker is None and not self.in_copy),
-                                     stop_counting=self._stop_counting(options, config))
+                                     stop_counting=self._stop_counting(options, config),
+                                     cache_dir=configured_cache_dir(config))
 
     def _stop_counting(self, options: argparse.Namespace, config: Any) -> str:
         """When functions stop counting: coverage needs to know whether each path

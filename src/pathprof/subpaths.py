@@ -86,7 +86,8 @@ class SubpathSampling(contextlib.ContextDecorator):
                  period: float = 1000.0, budget: int = 2000, longest: int = 5,
                  lengths: str = "geometric", encoding: str = "exact", seed: int | None = None,
                  exact: bool = False, cache: bool = True, checkpoint_every: int = 0,
-                 costs: str | None = None) -> None:
+                 costs: str | None = None, cache_dir: str | None = None) -> None:
+        from pathprof.config import cache_dir as find_cache_dir
         from pathprof.measure.importhook import ImportHook, InstrumentOptions
         from pathprof.measure.interpreter import require_gil
         from pathprof.measure.subpaths import SubpathProfiler
@@ -114,7 +115,8 @@ class SubpathSampling(contextlib.ContextDecorator):
             raise ConfigError(str(err)) from err
         self.profiler = SubpathProfiler(sampler, exact=exact,
                                         checkpoint_every=checkpoint_every)
-        self.options = InstrumentOptions(mode="path", cache=cache, subpaths=True)
+        self.options = InstrumentOptions(mode="path", cache=cache, subpaths=True,
+                                         cache_dir=find_cache_dir(cache_dir))
         self.selection = Selection(source, include, omit,
                                    [os.getcwd()] if default_dirs is None else default_dirs)
         self.hook = ImportHook(self.selection, self.options)

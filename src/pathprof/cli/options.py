@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pathprof.config import Threshold
 
-__all__ = ["CHECK_FAILED", "ERR", "OK", "USAGE", "apply_config", "data_file_option",
+__all__ = ["CHECK_FAILED", "ERR", "OK", "USAGE", "apply_config", "cache_options",
+           "data_file_option",
            "fail_under_status", "file_name", "positive", "program_arguments", "progress",
            "quiet_stdout", "report_filter_options", "selection_options", "whole_number"]
 
@@ -78,10 +79,21 @@ def selection_options(parser: argparse.ArgumentParser, verb: str) -> None:
                         help=f"do not {verb} files matching this pattern (repeatable)")
 
 
+def cache_options(parser: argparse.ArgumentParser, *, no_cache: bool = True) -> None:
+    """--cache-dir (and --no-cache) of the commands that instrument."""
+    parser.add_argument("--cache-dir", default=None, metavar="DIR", type=file_name,
+                        help="cache instrumented code in DIR, always (default: "
+                        "PATHPROF_CACHE_DIR, else tool.pathprof.cache_dir, else __pycache__ "
+                        "where Python writes bytecode and .pathprof_cache beside "
+                        "pyproject.toml where it does not)")
+    if no_cache:
+        parser.add_argument("--no-cache", action="store_true",
+                            help="do not read or write cached instrumented code")
+
+
 def program_arguments(parser: argparse.ArgumentParser) -> None:
-    """--no-cache, -m, PROGRAM and its ARGS, last on the command line."""
-    parser.add_argument("--no-cache", action="store_true",
-                        help="do not read or write instrumented code in __pycache__")
+    """--cache-dir, --no-cache, -m, PROGRAM and its ARGS, last on the command line."""
+    cache_options(parser)
     parser.add_argument("-m", dest="module", action="store_true",
                         help="PROGRAM is a module name, run as with python -m")
     parser.add_argument("program", metavar="PROGRAM")
@@ -90,9 +102,11 @@ def program_arguments(parser: argparse.ArgumentParser) -> None:
 
 def apply_config(args: argparse.Namespace) -> None:
     """Fill what the command line left unset from ``[tool.pathprof]``."""
-    from pathprof.config import Threshold, read_config
+    from pathprof.config import Threshold, configured_cache_dir, read_config
 
     config = read_config()
+    if hasattr(args, "cache_dir"):
+        args.cache_dir = configured_cache_dir(config, args.cache_dir)
     if hasattr(args, "data_file") and args.data_file is None:
         args.data_file = config.data_file or ".pathprof"
     for name in ("source", "include", "omit"):
@@ -124,14 +138,17 @@ PROGRESS_FROM = 50
 
 
 @contextlib.contextmanager
-def progress(what: str, total: int) -> Iterator[Callable[[int, int], None]]:
-    """A progress callback ``(done, total)``: a bar on stderr for long work, else nothing."""
-    if total < PROGRESS_FROM or not sys.stderr.isatty():
+def progress(what: str, total: int, at_least: int = PROGRESS_FROM
+             ) -> Iterator[Callable[[int, int], None]]:
+    """A progress callback ``(done, total)``: a bar on stderr for long work (from
+    ``at_least`` items on) when stderr is a terminal, else nothing."""
+    if total < at_least or not sys.stderr.isatty():
         yield lambda done, total: None
         return
-    from rich.progress import Progress
+    from rich.progress import MofNCompleteColumn, Progress
 
-    with Progress(transient=True, console=_stderr_console()) as bar:
+    with Progress(*Progress.get_default_columns(), MofNCompleteColumn(), transient=True,
+                  console=_stderr_console()) as bar:
         task = bar.add_task(what, total=total)
         yield lambda done, total: bar.update(task, completed=done)
 

@@ -19,6 +19,7 @@ from pathprof.cli.options import (
     ERR,
     OK,
     USAGE,
+    cache_options,
     data_file_option,
     positive,
     program_arguments,
@@ -100,7 +101,7 @@ def command_run(args: argparse.Namespace) -> int:
     return api.measured_run(program, data_file=args.data_file, source=args.source,
                             include=args.include, omit=args.omit, mode=args.mode,
                             metric=args.metric, append=args.append, cache=not args.no_cache,
-                            stop_counting=args.stop_counting)
+                            stop_counting=args.stop_counting, cache_dir=args.cache_dir)
 
 
 def _parallel_run(args: argparse.Namespace, program: Any) -> int:
@@ -170,7 +171,7 @@ def command_count(args: argparse.Namespace) -> int:
     counter = EventCounter(source=args.source, include=args.include, omit=args.omit,
                            default_dirs=program.default_dirs, kind=args.kind,
                            cache=not args.no_cache, placement=args.placement,
-                           per_function=not args.total_only)
+                           per_function=not args.total_only, cache_dir=args.cache_dir)
 
     compile_main = api.main_compiler(counter.selection, counter.options)
     render = api.renderer("events")
@@ -265,7 +266,8 @@ def command_hot(args: argparse.Namespace) -> int:
                                budget=args.memory, longest=args.longest,
                                lengths=args.lengths, encoding=args.encoding, seed=args.seed,
                                exact=args.exact, cache=not args.no_cache,
-                               checkpoint_every=args.checkpoint_every, costs=args.costs)
+                               checkpoint_every=args.checkpoint_every, costs=args.costs,
+                               cache_dir=args.cache_dir)
     compile_main = api.main_compiler(sampling.selection, sampling.options)
 
     def hottest() -> list[Any]:
@@ -339,24 +341,42 @@ def add_instrument(commands: Any) -> None:
         "instrument",
         help="instrument the selected source ahead of a run (fills the cache)",
         description="Instrument every selected source file now and write the result to "
-        "the cache in __pycache__, so the next run starts warm; lists files pathprof "
-        "could not instrument. Selects files as `run` does (default: the current "
-        "directory).",
+        "the cache a later run reads (__pycache__, or pathprof's cache directory where "
+        "Python writes no bytecode or one is configured), so the next run starts warm; "
+        "lists files pathprof could not instrument. Selects files as `run` does "
+        "(default: the current directory). The cache is kept per option set: give the "
+        "run's --mode, --metric and --stop-counting (pytest --pathprof: basis).",
     )
     instrument.add_argument("--source", action="append", default=[], metavar="DIR|MODULE")
     instrument.add_argument("--include", action="append", default=[], metavar="PATTERN")
     instrument.add_argument("--omit", action="append", default=[], metavar="PATTERN")
     instrument.add_argument("--mode", choices=("path", "edge"), default=None)
     instrument.add_argument("--metric", choices=("time",), default=None)
+    instrument.add_argument("--stop-counting", choices=("never", "basis", "paths"),
+                            default=None,
+                            help="as the run will: pytest --pathprof's default is basis, "
+                            "pathprof run's never (the default here)")
+    cache_options(instrument, no_cache=False)
     instrument.set_defaults(handler=command_instrument)
 
 
 def command_instrument(args: argparse.Namespace) -> int:
     paths, result = api.warm_cache(
         args.source, args.include, args.omit, mode=args.mode, metric=args.metric,
-        progress=lambda total: progress("instrumenting", total))
+        stop_counting=args.stop_counting, cache_dir=args.cache_dir,
+        progress=lambda total: progress("instrumenting", total, at_least=1))
+    places = [name for name, count in (("__pycache__", result.in_pycache),
+                                       (_shown(result.cache_dir), result.in_cache_dir))
+              if count]
     print(f"{len(paths)} files: {result.instrumented} instrumented, {result.cached} already "
-          f"cached, {len(result.failed)} could not be")
+          f"cached, {len(result.failed)} could not be"
+          + (f"; cached in {' and '.join(places)}" if places else ""))
     for path, why in result.failed:
         print(f"  {os.path.relpath(path)}: {why}", file=sys.stderr)
     return OK
+
+
+def _shown(path: str) -> str:
+    """A directory as the summary names it: relative when under the current one."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith(os.pardir) else relative

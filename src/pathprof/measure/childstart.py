@@ -40,15 +40,18 @@ def _measure(value: str) -> None:
     import json
     import sys
 
+    from pathprof.config import CacheDir
     from pathprof.measure.profiler import Profiler
     from pathprof.messages import warn
 
     settings = json.loads(value)
+    cache_dir = settings.get("cache_dir")
     profiler = Profiler(data_file=settings["data_file"], source=settings["source"],
                         include=settings["include"], omit=settings["omit"],
                         default_dirs=settings["default_dirs"], mode=settings["mode"],
                         metric=settings["metric"], cache=settings["cache"],
                         stop_counting=settings.get("stop_counting", "never"),
+                        cache_dir=CacheDir(*cache_dir) if cache_dir else None,
                         argv=list(sys.argv))
     profiler._token = settings["token"]
     profiler.start()

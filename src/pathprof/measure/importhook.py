@@ -7,13 +7,12 @@ whose ``get_code`` returns instrumented code. Everything else about importing
 (packages, ``__file__``, ``__spec__``, namespace packages, zip imports) stays the
 standard machinery's.
 
-Instrumented code is cached in ``__pycache__`` beside the normal ``.pyc``, keyed
-on the source's SHA-256, the file's path, the interpreter's cache tag, pathprof's
-version and the instrumentation options, so a second run does no analysis. The
-cache is written atomically (a temporary file renamed into place) and a cache that
-cannot be written (read-only tree) is simply not used. It follows Python's own
-settings for bytecode: nothing written under ``-B``/``PYTHONDONTWRITEBYTECODE``, and
-the tree under ``sys.pycache_prefix`` when one is set.
+Instrumented code is cached, keyed on the source's SHA-256, the file's path, the
+interpreter's cache tag, pathprof's version and the instrumentation options, so a
+second run does no analysis: in ``__pycache__`` beside the normal ``.pyc`` where
+Python writes bytecode and no cache directory is configured, else in pathprof's own
+cache directory (:mod:`pathprof.measure.codecache` has the rule, the entries and
+their atomic writes).
 
 Source that does not parse is handed to the standard loader, so the import fails
 exactly as it would without pathprof. Should pathprof itself fail on a module,
@@ -23,28 +22,23 @@ by its profiler.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.abc
 import importlib.machinery
-import importlib.util
-import marshal
-import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pathprof import runtime
+from pathprof import config, runtime
+from pathprof.measure import codecache
 from pathprof.messages import warn
 from pathprof.python.names import MODULE
 from pathprof.python.selection import Selection
 
 __all__ = ["ImportHook", "InstrumentOptions", "InstrumentingLoader", "WarmResult",
            "compile_instrumented", "warm_cache"]
-
-_CACHE_MAGIC = b"PPRF"
 
 
 @dataclass(frozen=True)
@@ -69,6 +63,10 @@ class InstrumentOptions:
     switches: bool = False
     #: mode "events": hand counts to the thread's total only, no per-function counts
     totals_only: bool = False
+    #: pathprof's own cache directory (:func:`pathprof.config.cache_dir`; by default
+    #: ``PATHPROF_CACHE_DIR``, else ``.pathprof_cache`` beside the configuration file or
+    #: in the current directory, found when the options are made)
+    cache_dir: config.CacheDir = field(default_factory=config.cache_dir)
 
     def tag(self) -> str:
         from pathprof.contract import FORMAT_VERSION
@@ -135,61 +133,20 @@ def _compile_instrumented(source: bytes, filename: str, options: InstrumentOptio
     return instrumented.compile(filename)
 
 
-def _cache_path(filename: str, options: InstrumentOptions, in_place: bool = False
-                ) -> str | None:
-    try:
-        normal = importlib.util.cache_from_source(filename)
-    except (NotImplementedError, ValueError):
-        return None
-    kind = "-inplace" if in_place else ""
-    return normal[: -len(".pyc")] + f".pathprof-{options.tag()}{kind}.pyc"
-
-
-def _read_cache(path: str, digest: bytes, filename: str) -> Any | None:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    header = _CACHE_MAGIC + importlib.util.MAGIC_NUMBER + digest
-    name = filename.encode("utf-8", "surrogatepass")
-    prefix = header + len(name).to_bytes(4, "little") + name
-    if not data.startswith(prefix):
-        return None
-    try:
-        return marshal.loads(data[len(prefix):])
-    except (EOFError, ValueError, TypeError):
-        return None
-
-
-def _write_cache(path: str, digest: bytes, filename: str, code: Any) -> None:
-    name = filename.encode("utf-8", "surrogatepass")
-    data = (_CACHE_MAGIC + importlib.util.MAGIC_NUMBER + digest
-            + len(name).to_bytes(4, "little") + name + marshal.dumps(code))
-    temp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(temp, "wb") as f:
-            f.write(data)
-        os.replace(temp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-
-
 def instrumented_code(source: bytes, filename: str, options: InstrumentOptions,
                       stats: dict[str, int] | None = None, *, in_place: bool = False,
-                      write: bool | None = None, show_warnings: bool = True) -> Any:
+                      show_warnings: bool = True) -> Any:
     """Instrumented code for ``source``, from the cache when it is there (with
     ``in_place``: what :func:`compile_instrumented` returns then, cached apart).
 
-    The cache is written as Python writes bytecode: not under ``-B`` or
-    ``PYTHONDONTWRITEBYTECODE`` (unless ``write``), and under ``sys.pycache_prefix``
-    when one is set (``PYTHONPYCACHEPREFIX``, ``-X pycache_prefix``)."""
+    Where the cache is read and written: :mod:`pathprof.measure.codecache`. ``stats``
+    counts ``cache_hits`` and ``instrumented``, and where what was instrumented was
+    cached: ``cached_in_pycache``, ``cached_in_cache_dir``."""
     digest = hashlib.sha256(source).digest()
-    cache = _cache_path(filename, options, in_place) if options.cache else None
-    if cache is not None:
-        code = _read_cache(cache, digest, filename)
+    where = (codecache.places(filename, options.tag(), options.cache_dir, in_place)
+             if options.cache else None)
+    if where is not None:
+        code = codecache.read(where, digest, filename)
         if code is not None:
             if stats is not None:
                 stats["cache_hits"] = stats.get("cache_hits", 0) + 1
@@ -198,8 +155,11 @@ def instrumented_code(source: bytes, filename: str, options: InstrumentOptions,
                                 show_warnings=show_warnings)
     if stats is not None:
         stats["instrumented"] = stats.get("instrumented", 0) + 1
-    if cache is not None and (write if write is not None else not sys.dont_write_bytecode):
-        _write_cache(cache, digest, filename, code)
+    if where is not None:
+        written = codecache.write(where, digest, filename, code)
+        if stats is not None and written is not None:
+            key = "cached_in_pycache" if written == codecache.PYCACHE else "cached_in_cache_dir"
+            stats[key] = stats.get(key, 0) + 1
     return code
 
 
@@ -210,27 +170,34 @@ class WarmResult:
     instrumented: int = 0
     cached: int = 0  #: already in the cache
     failed: list[tuple[str, str]] = field(default_factory=list)  #: (path, why)
+    in_pycache: int = 0  #: of those instrumented, cached in ``__pycache__``
+    in_cache_dir: int = 0  #: of those instrumented, cached in the cache directory
+    cache_dir: str = ""  #: the cache directory
 
 
 def warm_cache(paths: Sequence[str], options: InstrumentOptions,
                progress: Callable[[int, int], None] | None = None) -> WarmResult:
-    """Instrument ``paths`` ahead of a run and write the cache (``pathprof instrument``).
+    """Instrument ``paths`` ahead of a run and write the cache (``pathprof instrument``),
+    where a run with the same options, under the same bytecode setting and cache
+    directory, reads it (or under another: an entry is read from either place).
 
     A file that does not parse, or that pathprof cannot instrument, is listed in
     ``failed`` with the reason; it would run unmeasured (or fail to import, as
     without pathprof) in a run."""
-    result = WarmResult()
+    result = WarmResult(cache_dir=options.cache_dir.path)
     for done, path in enumerate(paths, 1):
         stats: dict[str, int] = {}
         try:
             with open(path, "rb") as f:
                 source = f.read()
-            instrumented_code(source, path, options, stats, write=True)
+            instrumented_code(source, path, options, stats)
         except (OSError, SyntaxError, ValueError, UnicodeDecodeError, RecursionError) as err:
             result.failed.append((path, f"{type(err).__name__}: {err}"))
         else:
             result.cached += stats.get("cache_hits", 0)
             result.instrumented += stats.get("instrumented", 0)
+            result.in_pycache += stats.get("cached_in_pycache", 0)
+            result.in_cache_dir += stats.get("cached_in_cache_dir", 0)
         if progress is not None:
             progress(done, len(paths))
     return result

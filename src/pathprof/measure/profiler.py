@@ -36,7 +36,8 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from pathprof import runtime
+from pathprof import config, runtime
+from pathprof.config import CacheDir
 from pathprof.contract import CopyShareInfo, FunctionInfo
 from pathprof.data import files, store
 from pathprof.data.profile import FunctionProfile, edge_counts, numbering_of
@@ -70,14 +71,19 @@ class Profiler:
     path; ``append`` adds to an existing data file instead of replacing it;
     ``stop_counting`` (``"never"``, ``"basis"`` or ``"paths"``) sends each function back
     to its original code once what ran spans its basis, or is all its paths
-    (:mod:`pathprof.measure.stopping`; path mode without a metric, no contexts).
+    (:mod:`pathprof.measure.stopping`; path mode without a metric, no contexts);
+    ``cache_dir`` is where instrumented code is cached outside ``__pycache__``
+    (:func:`pathprof.config.cache_dir`: by default ``PATHPROF_CACHE_DIR``, else
+    ``.pathprof_cache`` beside the configuration file; a directory given, or that
+    variable, is always used).
     """
 
     def __init__(self, *, data_file: str = DEFAULT_DATA_FILE, source: Sequence[str] = (),
                  include: Sequence[str] = (), omit: Sequence[str] = (),
                  default_dirs: Sequence[str] | None = None, mode: str = "path",
                  metric: str | None = None, append: bool = False, cache: bool = True,
-                 argv: Sequence[str] | None = None, stop_counting: str = "never") -> None:
+                 argv: Sequence[str] | None = None, stop_counting: str = "never",
+                 cache_dir: str | CacheDir | None = None) -> None:
         require_gil()
         if mode not in MODES:
             raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -101,7 +107,9 @@ class Profiler:
         self.stop_counting = stop_counting if self.copy is None else "never"
         self.options = InstrumentOptions(mode=mode, metric=metric,
                                          cache=cache and self.copy is None, copy_plan=self.copy,
-                                         switches=self.stop_counting != "never")
+                                         switches=self.stop_counting != "never",
+                                         cache_dir=(cache_dir if isinstance(cache_dir, CacheDir)
+                                                    else config.cache_dir(cache_dir)))
         self._stopping = (stopping.StopCounting(self.stop_counting)
                           if self.stop_counting != "never" else None)
         #: calls counted of the functions another copy profiles, by
@@ -275,6 +283,7 @@ class Profiler:
                 "omit": list(self.selection.omit),
                 "default_dirs": list(self.selection.default_dirs), "mode": self.options.mode,
                 "metric": self.options.metric, "cache": self.options.cache,
+                "cache_dir": [self.options.cache_dir.path, self.options.cache_dir.configured],
                 "stop_counting": self.stop_counting}
 
     def run_info(self) -> store.RunInfo:
