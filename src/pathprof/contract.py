@@ -422,6 +422,7 @@ class _Functions(Sequence[FunctionInfo]):
         found = self._decoded[index]
         if found is None:
             found = self._decoded[index] = _checked(FunctionInfo._from_row, self._rows[index])
+            self._rows[index] = None  # decoded: its row is garbage
         return found
 
     def __eq__(self, other: object) -> bool:

@@ -299,12 +299,17 @@ def _insert(db: sqlite3.Connection, runs: list[RunInfo], placed: list[_Placed],
             qualname, line, possible, blocks, nedges = fn.meta.outline
             functions.append((fid, mid, position, qualname, line, str(possible), blocks,
                               nedges))
-        times = fn.times
-        paths += [(fid, "path", key, count, times.get(key)) for key, count in fn.counts.items()]
-        paths += [(fid, "cut", key, count, None) for key, count in fn.cuts.items()]
-        edges += [(fid, edge, count) for edge, count in fn.edges.items()]
-        contexts += [(fid, *_split_key(key), name) for key, names in fn.contexts.items()
-                     for name in sorted(names)]
+        if fn.counts:  # (most functions of a big program never run)
+            times = fn.times
+            paths += [(fid, "path", key, count, times.get(key))
+                      for key, count in fn.counts.items()]
+        if fn.cuts:
+            paths += [(fid, "cut", key, count, None) for key, count in fn.cuts.items()]
+        if fn.edges:
+            edges += [(fid, edge, count) for edge, count in fn.edges.items()]
+        if fn.contexts:
+            contexts += [(fid, *_split_key(key), name) for key, names in fn.contexts.items()
+                         for name in sorted(names)]
         if fn.raised or fn.unattributed:
             stats.append((fid, fn.raised, fn.unattributed))
         if fn.closed:
