@@ -74,6 +74,12 @@ class Packed:
         that a damaged blob is found without decompressing it."""
         return zlib.crc32(self.data)
 
+    def forget_text(self) -> None:
+        """Keep the compressed form only, if it is at hand (the text is made again
+        when asked for)."""
+        if self._data is not None:
+            self._text = None
+
     def checksum(self) -> int:
         """Adler-32 of the text's UTF-8 bytes: zlib's own check of what it
         decompresses, read from the end of the compressed data when only that is at
@@ -125,6 +131,7 @@ class ModuleContract:
         not a module's, :class:`PackedError` if it does not decompress."""
         if self._info is None:
             self._info = ModuleInfo.decode(self.packed.text)
+            self.packed.forget_text()  # decoded, it is garbage
         return self._info
 
     def function(self, position: int) -> FunctionInfo:
