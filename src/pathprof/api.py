@@ -81,11 +81,10 @@ def load(data_file: str, include: Sequence[str] = (), omit: Sequence[str] = ()) 
     from pathprof.data.store import read
     from pathprof.python.selection import matches_patterns
 
-    measurement = read(data_file)
-    if include or omit:
-        measurement.functions = [fn for fn in measurement.functions
-                                 if matches_patterns(fn.file, include, omit)]
-    return measurement
+    if not (include or omit):
+        return read(data_file)
+    # Only the files let through are decoded (a report of one file reads one module).
+    return read(data_file, files=lambda file: matches_patterns(file, include, omit))
 
 
 def combinable_files(data_file: str) -> list[str]:

@@ -245,6 +245,15 @@ class FunctionInfo:
             value = self._derived[name] = compute(self)
             return value
 
+    @property
+    def outline(self) -> tuple[str, int, int, int, int]:
+        """What names the function and bounds what can be recorded of it, without its
+        blocks: qualname, code line, number of paths, blocks and edges (the data file
+        keeps it beside every function, to check recorded paths without decoding
+        this)."""
+        return (self.qualname, self.code_line, self.num_paths, len(self.blocks),
+                len(self.edges))
+
     # -- serialization -------------------------------------------------------
 
     def _row(self) -> list[Any]:
@@ -413,6 +422,7 @@ class _Functions(Sequence[FunctionInfo]):
         found = self._decoded[index]
         if found is None:
             found = self._decoded[index] = _checked(FunctionInfo._from_row, self._rows[index])
+            self._rows[index] = None  # decoded: its row is garbage
         return found
 
     def __eq__(self, other: object) -> bool:

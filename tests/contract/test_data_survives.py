@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -193,8 +194,14 @@ def test_what_kill_9_leaves_while_a_data_file_is_built_is_removed_by_the_next_ru
 
 
 _FIRST_PATH = "WHERE rowid = (SELECT min(rowid) FROM path WHERE kind = 'path')"
+#: "[]" compressed, with its right CRC-32: a blob that passes for one until decoded
+_NOT_A_MODULE = zlib.compress(b"[]")
 DAMAGE = {
-    "cfg is not metadata": "UPDATE function SET cfg = '[]'",
+    "contract does not match its crc": "UPDATE module SET contract = zeroblob(16)",
+    "contract is not metadata": (f"UPDATE module SET contract = x'{_NOT_A_MODULE.hex()}', "
+                                 f"crc = {zlib.crc32(_NOT_A_MODULE)}"),
+    "function row is not its contract's": "UPDATE function SET blocks = blocks + 1",
+    "source does not match its crc": "UPDATE source SET text = zeroblob(16)",
     "path is not a number": f"UPDATE path SET path = 'abc' {_FIRST_PATH}",
     "path is negative": f"UPDATE path SET path = '-5' {_FIRST_PATH}",
     "count is not a count": "UPDATE path SET count = 'lots'",

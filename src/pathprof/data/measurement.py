@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from pathprof.data.modules import Sources
 from pathprof.data.profile import FunctionProfile
 
 __all__ = ["Measurement", "RunInfo", "source_conflicts"]
@@ -34,7 +35,8 @@ class Measurement:
 
     runs: list[RunInfo] = field(default_factory=list)
     functions: list[FunctionProfile] = field(default_factory=list)
-    sources: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: the source text of each (file, source hash) measured, where the file held it
+    sources: Sources = field(default_factory=Sources)
 
     @property
     def mode(self) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from pathprof.contract import FunctionInfo
+from pathprof.data.modules import ModuleContract
 from pathprof.graph import (
     Cfg,
     EdgeCounterPlan,
@@ -166,6 +167,12 @@ class FunctionProfile:
     #: Which contexts (e.g. test ids, with ``--pathprof-context=test``) ran each path:
     #: path key (as in ``counts``, or ``"cut:<block>:<value>"``) -> context names.
     contexts: dict[str, set[str]] = field(default_factory=dict)
+    #: The contract of the function's module as it was measured (or read from a data
+    #: file), shared by the profiles of the module's functions, and the function's
+    #: position in it: the data file keeps it once, as it is (None: the store makes
+    #: a module's contract of the profiles' own metadata).
+    module: ModuleContract | None = field(default=None, compare=False, repr=False)
+    position: int = field(default=-1, compare=False, repr=False)
 
     @classmethod
     def of(cls, file: str, source_hash: str, meta: FunctionInfo) -> FunctionProfile:

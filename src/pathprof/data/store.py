@@ -1,21 +1,38 @@
 """The data file: an SQLite database of runs, functions and their path counts.
 
 Like coverage.py's ``.coverage``, one file per measurement (``.pathprof`` by
-default). Never pickle: every value is text or a number, so a file can be read by
-any SQLite client and cannot run code when loaded.
+default). Never pickle: every value is text, a number, or zlib-compressed UTF-8
+text, so a file can be read by any SQLite client and cannot run code when loaded.
 
 Schema (version :data:`SCHEMA_VERSION`)::
 
     meta(key PRIMARY KEY, value)           schema_version, pathprof version
     run(id, started, argv, python, mode, metric, pid, hostname)
-    function(id, file, qualname, first_line, source_hash, cfg)   cfg: metadata JSON
-    source(file, source_hash, text)        the source the CFGs were built from
+    module(id, file, source_hash, contract, crc)
+        contract: the contract of the module's functions as the generated code
+        handed it to the runtime (ModuleInfo.encode), zlib-compressed; crc: the
+        CRC-32 of those bytes. One row per file and source hash (another only for
+        another contract of the same source, as copies of a parallel run have)
+    source(source_hash PRIMARY KEY, text, crc)   the source the contracts were
+                                           built from, zlib-compressed, once per hash
+    function(id, module_id, position, qualname, first_line, paths, blocks, edges)
+        a measured function (run or not): its position in its module's contract,
+        and what bounds its rows without decoding the contract (paths possible, as
+        decimal text, blocks, edges); one row per module row and position
     path(function_id, kind, path, count, time_ns)
         kind 'path': path is the Ball-Larus number, in decimal (numbers can
         exceed SQLite's 64-bit integers); kind 'cut': "<block>:<prefix value>"
     edge(function_id, edge, count)         edge mode: count of every CFG edge
-    call_stats(function_id, raised, unattributed)
+    call_stats(function_id, raised, unattributed)   functions some call of which raised
+    closed_calls(function_id, closed)      of those, generators closed early
+    stopped_counting(function_id)          went back to their original code
     context(function_id, kind, path, context)   which contexts (tests) ran a path
+
+What every run repeats, the contracts and the sources, is kept once
+(:mod:`pathprof.data.modules`): a run that replaces a file holding the same code
+takes that file's compressed contracts and sources, after checking them, instead of
+compressing its own again; a run added to a file adds only what it lacks; so does
+:func:`combine`, which copies them compressed.
 
 Guarantees: a write is atomic (a new file is built beside the target and renamed
 over it; ``append`` adds in one SQLite transaction). A file that is not a
@@ -27,17 +44,20 @@ another schema version, except that a new run (not ``append``) replaces it.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import re
 import socket
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
 
 from pathprof.contract import ContractError, FunctionInfo
 from pathprof.data.files import combinable_files
 from pathprof.data.measurement import Measurement, RunInfo, source_conflicts
+from pathprof.data.modules import ModuleContract, Packed, PackedError, Sources
 from pathprof.data.profile import FunctionProfile, merge
 from pathprof.exceptions import DataError, NoDataError
 from pathprof.version import __version__
@@ -49,21 +69,26 @@ __all__ = ["SCHEMA_VERSION", "Measurement", "RunInfo", "combine", "erase", "read
 #: declares its backedges (every edge from a loop's body to its header), which changes
 #: the numbering of functions whose loops catch exceptions: numbers of a version 2
 #: file would decode to the wrong paths; 4 ``function.cfg`` holds the typed contract's
-#: compact form (:meth:`pathprof.contract.FunctionInfo.encode`).
-SCHEMA_VERSION = 4
+#: compact form (:meth:`pathprof.contract.FunctionInfo.encode`); 5 the contracts and
+#: sources kept once per module and source hash, compressed (tables ``module`` and
+#: ``source``), a function row naming its position in its module's contract, and
+#: call stats only of functions some call of which raised.
+SCHEMA_VERSION = 5
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE run (
     id INTEGER PRIMARY KEY, started REAL NOT NULL, argv TEXT NOT NULL, python TEXT NOT NULL,
     mode TEXT NOT NULL, metric TEXT, pid INTEGER NOT NULL, hostname TEXT NOT NULL);
-CREATE TABLE function (
-    id INTEGER PRIMARY KEY, file TEXT NOT NULL, qualname TEXT NOT NULL,
-    first_line INTEGER NOT NULL, source_hash TEXT NOT NULL, cfg TEXT NOT NULL,
-    UNIQUE (file, qualname, first_line, source_hash));
+CREATE TABLE module (
+    id INTEGER PRIMARY KEY, file TEXT NOT NULL, source_hash TEXT NOT NULL,
+    contract BLOB NOT NULL, crc INTEGER NOT NULL);
 CREATE TABLE source (
-    file TEXT NOT NULL, source_hash TEXT NOT NULL, text TEXT NOT NULL,
-    PRIMARY KEY (file, source_hash));
+    source_hash TEXT PRIMARY KEY, text BLOB NOT NULL, crc INTEGER NOT NULL);
+CREATE TABLE function (
+    id INTEGER PRIMARY KEY, module_id INTEGER NOT NULL REFERENCES module (id),
+    position INTEGER NOT NULL, qualname TEXT NOT NULL, first_line INTEGER NOT NULL,
+    paths TEXT NOT NULL, blocks INTEGER NOT NULL, edges INTEGER NOT NULL);
 CREATE TABLE path (
     function_id INTEGER NOT NULL REFERENCES function (id),
     kind TEXT NOT NULL CHECK (kind IN ('path', 'cut')), path TEXT NOT NULL,
@@ -83,15 +108,10 @@ CREATE TABLE context (
     context TEXT NOT NULL, PRIMARY KEY (function_id, kind, path, context));
 """
 
-#: Generators closed early, per function (added within schema 3: a file without the
-#: table has none; older readers ignore it, and count those calls as raised anyway).
-_CLOSED_TABLE = ("CREATE TABLE IF NOT EXISTS closed_calls (function_id INTEGER PRIMARY KEY "
-                 "REFERENCES function (id), closed INTEGER NOT NULL)")
-
-#: Functions that went back to their original code in a coverage mode (added within
-#: schema 3, as closed_calls was: older readers ignore it and take the counts as exact).
-_STOPPED_TABLE = ("CREATE TABLE IF NOT EXISTS stopped_counting (function_id INTEGER PRIMARY "
-                  "KEY REFERENCES function (id))")
+#: Pages of 1 KiB: a compressed contract or source that outgrows a page leaves on
+#: average half of its last page unused; at SQLite's default of 4 KiB that was 16 %
+#: of the file measured on ``import networkx`` (2.03 MB; 1.76 MB with 1 KiB pages).
+_PAGE_SIZE = "PRAGMA page_size = 1024"
 
 #: Seconds to wait for another writer before reporting the file as locked.
 LOCK_TIMEOUT = 5.0
@@ -132,52 +152,182 @@ def _connect(path: str) -> sqlite3.Connection:
         raise DataError(f"cannot open {path}: {err}") from err
 
 
-def _insert(db: sqlite3.Connection, runs: list[RunInfo], functions: Iterable[FunctionProfile],
-            sources: dict[tuple[str, str], str]) -> None:
-    for run in runs:
-        db.execute(
-            "INSERT INTO run (started, argv, python, mode, metric, pid, hostname) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (run.started, json.dumps(run.argv), run.python, run.mode, run.metric, run.pid,
-             run.hostname))
-    for (file, digest), text in sources.items():
-        db.execute("INSERT OR IGNORE INTO source VALUES (?, ?, ?)", (file, digest, text))
+#: A function's profile, the contract of its module and its position there.
+_Placed = tuple[FunctionProfile, ModuleContract, int]
+
+_ADD_PATH = ("INSERT INTO path VALUES (?, ?, ?, ?, ?) ON CONFLICT (function_id, kind, path) "
+             "DO UPDATE SET count = count + excluded.count, "
+             "time_ns = CASE WHEN excluded.time_ns IS NULL THEN time_ns "
+             "ELSE coalesce(time_ns, 0) + excluded.time_ns END")
+_ADD_EDGE = ("INSERT INTO edge VALUES (?, ?, ?) ON CONFLICT (function_id, edge) "
+             "DO UPDATE SET count = count + excluded.count")
+_ADD_STATS = ("INSERT INTO call_stats VALUES (?, ?, ?) ON CONFLICT (function_id) DO "
+              "UPDATE SET raised = raised + excluded.raised, "
+              "unattributed = unattributed + excluded.unattributed")
+_ADD_CLOSED = ("INSERT INTO closed_calls VALUES (?, ?) ON CONFLICT (function_id) DO "
+               "UPDATE SET closed = closed + excluded.closed")
+
+
+def _contracts(functions: list[FunctionProfile]) -> list[_Placed]:
+    """Each profile, in order, with its module's contract and its position there: the
+    contract it came with (the runtime's, or a data file's), or else one made of the
+    metadata of the profiles of its file and source that came without."""
+    placed: dict[int, tuple[ModuleContract, int]] = {}
+    loose: dict[tuple[str, str], list[FunctionProfile]] = {}
     for fn in functions:
-        db.execute("INSERT OR IGNORE INTO function (file, qualname, first_line, source_hash, "
-                   "cfg) VALUES (?, ?, ?, ?, ?)",
-                   (fn.file, fn.qualname, fn.first_line, fn.source_hash,
-                    fn.meta.encode()))
-        (fid,) = db.execute(
-            "SELECT id FROM function WHERE file = ? AND qualname = ? AND first_line = ? "
-            "AND source_hash = ?", (fn.file, fn.qualname, fn.first_line, fn.source_hash)
-        ).fetchone()
-        rows = [("path", key, count, fn.times.get(key)) for key, count in fn.counts.items()]
-        rows += [("cut", key, count, None) for key, count in fn.cuts.items()]
-        for kind, key, count, time_ns in rows:
-            db.execute(
-                "INSERT INTO path VALUES (?, ?, ?, ?, ?) ON CONFLICT (function_id, kind, path) "
-                "DO UPDATE SET count = count + excluded.count, "
-                "time_ns = CASE WHEN excluded.time_ns IS NULL THEN time_ns "
-                "ELSE coalesce(time_ns, 0) + excluded.time_ns END",
-                (fid, kind, key, count, time_ns))
-        for edge, count in fn.edges.items():
-            db.execute("INSERT INTO edge VALUES (?, ?, ?) ON CONFLICT (function_id, edge) "
-                       "DO UPDATE SET count = count + excluded.count", (fid, edge, count))
-        db.executemany("INSERT OR IGNORE INTO context VALUES (?, ?, ?, ?)",
-                       [(fid, *_split_key(key), name) for key, names in fn.contexts.items()
-                        for name in sorted(names)])
-        db.execute("INSERT INTO call_stats VALUES (?, ?, ?) ON CONFLICT (function_id) DO "
-                   "UPDATE SET raised = raised + excluded.raised, "
-                   "unattributed = unattributed + excluded.unattributed",
-                   (fid, fn.raised, fn.unattributed))
+        record = fn.module
+        if (record is not None and record.file == fn.file
+                and record.source_hash == fn.source_hash
+                and record.holds(fn.meta, fn.position)):
+            placed[id(fn)] = (record, fn.position)
+        else:
+            loose.setdefault((fn.file, fn.source_hash), []).append(fn)
+    for (file, digest), group in loose.items():
+        positions: dict[int, int] = {}
+        metas: list[FunctionInfo] = []
+        for fn in group:
+            if id(fn.meta) not in positions:
+                positions[id(fn.meta)] = len(metas)
+                metas.append(fn.meta)
+        made = ModuleContract.of_functions(file, digest, metas)
+        for fn in group:
+            placed[id(fn)] = (made, positions[id(fn.meta)])
+    return [(fn, *placed[id(fn)]) for fn in functions]
+
+
+class _ModuleRow:
+    """A module row of a file being written: its id, its contract (read when first
+    compared) and the position of each outline in it (when first asked for)."""
+
+    __slots__ = ("id", "outlines", "packed")
+
+    def __init__(self, mid: int, packed: Packed | None = None) -> None:
+        self.id = mid
+        self.packed = packed
+        self.outlines: dict[tuple[str, int, int, int, int], int] | None = None
+
+
+class _Modules:
+    """The module rows of a data file being written, and which holds each function's
+    contract: a row of the same file and source whose contract is the same text, or
+    else one that has the function (the same outline) at some position, or else a
+    new row of its own contract."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        self._rows: dict[tuple[str, str], list[_ModuleRow]] = {}
+        last = 0
+        for mid, file, digest in db.execute("SELECT id, file, source_hash FROM module"):
+            self._rows.setdefault((file, digest), []).append(_ModuleRow(mid))
+            last = max(last, mid) if isinstance(mid, int) else last
+        self._next = last + 1
+        #: id of a contract -> (the contract, its row)
+        self._rows_of: dict[int, tuple[ModuleContract, int]] = {}
+        #: the rows to insert
+        self.new: list[tuple[int, str, str, bytes, int]] = []
+
+    def place(self, fn: FunctionProfile, record: ModuleContract, position: int
+              ) -> tuple[int, int]:
+        """The module row and position of ``fn``, whose contract is ``record``."""
+        known = self._rows_of.get(id(record))
+        if known is not None and known[0] is record:
+            return known[1], position
+        rows = self._rows.setdefault((record.file, record.source_hash), [])
+        for row in rows:
+            if self._same(record, row):
+                self._rows_of[id(record)] = (record, row.id)
+                return row.id, position
+        outline = fn.meta.outline
+        for row in rows:
+            found = self._outlines(row).get(outline)
+            if found is not None:
+                return row.id, found
+        mid = self._next
+        self._next += 1
+        self.new.append((mid, record.file, record.source_hash, record.packed.data,
+                         record.packed.crc))
+        rows.append(_ModuleRow(mid, record.packed))
+        self._rows_of[id(record)] = (record, mid)
+        return mid, position
+
+    def _packed(self, row: _ModuleRow) -> Packed:
+        if row.packed is None:
+            (blob,) = self._db.execute("SELECT contract FROM module WHERE id = ?",
+                                       (row.id,)).fetchone()
+            row.packed = Packed(data=blob)
+        return row.packed
+
+    def _same(self, record: ModuleContract, row: _ModuleRow) -> bool:
+        try:
+            return record.packed.same(self._packed(row))
+        except PackedError:  # a damaged row, left as it is (added to, not read)
+            return False
+
+    def _outlines(self, row: _ModuleRow) -> dict[tuple[str, int, int, int, int], int]:
+        if row.outlines is None:
+            try:
+                outlines = ModuleContract("", "", self._packed(row)).outlines()
+            except (PackedError, ContractError):
+                outlines = []
+            row.outlines = {}
+            for index, outline in enumerate(outlines):
+                row.outlines.setdefault(outline, index)
+        return row.outlines
+
+
+def _insert(db: sqlite3.Connection, runs: list[RunInfo], placed: list[_Placed],
+            sources: Sources) -> None:
+    """Add ``runs`` and the profiles to the file open as ``db`` (in the caller's
+    transaction): what the file holds of their contracts and sources is not added
+    again, and a profile of a function the file has adds to its counts."""
+    db.executemany(
+        "INSERT INTO run (started, argv, python, mode, metric, pid, hostname) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(run.started, json.dumps(run.argv), run.python, run.mode, run.metric, run.pid,
+          run.hostname) for run in runs])
+    modules = _Modules(db)
+    known = {(mid, position): fid for fid, mid, position
+             in db.execute("SELECT id, module_id, position FROM function")}
+    next_id = max(known.values(), default=0) + 1
+    functions, paths, edges, contexts, stats, closed, stopped = [], [], [], [], [], [], []
+    for fn, record, position in placed:
+        mid, position = modules.place(fn, record, position)
+        fid = known.get((mid, position))
+        if fid is None:
+            fid = known[(mid, position)] = next_id
+            next_id += 1
+            qualname, line, possible, blocks, nedges = fn.meta.outline
+            functions.append((fid, mid, position, qualname, line, str(possible), blocks,
+                              nedges))
+        if fn.counts:  # (most functions of a big program never run)
+            times = fn.times
+            paths += [(fid, "path", key, count, times.get(key))
+                      for key, count in fn.counts.items()]
+        if fn.cuts:
+            paths += [(fid, "cut", key, count, None) for key, count in fn.cuts.items()]
+        if fn.edges:
+            edges += [(fid, edge, count) for edge, count in fn.edges.items()]
+        if fn.contexts:
+            contexts += [(fid, *_split_key(key), name) for key, names in fn.contexts.items()
+                         for name in sorted(names)]
+        if fn.raised or fn.unattributed:
+            stats.append((fid, fn.raised, fn.unattributed))
         if fn.closed:
-            # Files written before the table existed (the same schema) get it here.
-            db.execute(_CLOSED_TABLE)
-            db.execute("INSERT INTO closed_calls VALUES (?, ?) ON CONFLICT (function_id) DO "
-                       "UPDATE SET closed = closed + excluded.closed", (fid, fn.closed))
+            closed.append((fid, fn.closed))
         if fn.stopped:
-            db.execute(_STOPPED_TABLE)
-            db.execute("INSERT OR IGNORE INTO stopped_counting VALUES (?)", (fid,))
+            stopped.append((fid,))
+    db.executemany("INSERT INTO module VALUES (?, ?, ?, ?, ?)", modules.new)
+    held = {digest for (digest,) in db.execute("SELECT source_hash FROM source")}
+    db.executemany("INSERT INTO source VALUES (?, ?, ?)",
+                   [(digest, packed.data, packed.crc) for digest, packed in sources.digests()
+                    if digest not in held])
+    db.executemany("INSERT INTO function VALUES (?, ?, ?, ?, ?, ?, ?, ?)", functions)
+    db.executemany(_ADD_PATH, paths)
+    db.executemany(_ADD_EDGE, edges)
+    db.executemany("INSERT OR IGNORE INTO context VALUES (?, ?, ?, ?)", contexts)
+    db.executemany(_ADD_STATS, stats)
+    db.executemany(_ADD_CLOSED, closed)
+    db.executemany("INSERT OR IGNORE INTO stopped_counting VALUES (?)", stopped)
 
 
 def _split_key(key: str) -> tuple[str, str]:
@@ -186,12 +336,21 @@ def _split_key(key: str) -> tuple[str, str]:
 
 
 def write(path: str, run: RunInfo | list[RunInfo], functions: Iterable[FunctionProfile],
-          sources: dict[tuple[str, str], str], *, append: bool = False) -> None:
+          sources: Mapping[tuple[str, str], str], *, append: bool = False) -> None:
     """Save one run. Without ``append`` the file is replaced atomically (but never
     when it exists and is not a pathprof data file, or is one whose rows are damaged:
     :class:`DataError`, as :func:`read` reports it); with ``append`` the run is added
-    to the existing file in one transaction (created if missing)."""
-    functions = list(functions)
+    to the existing file in one transaction (created if missing). ``sources`` maps
+    ``(file, source hash)`` to the source text (a :class:`~pathprof.data.modules.Sources`
+    read from a data file is copied as it is, compressed)."""
+    with _no_collection():
+        _write(path, run, list(functions), sources, append)
+
+
+def _write(path: str, run: RunInfo | list[RunInfo], functions: list[FunctionProfile],
+           sources: Mapping[tuple[str, str], str], append: bool) -> None:
+    placed = _contracts(functions)
+    packed = sources if isinstance(sources, Sources) else Sources(sources)
     runs = run if isinstance(run, list) else [run]
     if append and not os.path.exists(path):
         _create_empty(path)
@@ -204,13 +363,13 @@ def write(path: str, run: RunInfo | list[RunInfo], functions: Iterable[FunctionP
                 if append:
                     raise
             else:
-                if not append:
-                    _check_rows(db, path)  # what the run replaces: damaged, it stays
+                if not append:  # what the run replaces: damaged, it stays
+                    _check_before_replacing(db, path, placed, packed)
             if append:
                 try:
                     db.execute("BEGIN IMMEDIATE")
                     _check_modes(db, path, runs)
-                    _insert(db, runs, functions, sources)
+                    _insert(db, runs, placed, packed)
                     db.execute("COMMIT")
                 except sqlite3.OperationalError as err:
                     if db.in_transaction:
@@ -219,7 +378,78 @@ def write(path: str, run: RunInfo | list[RunInfo], functions: Iterable[FunctionP
                 return
         finally:
             db.close()
-    _build_and_rename(path, lambda db: _insert(db, runs, functions, sources))
+    _build_and_rename(path, lambda db: _insert(db, runs, placed, packed))
+
+
+@contextlib.contextmanager
+def _no_collection() -> Iterator[None]:
+    """No cyclic garbage collection meanwhile: reading and writing a data file make
+    tuples by the thousand and no cycles, and in a program with a large heap each
+    collection they would set off walks all of it (0.2 s of a 0.4 s write, measured
+    after ``import networkx``)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _check_before_replacing(db: sqlite3.Connection, path: str, placed: list[_Placed],
+                            sources: Sources) -> None:
+    """Raise :class:`DataError` if the file ``path`` (open as ``db``, of this schema)
+    is damaged: every row checked as :func:`read` checks it, every compressed
+    contract and source against its CRC-32. A contract of the same file and source
+    as one of the run's, and the same checksum, is the run's own: it is not decoded
+    (its function rows are checked against the run's), and the run takes its
+    compressed bytes, as it takes those of the sources the file holds: what the file
+    holds already is not compressed again. Every other contract is decoded and
+    checked, as a report would."""
+    ours: dict[tuple[str, str], list[ModuleContract]] = {}
+    for _, record, _ in placed:
+        held = ours.setdefault((record.file, record.source_hash), [])
+        if not any(record is other for other in held):
+            held.append(record)
+
+    def check() -> None:
+        known: dict[int, ModuleContract] = {}
+        for mid, file, digest, blob, crc in db.execute(
+                "SELECT id, file, source_hash, contract, crc FROM module"):
+            old = _intact(blob, crc, f"module row {mid} ({file}): its contract")
+            for record in ours.get((file, digest), ()):
+                if record.packed.same(old):
+                    known[mid] = record
+                    break
+        for digest, blob, crc in db.execute("SELECT source_hash, text, crc FROM source"):
+            old = _intact(blob, crc, f"source row {digest!r}: its text")
+            mine = sources.packed(digest)
+            if mine is not None:
+                mine.same(old)
+        _read(db, lambda mid, file: mid not in known, known)
+
+    _checked(db, path, check)
+
+
+def _intact(blob: object, crc: object, what: str) -> Packed:
+    """``blob`` as a :class:`Packed` text, its CRC-32 checked (not decompressed):
+    :class:`_Damaged` if it is not what pathprof wrote."""
+    if not isinstance(blob, bytes) or len(blob) < 4:
+        raise _Damaged(f"{what} is {type(blob).__name__}, not compressed text")
+    packed = Packed(data=blob)
+    if packed.crc != crc:
+        raise _Damaged(f"{what} does not match its CRC-32 ({crc!r})")
+    return packed
+
+
+def _unpacked(blob: object, crc: object, what: str) -> Packed:
+    """``blob`` as a :class:`Packed` text, checked and decompressed."""
+    packed = _intact(blob, crc, what)
+    try:
+        packed.text  # noqa: B018 - decompressing is the check
+    except PackedError as err:
+        raise _Damaged(f"{what} does not decompress ({err})") from None
+    return packed
 
 
 def _check_modes(db: sqlite3.Connection, path: str, runs: list[RunInfo]) -> None:
@@ -246,8 +476,11 @@ def _build_and_rename(path: str, fill: Callable[[sqlite3.Connection], None], *,
     try:
         db = sqlite3.connect(temp, isolation_level=None)
         try:
-            db.executescript(_SCHEMA)
-            db.execute("BEGIN")
+            # One transaction from the first table on, and no rollback journal: a
+            # file nobody reads until it is renamed, removed if building it fails.
+            db.execute("PRAGMA journal_mode = OFF")
+            db.execute(_PAGE_SIZE)
+            db.executescript("BEGIN;" + _SCHEMA)
             _write_meta(db)
             fill(db)
             db.execute("COMMIT")
@@ -350,6 +583,7 @@ def _create_in_place(path: str) -> None:
         db.execute("BEGIN IMMEDIATE")
         tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         if tables == 0:
+            db.execute(_PAGE_SIZE)
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)
@@ -363,23 +597,31 @@ def _create_in_place(path: str) -> None:
         db.close()
 
 
-def read(path: str) -> Measurement:
-    """Read a data file; functions measured in several runs come merged."""
+def read(path: str, files: Callable[[str], bool] | None = None) -> Measurement:
+    """Read a data file; functions measured in several runs come merged. With
+    ``files``, only the functions (and sources) of the files it accepts: the
+    contracts of the others are not decoded (their rows are checked all the same)."""
     if not os.path.exists(path):
         raise NoDataError(f"no data file {path}: run `pathprof run` first")
     db = _connect(path)
     try:
         _check(db, path)
-        return _check_rows(db, path)
+        wanted = None if files is None else (lambda mid, file: files(file))
+        with _no_collection():
+            return _checked(db, path, lambda: _read(db, wanted))
     finally:
         db.close()
 
 
-def _check_rows(db: sqlite3.Connection, path: str) -> Measurement:
-    """What the data file ``path`` (open as ``db``, of this schema) holds, every row
-    checked: :class:`DataError` naming the file and the row if one is damaged."""
+_T = TypeVar("_T")
+
+
+def _checked(db: sqlite3.Connection, path: str, reading: Callable[[], _T]) -> _T:
+    """``reading()`` of the data file ``path`` (open as ``db``, of this schema), every
+    row it meets checked: :class:`DataError` naming the file and the row if one is
+    damaged."""
     try:
-        return _read(db)
+        return reading()
     except _Damaged as err:
         raise DataError(f"{path} is damaged: {err}; it was left untouched") from None
     except sqlite3.OperationalError as err:
@@ -395,93 +637,195 @@ class _Damaged(Exception):
     """A row of the data file that pathprof did not write: which, and what is wrong."""
 
 
-def _function(fid: int, file: str, digest: str, cfg: str) -> FunctionProfile:
+#: What a function row bounds: (qualname, code line, paths possible, blocks, edges).
+_Outline = tuple[str, int, int, int, int]
+_OUTLINE = "(qualname, first line, paths, blocks, edges)"
+
+
+def _outline(fid: object, row: tuple[Any, ...]) -> _Outline:
+    """The outline a function row states, checked for its types."""
+    qualname, line, paths, blocks, edges = row
+    if not (isinstance(qualname, str) and _is_whole(line) and isinstance(paths, str)
+            and paths.isdigit() and int(paths) > 0 and _is_whole(blocks)
+            and _is_whole(edges)):
+        raise _Damaged(f"function row {fid}: {_OUTLINE} {row!r} are not a function's")
+    return qualname, line, int(paths), blocks, edges
+
+
+def _is_whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _module(db: sqlite3.Connection, mid: int, file: str, digest: str) -> ModuleContract:
+    """Module row ``mid``'s contract, its CRC-32 checked (decoded when first used)."""
+    blob, crc = db.execute("SELECT contract, crc FROM module WHERE id = ?", (mid,)).fetchone()
+    return ModuleContract(file, digest, _intact(blob, crc, f"module row {mid} ({file}): "
+                                                            "its contract"))
+
+
+def _function(fid: int, mid: int, module: ModuleContract, position: object,
+              outline: _Outline) -> FunctionProfile:
+    """The profile of function row ``fid``: its metadata decoded from its module's
+    contract and checked against what the row says of it."""
     try:
-        meta = FunctionInfo.decode(cfg)
-        meta.check()
+        module.info()
+    except PackedError as err:
+        raise _Damaged(f"module row {mid} ({module.file}): its contract does not "
+                       f"decompress ({err})") from None
     except ContractError as err:
-        raise _Damaged(f"function row {fid} ({file}): its cfg is not a function's "
-                       f"metadata ({err})") from None
-    return FunctionProfile.of(file, digest, meta)
+        raise _Damaged(f"module row {mid} ({module.file}): its contract is not a "
+                       f"module's metadata ({err})") from None
+    try:
+        meta = module.function(position)  # type: ignore[arg-type]
+    except ContractError as err:
+        raise _Damaged(f"function row {fid} ({module.file}): its contract is not a "
+                       f"function's metadata ({err})") from None
+    if meta.outline != outline:
+        raise _Damaged(f"function row {fid} ({module.file}): {_OUTLINE} {outline!r} "
+                       f"differ from its contract's {meta.outline!r}")
+    return FunctionProfile(module.file, outline[0], outline[1], module.source_hash, meta,
+                           module=module, position=position)  # type: ignore[arg-type]
+
+
+def _same_outline(fid: int, mid: int, module: ModuleContract, position: object,
+                  outline: _Outline) -> None:
+    """Check function row ``fid`` against ``module``, a contract known to be what
+    module row ``mid`` holds."""
+    functions = module.info().functions
+    if not (isinstance(position, int) and 0 <= position < len(functions)):
+        raise _Damaged(f"function row {fid} ({module.file}): no function at position "
+                       f"{position!r} of module row {mid}")
+    if functions[position].outline != outline:
+        raise _Damaged(f"function row {fid} ({module.file}): {_OUTLINE} {outline!r} "
+                       f"differ from its contract's {functions[position].outline!r}")
 
 
 def _whole(value: object, what: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+    if not _is_whole(value):
         raise _Damaged(f"{what} is {value!r}, not a count")
-    return value
+    return value  # type: ignore[return-value]
 
 
-def _path_key(fn: FunctionProfile, kind: str, key: object, where: str) -> str:
+def _path_key(outline: _Outline, kind: str, key: object, where: str) -> str:
     """``key`` checked against the function: a path number below its number of paths,
     or ``<block>:<prefix value>`` for a cut path."""
-    possible = fn.meta.num_paths
+    qualname, _, possible, blocks, _ = outline
     if kind == "path":
         if isinstance(key, str) and key.isdigit() and int(key) < possible:
             return key
-        raise _Damaged(f"{where}: {key!r} is not a path of {fn.qualname} "
+        raise _Damaged(f"{where}: {key!r} is not a path of {qualname} "
                        f"(0 to {possible - 1})")
     parts = key.split(":") if isinstance(key, str) else []
     if (len(parts) == 2 and all(p.isdigit() for p in parts)
-            and int(parts[0]) < len(fn.meta.blocks) and int(parts[1]) < possible):
+            and int(parts[0]) < blocks and int(parts[1]) < possible):
         return key  # type: ignore[return-value]
-    raise _Damaged(f"{where}: {key!r} is not a cut path of {fn.qualname}")
+    raise _Damaged(f"{where}: {key!r} is not a cut path of {qualname}")
 
 
-def _owner(functions: dict[int, FunctionProfile], fid: object, where: str
-           ) -> FunctionProfile:
-    if fid not in functions:
-        raise _Damaged(f"{where}: no function row {fid!r}")
-    return functions[fid]
+class _Owners:
+    """The function rows of a file: each one's outline, and its profile if read."""
+
+    def __init__(self) -> None:
+        self.outlines: dict[int, _Outline] = {}
+        self.profiles: dict[int, FunctionProfile] = {}
+
+    def of(self, fid: object, where: str) -> tuple[_Outline, FunctionProfile | None]:
+        if fid not in self.outlines:
+            raise _Damaged(f"{where}: no function row {fid!r}")
+        return self.outlines[fid], self.profiles.get(fid)
 
 
-def _read(db: sqlite3.Connection) -> Measurement:
-    """Everything in the file, each row checked: a row pathprof did not write (edited
-    by hand, damaged) raises :class:`_Damaged` naming it, before any report sees it."""
+def _read(db: sqlite3.Connection, wanted: Callable[[int, str], bool] | None = None,
+          known: Mapping[int, ModuleContract] | None = None) -> Measurement:
+    """Everything in the file (of the module rows ``wanted`` accepts, given their id
+    and file), each row checked: a row pathprof did not write (edited by hand,
+    damaged) raises :class:`_Damaged` naming it, before any report sees it. The
+    function rows of a module row in ``known`` are checked against that contract,
+    which the caller knows the row to hold, without decoding the row's."""
+    known = known or {}
     result = Measurement()
     for row in db.execute("SELECT started, argv, python, mode, metric, pid, hostname FROM run "
                           "ORDER BY id"):
         result.runs.append(RunInfo(row[0], json.loads(row[1]), *row[2:]))
-    functions: dict[int, FunctionProfile] = {}
-    for fid, file, digest, cfg in db.execute(
-            "SELECT id, file, source_hash, cfg FROM function ORDER BY id"):
-        functions[fid] = _function(fid, file, digest, cfg)
+    files_of: dict[int, tuple[str, str]] = {}
+    for mid, file, digest in db.execute("SELECT id, file, source_hash FROM module"):
+        if not (isinstance(file, str) and isinstance(digest, str)):
+            raise _Damaged(f"module row {mid}: {file!r} and {digest!r} are not a file "
+                           "and its source hash")
+        files_of[mid] = (file, digest)
+    owners = _Owners()
+    used: dict[int, ModuleContract] = {}
+    for fid, mid, position, *outline_row in db.execute(
+            "SELECT id, module_id, position, qualname, first_line, paths, blocks, edges "
+            "FROM function ORDER BY id"):
+        if mid not in files_of:
+            raise _Damaged(f"function row {fid}: no module row {mid!r}")
+        outline = owners.outlines[fid] = _outline(fid, tuple(outline_row))
+        if mid in known:
+            _same_outline(fid, mid, known[mid], position, outline)
+        elif wanted is None or wanted(mid, files_of[mid][0]):
+            module = used.get(mid)
+            if module is None:
+                module = used[mid] = _module(db, mid, *files_of[mid])
+            owners.profiles[fid] = _function(fid, mid, module, position, outline)
     for rowid, fid, kind, key, count, time_ns in db.execute(
             "SELECT rowid, function_id, kind, path, count, time_ns FROM path"):
         where = f"path row {rowid}"
-        fn = _owner(functions, fid, where)
-        key = _path_key(fn, kind, key, where)
+        outline, fn = owners.of(fid, where)
+        key = _path_key(outline, kind, key, where)
         count = _whole(count, f"{where}: its count")
+        if time_ns is not None:
+            time_ns = _whole(time_ns, f"{where}: its time")
+        if fn is None:
+            continue
         if kind == "path":
             fn.counts[key] = count
             if time_ns is not None:
-                fn.times[key] = _whole(time_ns, f"{where}: its time")
+                fn.times[key] = time_ns
         else:
             fn.cuts[key] = count
     for rowid, fid, edge, count in db.execute("SELECT rowid, function_id, edge, count "
                                               "FROM edge"):
         where = f"edge row {rowid}"
-        fn = _owner(functions, fid, where)
-        if not isinstance(edge, int) or not 0 <= edge < len(fn.meta.edges):
-            raise _Damaged(f"{where}: {edge!r} is not an edge of {fn.qualname}")
-        fn.edges[edge] = _whole(count, f"{where}: its count")
+        outline, fn = owners.of(fid, where)
+        if not isinstance(edge, int) or not 0 <= edge < outline[4]:
+            raise _Damaged(f"{where}: {edge!r} is not an edge of {outline[0]}")
+        count = _whole(count, f"{where}: its count")
+        if fn is not None:
+            fn.edges[edge] = count
     for fid, raised, unattributed in db.execute("SELECT * FROM call_stats"):
-        fn = _owner(functions, fid, "call_stats row")
-        fn.raised = _whole(raised, f"call_stats of {fn.qualname}: raised")
-        fn.unattributed = _whole(unattributed, f"call_stats of {fn.qualname}: unattributed")
+        outline, fn = owners.of(fid, "call_stats row")
+        raised = _whole(raised, f"call_stats of {outline[0]}: raised")
+        unattributed = _whole(unattributed, f"call_stats of {outline[0]}: unattributed")
+        if fn is not None:
+            fn.raised, fn.unattributed = raised, unattributed
     if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'closed_calls'").fetchone():
         for fid, closed in db.execute("SELECT function_id, closed FROM closed_calls"):
-            fn = _owner(functions, fid, "closed_calls row")
-            fn.closed = _whole(closed, f"closed_calls of {fn.qualname}")
+            outline, fn = owners.of(fid, "closed_calls row")
+            closed = _whole(closed, f"closed_calls of {outline[0]}")
+            if fn is not None:
+                fn.closed = closed
     if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'stopped_counting'").fetchone():
         for (fid,) in db.execute("SELECT function_id FROM stopped_counting"):
-            _owner(functions, fid, "stopped_counting row").stopped = True
+            _, fn = owners.of(fid, "stopped_counting row")
+            if fn is not None:
+                fn.stopped = True
     for fid, kind, key, name in db.execute("SELECT function_id, kind, path, context "
                                            "FROM context"):
-        full = key if kind == "path" else f"cut:{key}"
-        _owner(functions, fid, "context row").contexts.setdefault(full, set()).add(name)
-    for file, digest, text in db.execute("SELECT file, source_hash, text FROM source"):
-        result.sources[(file, digest)] = text
-    result.functions = merge(functions.values())
+        _, fn = owners.of(fid, "context row")
+        if fn is not None:
+            full = key if kind == "path" else f"cut:{key}"
+            fn.contexts.setdefault(full, set()).add(name)
+    texts: dict[str, Packed] = {}
+    for digest in {module.source_hash for module in used.values()}:
+        found = db.execute("SELECT text, crc FROM source WHERE source_hash = ?",
+                           (digest,)).fetchone()
+        if found is not None:
+            texts[digest] = _unpacked(found[0], found[1], f"source row {digest!r}: its text")
+    for module in used.values():
+        if module.source_hash in texts:
+            result.sources.add(module.file, module.source_hash, texts[module.source_hash])
+    result.functions = merge(owners.profiles.values())
     return result
 
 
@@ -526,7 +870,7 @@ def combine(target: str, paths: Iterable[str],
     measurements = [read(p) for p in paths]
     modes = {run.mode for m in measurements for run in m.runs}
     if os.path.exists(target):
-        modes |= {run.mode for run in read(target).runs}
+        modes |= {run.mode for run in read(target, files=lambda file: False).runs}
     if len(modes) > 1:
         raise DataError(f"cannot combine path-mode and edge-mode data ({', '.join(paths)} "
                         f"into {target}); nothing was combined")

@@ -33,13 +33,14 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pathprof import config, runtime
 from pathprof.config import CacheDir
 from pathprof.contract import CopyShareInfo, FunctionInfo
 from pathprof.data import files, store
+from pathprof.data.modules import ModuleContract, Packed, Sources
 from pathprof.data.profile import FunctionProfile, edge_counts, numbering_of
 from pathprof.exceptions import ConfigError, DataError
 from pathprof.graph.copyplan import CopyShare
@@ -127,6 +128,9 @@ class Profiler:
         self._in_child = False
         self._context: str | None = None
         self._held: dict[tuple[str, str, int, str], FunctionProfile] = {}
+        #: the contract of each instrumented module's functions, by id of its state
+        #: (which the runtime keeps for good)
+        self._contracts: dict[int, ModuleContract] = {}
 
     # -- start and stop -------------------------------------------------------
 
@@ -246,6 +250,7 @@ class Profiler:
         for state, paths, cuts, raised, unattributed, times, closed in runtime.take_snapshot():
             meta = state.meta
             digest = meta.source_hash
+            contract = self._contract(state, digest)
             for i, fmeta in enumerate(meta.functions):
                 if fmeta.calls_only:
                     key = f"{state.filename}|{fmeta.qualname}|{fmeta.code_line}|{digest}"
@@ -255,7 +260,7 @@ class Profiler:
                 if not ran and not include_unrun:
                     continue
                 fn = FunctionProfile(state.filename, fmeta.qualname, fmeta.code_line,
-                                     digest, fmeta)
+                                     digest, fmeta, module=contract, position=i)
                 fn.counts = {str(k): v for k, v in paths[i].items()}
                 fn.cuts = {f"{b}:{v}": c for (b, v), c in cuts[i].items()}
                 if fmeta.share is not None:  # this copy's share of a split function
@@ -274,6 +279,15 @@ class Profiler:
                       and i not in state.unmeasured):
                     functions.append(fn)  # measured but never called: 0 of N paths
         return functions
+
+    def _contract(self, state: Any, digest: str) -> ModuleContract:
+        """The contract of ``state``'s module as the generated code handed it to the
+        runtime: the data file keeps that text, compressed, encoding nothing again."""
+        contract = self._contracts.get(id(state))
+        if contract is None:
+            contract = self._contracts[id(state)] = ModuleContract(
+                state.filename, digest, Packed(state.meta_json), state.meta)
+        return contract
 
     def child_settings(self) -> dict[str, Any]:
         """What a child process that starts a new interpreter needs to measure as part
@@ -316,7 +330,8 @@ class Profiler:
                 _die_of_sigterm()
 
     def _save(self) -> str:
-        functions, sources = self.collect()
+        functions, texts = self.collect()
+        sources: Mapping[tuple[str, str], str] = texts
         if self.copy is not None:  # a copy of a parallel run: the calls it counted
             self.copy.write_calls(self.calls)
         target = self.data_file
@@ -327,7 +342,11 @@ class Profiler:
             target = files.parallel_name(self.data_file, "child", run=self._token)
             append = True
         else:
-            functions += self._children()
+            children, from_children = self._children()
+            if children:
+                functions += children
+                sources = Sources(texts)
+                sources.update(from_children)
         try:
             store.write(target, self.run_info(), functions, sources, append=append)
         except (DataError, OSError, sqlite3.Error) as err:
@@ -339,7 +358,7 @@ class Profiler:
         return target
 
     def _save_elsewhere(self, functions: list[FunctionProfile],
-                        sources: dict[tuple[str, str], str], err: Exception) -> str:
+                        sources: Mapping[tuple[str, str], str], err: Exception) -> str:
         """The data file cannot be written (locked, corrupt, damaged, another schema,
         a read-only directory, a full disk, a file size limit): save the run beside
         it, or else in the temporary directory, and say where in one line; or, if
@@ -369,16 +388,22 @@ class Profiler:
     def _child_files(self) -> list[str]:
         return files.files_of(self.data_file, "child", run=self._token)
 
-    def _children(self) -> list[FunctionProfile]:
+    def _children(self) -> tuple[list[FunctionProfile], Sources]:
+        """What the run's children saved in files of their own: their profiles, and
+        the sources of what they measured."""
         self._child_paths = []
         found: list[FunctionProfile] = []
+        sources = Sources()
         for path in self._child_files():
             try:
-                found += store.read(path).functions
-                self._child_paths.append(path)
+                measurement = store.read(path)
             except DataError as err:  # a child still writing, or killed mid-way
                 warn(f"{err}; left for `pathprof combine`")
-        return found
+                continue
+            found += measurement.functions
+            sources.update(measurement.sources)
+            self._child_paths.append(path)
+        return found, sources
 
     def _remove_children(self) -> None:
         for path in getattr(self, "_child_paths", []):

@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pathprof.data import store
+from pathprof.data.modules import Sources
 from pathprof.data.profile import FunctionProfile, merge
 from pathprof.exceptions import PathprofError
 from pathprof.messages import warn
@@ -293,9 +294,9 @@ def _merge(measurements: list[store.Measurement], data_file: str, append: bool
     """Add the copies' profiles into ``data_file`` as one run (the first copy's:
     copy 0's, unless it saved nothing)."""
     functions = merge(fn for m in measurements for fn in m.functions)
-    sources: dict[tuple[str, str], str] = {}
+    sources = Sources()
     for m in measurements:
-        sources.update(m.sources)
+        sources.update(m.sources)  # as the copies' files hold them: compressed
     store.write(data_file, measurements[0].runs[0], functions, sources, append=append)
     return functions
 
