@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from pathprof.python.instrument import instrument_source
-from pathprof.python.outside import reaches_own_frame
+from pathprof.python.scan import reaches_own_frame
 
 SOURCE = textwrap.dedent("""
     import sys

@@ -74,6 +74,7 @@ from pathprof.python.nodes import (
     locate_at,
     observer,
     store,
+    walk,
 )
 from pathprof.python.rewrite import RESTART, RETURN_CODE, FunctionRewriter
 
@@ -536,7 +537,7 @@ def _base(index: int) -> ast.expr:
 
 def _stores(node: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
-               for n in ast.walk(node))
+               for n in walk(node))
 
 
 def _first_of(parts: list[ast.expr], anchor: ast.expr) -> ast.expr:

@@ -14,7 +14,7 @@ from typing import Any
 from pathprof.python.names import CLOCK, MODULE, PATH_START, REGISTER
 from pathprof.python.nodes import call_module, const, load
 from pathprof.python.plan import FunctionPlan
-from pathprof.python.statements import is_generator
+from pathprof.python.scan import is_generator
 
 __all__ = ["exception_position", "exit_effects"]
 

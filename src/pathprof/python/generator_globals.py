@@ -12,9 +12,9 @@ from __future__ import annotations
 import ast
 
 from pathprof.python.names import captured_name, is_capturable
-from pathprof.python.nodes import assign, first_code, is_inserted, load, locate_at
+from pathprof.python.nodes import assign, child_nodes, first_code, is_inserted, load, locate_at
 from pathprof.python.plan import FunctionPlan
-from pathprof.python.statements import is_generator
+from pathprof.python.scan import is_generator
 
 __all__ = ["capture_globals"]
 
@@ -41,7 +41,7 @@ def capture_globals(fp: FunctionPlan) -> None:
             local = captured_name(child.id)
             captured[local] = child.id
             child.id = local
-        pending.extend(ast.iter_child_nodes(child))
+        pending += child_nodes(child)
     if not captured:
         return
     reads = [assign(local, load(name)) for local, name in sorted(captured.items())]

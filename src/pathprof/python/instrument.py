@@ -58,7 +58,7 @@ from pathprof.python.names import (
     timer_name,
 )
 from pathprof.python.nodes import artificial, const, load, mark_unlocated, store
-from pathprof.python.outside import move_registers_out, names_a_frame
+from pathprof.python.outside import move_registers_out
 from pathprof.python.plan import (
     FunctionPlan,
     plan_edge_function,
@@ -66,6 +66,7 @@ from pathprof.python.plan import (
     plan_share_function,
 )
 from pathprof.python.rewrite import count_calls, rewrite_function
+from pathprof.python.scan import ModuleScan, scan_module
 from pathprof.python.switches import add_switch, can_switch, original_body, plan_loop_switches
 
 __all__ = [
@@ -77,63 +78,17 @@ __all__ = [
 
 
 
-#: Builtins that, called without arguments, show the caller's local names.
-_NAME_VIEWS = frozenset({"locals", "vars", "dir"})
-
-
-def _name_view(call: ast.Call) -> ast.Call:
-    """``locals()`` → ``_@pp_m.program_names(locals, locals())``, located at the call."""
+def _hide_in_view(call: ast.Call) -> None:
+    """``locals()`` → ``_@pp_m.program_names(locals, locals())``, in place (the call's
+    node becomes the outer call), every part located at the call."""
     assert isinstance(call.func, ast.Name)
-    view = ast.Name(id=call.func.id, ctx=ast.Load())
+    inner = ast.copy_location(ast.Call(func=call.func, args=[], keywords=[]), call)
+    view = ast.copy_location(ast.Name(id=call.func.id, ctx=ast.Load()), call)
     func = ast.Attribute(value=load(MODULE), attr="program_names", ctx=ast.Load())
-    wrapped = ast.Call(func=func, args=[view, call], keywords=[])
-    for part in (wrapped, func, func.value, view):
-        ast.copy_location(part, call)
-    return wrapped
-
-
-def _scan_frames(tree: ast.Module) -> tuple[list[ast.FunctionDef | ast.AsyncFunctionDef],
-                                            list[tuple[ast.AST, str, int | None]]]:
-    """One walk of ``tree``: the functions whose own code (not that of a function or
-    class inside them) names a way to their frame (:func:`outside.names_a_frame`),
-    outermost first; and where each ``locals()``, ``vars()`` or ``dir()`` without
-    arguments inside a function is (parent, field, index in the field's list)."""
-    reaching: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}
-    views: list[tuple[ast.AST, str, int | None]] = []
-    order: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
-    # (node, its owner: the innermost function or class around it, in a function?)
-    pending: list[tuple[ast.AST, ast.AST | None, bool]] = [(tree, None, False)]
-    while pending:
-        node, owner, in_function = pending.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            order.append(node)
-        if names_a_frame(node) and isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef):
-            reaching[id(owner)] = owner
-        inner_owner = node if isinstance(node, _OWNERS) else owner
-        inner_in_function = in_function or isinstance(node, ast.FunctionDef
-                                                      | ast.AsyncFunctionDef)
-        children = []
-        for name, value in ast.iter_fields(node):
-            if isinstance(value, list):
-                for index, child in enumerate(value):
-                    if isinstance(child, ast.AST):
-                        if inner_in_function and _is_name_view(child):
-                            views.append((node, name, index))
-                        children.append((child, inner_owner, inner_in_function))
-            elif isinstance(value, ast.AST):
-                if inner_in_function and _is_name_view(value):
-                    views.append((node, name, None))
-                children.append((value, inner_owner, inner_in_function))
-        pending.extend(reversed(children))  # in source order
-    return [f for f in order if id(f) in reaching], views
-
-
-_OWNERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
-def _is_name_view(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            and node.func.id in _NAME_VIEWS and not node.args and not node.keywords)
+    ast.copy_location(func, call)
+    ast.copy_location(func.value, call)
+    call.func = func
+    call.args = [view, inner]
 
 
 @dataclass
@@ -145,7 +100,8 @@ class RegistersMoved:
     body_in_frame: list[ast.stmt]
 
 
-def hide_own_names(tree: ast.Module, everywhere: bool = False) -> list[RegistersMoved]:
+def hide_own_names(tree: ast.Module, scan: ModuleScan, everywhere: bool = False
+                   ) -> list[RegistersMoved]:
     """In functions, ``locals()``, ``vars()`` and ``dir()`` without arguments become
     ``_@pp_rt.program_names(locals, locals())``: what the builtin returns without
     pathprof's ``@pp_*`` locals (a name the program bound to something else is
@@ -156,14 +112,13 @@ def hide_own_names(tree: ast.Module, everywhere: bool = False) -> list[Registers
     In the functions whose own source can reach their frame (``sys._getframe``,
     ``inspect.currentframe``, ``eval``, ``exec``, ``breakpoint``...), the ``@pp_*``
     names move out of the frame altogether (:mod:`pathprof.python.outside`); with
-    ``everywhere`` (for tests), in every function. Returns the functions moved,
-    each with its body as it was, for :meth:`InstrumentedModule.compile`."""
-    reaching, views = _scan_frames(tree)
-    for parent, name, index in views:
-        if index is None:
-            setattr(parent, name, _name_view(getattr(parent, name)))
-        else:
-            getattr(parent, name)[index] = _name_view(getattr(parent, name)[index])
+    ``everywhere`` (for tests), in every function. ``scan`` is what
+    :func:`~pathprof.python.scan.scan_module` found in ``tree`` before the rewrite
+    (which adds no such call or name). Returns the functions moved, each with its
+    body as it was, for :meth:`InstrumentedModule.compile`."""
+    for call in scan.name_views:
+        _hide_in_view(call)
+    reaching: list[ast.FunctionDef | ast.AsyncFunctionDef] = scan.reaching
     if everywhere:
         reaching = [node for node in ast.walk(tree)
                     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
@@ -266,6 +221,7 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
                 subpaths: bool = False, switches: bool = False,
                 mark_probes: bool = False) -> InstrumentedModule:
     tree = ast.parse(source, filename)
+    scan = scan_module(tree)
     if mode not in ("path", "edge"):
         raise ValueError(f"unknown instrumentation mode {mode!r}")
     if subpaths and (mode != "path" or shares or calls_only):
@@ -299,7 +255,7 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
         else:
             rewrite_function(fp)
         capture_globals(fp)
-    moved = hide_own_names(tree, registers_outside)
+    moved = hide_own_names(tree, scan, registers_outside)
     for index, original in originals.items():
         add_switch(plans[index], original)
     metadata = module_metadata(plans, filename, key, source)
@@ -332,6 +288,7 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
         raise ValueError(f"unknown event kind {kind!r}; choose from "
                          f"{', '.join(eventcode.EVENT_KINDS)}")
     tree = ast.parse(source, filename)
+    scan = scan_module(tree)
     functions = [build_cfg(node, qualname, star_flows_on=False)
                  for node, qualname in iter_functions(tree)]
     plans = [plan_function(cfg, i) for i, cfg in enumerate(functions)]
@@ -349,7 +306,7 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
                 if placement == "statements" else None)
         eventcode.rewrite_event_function(fp, plan, weights, adds, totals_only)
         capture_globals(fp)
-    moved = hide_own_names(tree, registers_outside)
+    moved = hide_own_names(tree, scan, registers_outside)
     metadata = module_metadata(plans, filename, key, source)
     metadata = dataclasses.replace(
         metadata, events=kind, totals_only=totals_only,

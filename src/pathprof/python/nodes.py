@@ -40,6 +40,63 @@ _LOCATED_LATER = "_pathprof_located_later"
 
 
 # ---------------------------------------------------------------------------
+# Walking
+
+
+#: Fields that hold only context and operator singletons (``Load()``, ``Add()``):
+#: nodes without a location, which nothing pathprof asks of a tree is about.
+_SINGLETON_FIELDS = frozenset({"ctx", "op", "ops"})
+#: Per node class, the fields that may hold nodes.
+_NODE_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def node_fields(kind: type) -> tuple[str, ...]:
+    """The fields of node class ``kind`` that may hold nodes, singletons left out."""
+    fields = _NODE_FIELDS.get(kind)
+    if fields is None:
+        fields = _NODE_FIELDS[kind] = tuple(
+            name for name in kind._fields  # type: ignore[attr-defined]
+            if name not in _SINGLETON_FIELDS)
+    return fields
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """The nodes directly in ``node``, in field order, without the context and
+    operator singletons: :func:`ast.iter_child_nodes` as a list, at a third of its
+    cost (no generator per node and field)."""
+    found: list[ast.AST] = []
+    for name in node_fields(type(node)):
+        value = getattr(node, name, None)
+        if type(value) is list:
+            found += [item for item in value if isinstance(item, ast.AST)]
+        elif isinstance(value, ast.AST):
+            found.append(value)
+    return found
+
+
+def walk(node: ast.AST) -> list[ast.AST]:
+    """Every node in ``node``, itself first, depth first, without the context and
+    operator singletons: what :func:`ast.walk` yields of the nodes that have a
+    location (and of every other kind pathprof looks for), in one list, at a
+    fraction of its cost. The order is not :func:`ast.walk`'s (breadth first)."""
+    found: list[ast.AST] = []
+    todo = [node]
+    fields_of = _NODE_FIELDS
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        kind = type(current)
+        fields = fields_of.get(kind) or node_fields(kind)
+        for name in fields:
+            value = getattr(current, name, None)
+            if type(value) is list:
+                todo += [item for item in value if isinstance(item, ast.AST)]
+            elif isinstance(value, ast.AST):
+                todo.append(value)
+    return found
+
+
+# ---------------------------------------------------------------------------
 # Locations
 
 
@@ -48,7 +105,7 @@ _Node = TypeVar("_Node", bound=ast.AST)
 
 def artificial(node: _Node) -> _Node:
     """``node`` and everything in it made artificial (no location)."""
-    for child in ast.walk(node):
+    for child in walk(node):
         if "lineno" in child._attributes:
             child.lineno = UNLOCATED  # type: ignore[attr-defined]
             child.end_lineno = UNLOCATED  # type: ignore[attr-defined]
@@ -75,7 +132,7 @@ def locate_at(nodes: list[ast.stmt], anchor: ast.AST) -> list[ast.stmt]:
     """
     line, column = anchor.lineno, anchor.col_offset  # type: ignore[attr-defined]
     for node in nodes:
-        for part in ast.walk(node):
+        for part in walk(node):
             if "lineno" in part._attributes and getattr(part, "lineno", -1) in (-1, None):
                 part.lineno = part.end_lineno = line  # type: ignore[attr-defined]
                 part.col_offset = part.end_col_offset = column  # type: ignore[attr-defined]
@@ -85,7 +142,7 @@ def locate_at(nodes: list[ast.stmt], anchor: ast.AST) -> list[ast.stmt]:
 def mark_unlocated(tree: ast.AST) -> None:
     """Put every unlocated node of ``tree`` (all inserted code, in a build with
     ``mark_probes``) at :data:`PROBE_MARK_LINE`."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if getattr(node, "lineno", None) == UNLOCATED:
             node.lineno = PROBE_MARK_LINE  # type: ignore[attr-defined]
             if getattr(node, "end_lineno", None) == UNLOCATED:

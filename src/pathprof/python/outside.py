@@ -22,36 +22,7 @@ from __future__ import annotations
 import ast
 from typing import TypeVar
 
-#: Names whose call, or attribute access, can reach the calling frame's locals.
-_FRAME_NAMES = frozenset({"eval", "exec", "breakpoint", "locals", "vars", "dir", "_getframe",
-                          "currentframe", "set_trace"})
-_FRAME_ATTRIBUTES = frozenset({"_getframe", "currentframe", "f_locals", "f_back", "set_trace",
-                               "getouterframes", "getinnerframes", "_current_frames"})
-_INSPECT_FUNCTIONS = frozenset({"stack", "trace", "getframeinfo"})
-
-
-def names_a_frame(node: ast.AST) -> bool:
-    """Whether ``node`` itself (a name or an attribute) is a way to a frame's locals."""
-    if isinstance(node, ast.Name):
-        return node.id in _FRAME_NAMES
-    return isinstance(node, ast.Attribute) and (
-        node.attr in _FRAME_ATTRIBUTES
-        or (node.attr in _INSPECT_FUNCTIONS and isinstance(node.value, ast.Name)
-            and node.value.id == "inspect"))
-
-
-def reaches_own_frame(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether ``func``'s own code (not that of functions defined in it) names a
-    way to its frame's locals."""
-    todo: list[ast.AST] = list(func.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            continue
-        if names_a_frame(node):
-            return True
-        todo.extend(ast.iter_child_nodes(node))
-    return False
+from pathprof.python.nodes import walk
 
 
 class _MoveOut(ast.NodeTransformer):
@@ -97,7 +68,7 @@ _Node = TypeVar("_Node", bound=ast.AST)
 def _located(new: _Node, old: ast.AST) -> _Node:
     for field in ("lineno", "end_lineno", "col_offset", "end_col_offset"):
         setattr(new, field, getattr(old, field, -1))
-    for part in ast.walk(new):
+    for part in walk(new):
         for field in ("lineno", "end_lineno", "col_offset", "end_col_offset"):
             if not hasattr(part, field) and field in part._attributes:
                 setattr(part, field, getattr(old, field, -1))

@@ -68,6 +68,7 @@ from pathprof.python.nodes import (
     artificial_shell,
     assign,
     call_module,
+    child_nodes,
     const,
     count,
     first_code,
@@ -78,6 +79,7 @@ from pathprof.python.nodes import (
     mark_located_later,
     observer,
     store,
+    walk,
 )
 from pathprof.python.plan import FunctionPlan
 from pathprof.python.statements import enclosed_lists, loop_exit_line, statement_parents
@@ -381,9 +383,10 @@ class FunctionRewriter:
         what follows it (the function's return, when the loop ends the function) has
         a line too -- CPython 3.12 gave such a return none (``sys.monitoring``'s
         ``PY_RETURN`` at no line)."""
-        if self._while_elses is None:  # one walk for the function, not one per else
-            self._while_elses = {id(node.orelse): node for node in ast.walk(self.cfg.node)
-                                 if isinstance(node, ast.While)}
+        if self._while_elses is None:  # once for the function, from its statements
+            self._while_elses = {id(stmts[i].orelse): stmts[i]  # type: ignore[attr-defined,misc]
+                                 for stmts, i in self.parents.values()
+                                 if type(stmts[i]) is ast.While}
         loop = self._while_elses.get(id(stmts))
         if loop is not None:
             line = loop_exit_line(loop)
@@ -445,7 +448,7 @@ class FunctionRewriter:
         guard = ast.If(test=ast.Compare(left=load(name), ops=[ast.IsNot()],
                                         comparators=[const(None)]),
                        body=body, orelse=[])
-        for stmt in ast.walk(guard):
+        for stmt in walk(guard):
             if isinstance(stmt, ast.If):
                 artificial(stmt)  # (the probe code in it is artificial already)
         if not flows:
@@ -483,7 +486,7 @@ class FunctionRewriter:
         value = node.value
         if (early and not self.timed and not self.fp.switch and value is not None
                 and not any(isinstance(n, ast.Yield | ast.YieldFrom | ast.Await)
-                            for n in ast.walk(value))):
+                            for n in walk(value))):
             self.fp.early_returns.add(block)
             # The code runs just before the value's first instruction: located there,
             # it makes no line event of its own (a value starting on a later line
@@ -678,7 +681,7 @@ def uses_local_table(fp: FunctionPlan) -> bool:
     store per call. So functions with a loop, except those whose locals move out of
     their frame (each use would be a call, :mod:`pathprof.python.outside`) and OSP's,
     which count no paths."""
-    from pathprof.python.outside import reaches_own_frame
+    from pathprof.python.scan import reaches_own_frame
 
     return (bool(fp.numbering.dag.backedges) and not fp.subpaths and not fp.calls_only
             and not reaches_own_frame(fp.cfg.node))
@@ -737,6 +740,21 @@ def _count_down(index: int, probe: Probe) -> list[ast.stmt]:
     return [artificial(step), artificial(ast.If(test=near, body=[call], orelse=[]))]
 
 
+def _names(stmts: list[ast.stmt], name: str) -> bool:
+    """Whether ``stmts`` name ``name``, outside the functions, classes and lambdas in
+    them (scopes of their own)."""
+    pending: list[ast.AST] = list(stmts)
+    while pending:
+        node = pending.pop()
+        if type(node) is ast.Name:
+            if node.id == name:
+                return True
+        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+                            | ast.Lambda):
+            pending += child_nodes(node)
+    return False
+
+
 def _restart_clock() -> ast.stmt:
     return assign(PATH_START, ast.Call(func=load(CLOCK), args=[], keywords=[]))
 
@@ -756,8 +774,7 @@ def _wrap_function(fp: FunctionPlan) -> None:
     # A function whose probes never use the register (each path counted by a constant
     # index: single-path functions, most small ones) needs no register at all: its
     # value would always be 0.
-    uses_register = any(isinstance(n, ast.Name) and n.id == REGISTER
-                        for stmt in body for n in ast.walk(stmt))
+    uses_register = _names(body, REGISTER)
     exit_note = observer(exit_effects(fp, load(REGISTER) if uses_register else const(0)))
     # The observer has no location; after compiling, pathprof.python.lasti makes it
     # re-raise as a with statement does, so the frame an exception leaves stands at

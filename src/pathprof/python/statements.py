@@ -2,8 +2,7 @@
 statement lists lie inside a cleanup (``with``, ``finally``), a loop's ``break``
 statements, and the one line a statement is left from, where there is one.
 
-Read-only: nothing here changes the tree (but for :func:`is_generator`, which keeps
-its answer on the function's node).
+Read-only: nothing here changes the tree.
 """
 
 from __future__ import annotations
@@ -14,15 +13,22 @@ from pathprof.python.nodes import is_inserted
 
 
 def statement_parents(func: ast.AST) -> dict[int, tuple[list[ast.stmt], int]]:
-    """Statement id -> (the list holding it, its index), within one function."""
+    """Statement id -> (the list holding it, its index), within one function (the
+    functions and classes inside it included). Statements lie only in statement
+    lists, so only statements, ``except`` clauses and ``case`` blocks are visited."""
     result: dict[int, tuple[list[ast.stmt], int]] = {}
-    for node in ast.walk(func):
+    todo = [func]
+    while todo:
+        node = todo.pop()
         for field_name in ("body", "orelse", "finalbody"):
             stmts = getattr(node, field_name, None)
-            if isinstance(stmts, list):
+            if type(stmts) is list:
                 for i, stmt in enumerate(stmts):
                     if isinstance(stmt, ast.stmt):
                         result[id(stmt)] = (stmts, i)
+                        todo.append(stmt)
+        for field_name in ("handlers", "cases"):
+            todo += getattr(node, field_name, ())
     return result
 
 
@@ -154,31 +160,3 @@ def entry_line(stmt: ast.stmt, way: list[ast.stmt]) -> int | None:
         if line is not None and (last.guard is None or one_line(last.guard) == line):
             return line
     return None
-
-
-# ---------------------------------------------------------------------------
-# Functions
-
-
-def is_generator(node: ast.AST) -> bool:
-    """Whether the function ``node`` is a generator (or an async generator): a
-    ``yield`` of its own, not of a function, lambda or class inside it. (Kept on the
-    node, asked twice: the instrumentation adds no ``yield``.)"""
-    known = getattr(node, _GENERATOR, None)
-    if known is not None:
-        return known
-    pending = list(ast.iter_child_nodes(node))
-    found = False
-    while pending and not found:
-        child = pending.pop()
-        if isinstance(child, ast.Yield | ast.YieldFrom):
-            found = True
-        elif not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
-                            | ast.ClassDef):
-            pending.extend(ast.iter_child_nodes(child))
-    setattr(node, _GENERATOR, found)
-    return found
-
-
-#: the attribute of a function's node that keeps :func:`is_generator`'s answer
-_GENERATOR = "_pathprof_generator"

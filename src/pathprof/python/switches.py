@@ -26,6 +26,7 @@ from pathprof.python.nodes import (
     line_anchor,
     load,
     locate_at,
+    walk,
 )
 from pathprof.python.plan import FunctionPlan, LoopSwitch
 from pathprof.python.statements import (
@@ -82,7 +83,7 @@ def _original_copy(stmts: list[ast.stmt], memo: dict[int, Any] | None = None
     so no line event goes with them.) ``memo`` receives the copy of each node by
     the original's id (:func:`copy.deepcopy`'s memo)."""
     shell = ast.Module(body=copy.deepcopy(stmts, memo), type_ignores=[])
-    for node in ast.walk(shell):
+    for node in walk(shell):
         for name, value in ast.iter_fields(node):
             if isinstance(value, list) and any(isinstance(v, ast.Global | ast.Nonlocal)
                                                for v in value):
@@ -165,6 +166,8 @@ def wrap_loop_switches(fp: FunctionPlan) -> None:
     The first iteration of every loop entry is measured (its path comes from
     outside the loop). The inserted code is located where the code that runs next
     anyway is, so tracers see no extra line."""
+    if not fp.loop_switches:
+        return
     parents = statement_parents(fp.cfg.node)  # (statement lists stay the same objects below)
     for loop in fp.loop_switches:
         node = loop.node
