@@ -30,7 +30,8 @@ collect_ignore = ["corpus"]
 OUTER_PYTHONS_MODULES = frozenset({
     "test_cli.py", "test_concurrent_writers.py", "test_config.py", "test_datafiles.py",
     "test_diff.py",
-    "test_html.py", "test_parallel.py", "test_parallel_faults.py", "test_pytest_parallel.py",
+    "test_html.py", "test_parallel.py", "test_parallel_faults.py", "test_progress.py",
+    "test_pytest_parallel.py",
     "test_report_width.py", "test_subpaths_html.py",
     "contract/test_data_survives.py", "contract/test_reports_survive.py",
 })

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -140,31 +139,6 @@ def test_coverage_refuses_an_edge_profile(tmp_path: Path,
     assert "needs a path profile" in capsys.readouterr().err
 
 
-def test_long_work_shows_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    import io
-
-    from rich.console import Console
-
-    from pathprof.cli import options as cli
-
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    shown = Terminal()
-    monkeypatch.setattr(sys, "stderr", shown)
-    monkeypatch.setattr(cli, "_stderr_console",
-                        lambda: Console(file=shown, force_terminal=True, width=80))
-    with cli.progress("combining data files", cli.PROGRESS_FROM) as advance:
-        advance(cli.PROGRESS_FROM // 2, cli.PROGRESS_FROM)
-    assert "combining data files" in shown.getvalue()
-    quiet = Terminal()
-    monkeypatch.setattr(sys, "stderr", quiet)
-    with cli.progress("combining data files", cli.PROGRESS_FROM - 1) as advance:
-        advance(1, cli.PROGRESS_FROM - 1)  # short work: no bar
-    assert quiet.getvalue() == ""
-
-
 def test_instrument_fills_the_cache_and_lists_what_it_cannot(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PATHPROF_CACHE_DIR", raising=False)  # (pathprof_cli writes bytecode)
@@ -185,38 +159,6 @@ def test_instrument_fills_the_cache_and_lists_what_it_cannot(
     second = pathprof_cli(tmp_path, "instrument")
     assert second.stdout.strip() == "3 files: 0 instrumented, 2 already cached, 1 could not be"
     assert not (tmp_path / ".pathprof_cache").exists()
-
-
-def test_instrument_shows_its_progress_on_a_terminal(tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    import io
-
-    from rich.console import Console
-
-    from pathprof.cli import options as cli
-
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    for name in ("a", "b", "c"):
-        (tmp_path / f"{name}.py").write_text(f"def {name}(x):\n    return 1 if x else 2\n")
-    monkeypatch.chdir(tmp_path)
-    shown = Terminal()
-    monkeypatch.setattr(cli, "_stderr_console",
-                        lambda: Console(file=shown, force_terminal=True, width=80))
-    monkeypatch.setattr(sys, "stderr", shown)
-    assert main(["instrument", "--cache-dir", "cache"]) == OK
-    assert "instrumenting" in shown.getvalue()
-    assert "3/3" in shown.getvalue()  # files done of the files selected
-    assert capsys.readouterr().out == ("3 files: 3 instrumented, 0 already cached, 0 could "
-                                       "not be; cached in cache\n")
-    not_a_terminal = io.StringIO()
-    monkeypatch.setattr(sys, "stderr", not_a_terminal)
-    assert main(["instrument", "--cache-dir", "cache"]) == OK
-    assert not_a_terminal.getvalue() == ""
-    assert capsys.readouterr().out == "3 files: 0 instrumented, 3 already cached, 0 could not be\n"
 
 
 def test_erase_removes_the_data_files_and_nothing_else(tmp_path: Path) -> None:

@@ -103,6 +103,10 @@ RENDERER_PARTS = {"pathprof.report.html": ("pathprof.report.cfg_picture",)}
 #: What no layer below the faces may import.
 _ABOVE = ("pathprof.measure.*", "pathprof.parallel.*", *FACES)
 
+#: What draws on the terminal while work goes on (a progress bar, a live view): the
+#: faces' alone. The library reports progress to a callback (``pathprof.cli.progress``).
+_LIVE = ("rich.progress", "rich.live")
+
 
 def _renderers(modules: set[str]) -> list[str]:
     """Every module of report/ that is neither a helper nor a face's: a renderer."""
@@ -129,6 +133,9 @@ def rules(modules: set[str]) -> list[tuple[str, str, tuple[str, ...]]]:
                              and other not in RENDERER_PARTS.get(renderer, ()))))
           for renderer in renderers),
         *((face, ONLY, (*PUBLIC_API, *FACES, *REPORT_HELPERS)) for face in FACES),
+        ("pathprof.api", NOT, ("rich.*",)),
+        *((name, NOT, _LIVE) for name in sorted(modules)
+          if not any(_matches(name, face) for face in FACES)),
     ]
 
 
@@ -226,7 +233,9 @@ def test_every_layer_imports_only_what_its_rules_allow() -> None:
 
 def test_the_rule_checker_finds_a_broken_rule() -> None:
     imports = {"pathprof.report.a": {"pathprof.report.b", "pathprof.data.store", "os"},
-               "pathprof.report.b": {"pathprof.analysis.x"},
+               "pathprof.report.b": {"pathprof.analysis.x", "rich.progress"},
+               "pathprof.api": {"pathprof.report.b", "rich.console"},
+               "pathprof.cli.progress": {"rich.progress"},
                "pathprof.graph.g": {"pathprof.graph.h", "pathprof.data.profile", "json"},
                "pathprof.cli": {"pathprof.api", "pathprof.measure.profiler", "argparse"},
                "pathprof.analysis.x": {"rich.table"}}
@@ -237,4 +246,6 @@ def test_the_rule_checker_finds_a_broken_rule() -> None:
         "pathprof.report.a imports pathprof.data.store",
         "pathprof.report.a imports pathprof.report.b",
         "pathprof.cli imports pathprof.measure.profiler",
+        "pathprof.api imports rich.console",
+        "pathprof.report.b imports rich.progress",
     ]

@@ -96,7 +96,8 @@ def combinable_files(data_file: str) -> list[str]:
 
 def combine(data_file: str, files: Sequence[str],
             progress: Callable[[int, int], None] | None = None) -> list[str]:
-    """Combine ``files`` into ``data_file``; the files combined."""
+    """Combine ``files`` into ``data_file``; the files combined. ``progress(done,
+    total)`` counts two steps per file: read, then added."""
     from pathprof.data.store import combine as combine_files
 
     return combine_files(data_file, files, progress=progress)
@@ -142,11 +143,13 @@ def coverage(measurement: Any) -> Any:
     return path_coverage(measurement)
 
 
-def line_coverage(measurement: Any) -> Any:
-    """Lines and branches (:class:`~pathprof.analysis.linecoverage.LineCoverage`)."""
+def line_coverage(measurement: Any,
+                  progress: Callable[[int, int], None] | None = None) -> Any:
+    """Lines and branches (:class:`~pathprof.analysis.linecoverage.LineCoverage`);
+    ``progress(done, total)`` is called after each file."""
     from pathprof.analysis.linecoverage import line_coverage as lines
 
-    return lines(measurement)
+    return lines(measurement, progress)
 
 
 def diff(old: Any, new: Any, **options: Any) -> Any:
@@ -198,11 +201,13 @@ def subpath_sources(document: dict[str, Any]) -> dict[str, list[str] | str]:
                                 for block in subpath["blocks"]}))
 
 
-def export(kind: str, measurement: Any, path: str | None) -> Any:
+def export(kind: str, measurement: Any, path: str | None,
+           progress: Callable[[int, int], None] | None = None) -> Any:
     """Write ``measurement`` as ``kind`` (see :data:`EXPORTS`) to ``path`` (None: standard
     output); returns the line coverage written. An unwritable path raises
-    :class:`PathprofError`."""
-    lines = line_coverage(measurement)
+    :class:`PathprofError`. ``progress(done, total)`` is called after each file's
+    coverage is found (most of the work; the writing follows)."""
+    lines = line_coverage(measurement, progress)
     if path is None:
         render(kind, lines, sys.stdout)
         return lines
@@ -427,12 +432,12 @@ def command_scope() -> Iterator[Callable[[int], int]]:
 def warm_cache(source: Sequence[str], include: Sequence[str], omit: Sequence[str], *,
                mode: str, metric: str | None, stop_counting: str = "never",
                cache_dir: str | None = None,
-               progress: Callable[[int], Any]) -> tuple[list[str], Any]:
+               progress: Callable[[int, int], None] | None = None) -> tuple[list[str], Any]:
     """Instrument the selected files into the cache a run with these options reads
     (``pathprof instrument``): the files, and the result (instrumented, cached,
     failed, and where it was written: :class:`~pathprof.measure.importhook.WarmResult`).
     ``cache_dir`` is a configured cache directory (:func:`pathprof.config.cache_dir`).
-    ``progress(total)`` is a context manager yielding the callback ``(done, total)``."""
+    ``progress(done, total)`` is called after each file."""
     from pathprof.config import cache_dir as find_cache_dir
     from pathprof.measure.importhook import InstrumentOptions
     from pathprof.measure.importhook import warm_cache as warm
@@ -445,9 +450,7 @@ def warm_cache(source: Sequence[str], include: Sequence[str], omit: Sequence[str
                             "and no metric")
     options = InstrumentOptions(mode=mode, metric=metric, switches=stop_counting != "never",
                                 cache_dir=find_cache_dir(cache_dir))
-    with progress(len(paths)) as advance:
-        result = warm(paths, options, progress=advance)
-    return paths, result
+    return paths, warm(paths, options, progress=progress)
 
 
 # -- Event counting -----------------------------------------------------------------

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
@@ -233,13 +233,14 @@ def _current_digest(file: str) -> str | None:
         return None
 
 
-def line_coverage(measurement: Measurement) -> LineCoverage:
+def line_coverage(measurement: Measurement,
+                  progress: Callable[[int, int], None] | None = None) -> LineCoverage:
     """Line, branch, function and path coverage of every function measured.
 
     A file measured in several versions of its source (data files combined
     across an edit) is reported in one: the version the file holds now, or else
     the one whose paths ran most; ``older_versions`` names the files where
-    versions were left out."""
+    versions were left out. ``progress(done, total)`` is called after each file."""
     functions = [fn for fn in measurement.functions if fn.meta.mode == "path"]
     if measurement.functions and not functions:
         raise PathprofError("line and branch coverage need a path profile; this data "
@@ -248,7 +249,7 @@ def line_coverage(measurement: Measurement) -> LineCoverage:
     for fn in functions:
         by_file.setdefault(fn.file, {}).setdefault(fn.source_hash, []).append(fn)
     result = LineCoverage([])
-    for file in sorted(by_file):
+    for done, file in enumerate(sorted(by_file), 1):
         versions = by_file[file]
         digest = _current_digest(file)
         if digest not in versions:
@@ -264,6 +265,8 @@ def line_coverage(measurement: Measurement) -> LineCoverage:
             for line, count in fn_lines.lines.items():
                 hits[line] = hits.get(line, 0) + count
         result.files.append(FileLines(file, measured, dict(sorted(hits.items()))))
+        if progress is not None:
+            progress(done, len(by_file))
     return result
 
 

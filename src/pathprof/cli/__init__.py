@@ -4,7 +4,8 @@ One module per group of commands, each command a parser-building function
 (``add_<command>``) and a handler, which calls the API: :mod:`.program` (``run``,
 ``count``, ``hot``, ``instrument``), :mod:`.reports` (``report``, ``coverage``,
 ``html``, ``lcov``, ``xml``, ``diff``, ``plan``), :mod:`.datafile` (``combine``,
-``erase``); :mod:`.options` holds what they share.
+``erase``); :mod:`.options` holds what they share, :mod:`.progress` the progress bar
+of long commands.
 
 Exit statuses (:mod:`.options`, docs/exit-status.md): 0 success, 1 a pathprof
 error (message printed, no traceback), 2 bad usage, 3 a check asked for failed

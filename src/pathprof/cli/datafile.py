@@ -8,7 +8,8 @@ import sys
 from typing import Any
 
 from pathprof import api
-from pathprof.cli.options import OK, data_file_option, progress
+from pathprof.cli.options import OK, data_file_option
+from pathprof.cli.progress import progress
 from pathprof.exceptions import PathprofError
 
 __all__ = ["add_combine", "add_erase"]
@@ -33,7 +34,7 @@ def command_combine(args: argparse.Namespace) -> int:
     files = args.files or api.combinable_files(args.data_file)
     if not files:
         raise PathprofError(f"no data files to combine beside {args.data_file}")
-    with progress("combining data files", len(files)) as advance:
+    with progress("combining data files", count=False) as advance:  # (steps, not files)
         combined = api.combine(args.data_file, files, progress=advance)
     print(f"combined {len(combined)} data files into {args.data_file}")
     for file, qualname, versions in api.source_conflicts(args.data_file):

@@ -1,21 +1,19 @@
 """What several commands share: argument types, option groups, the configuration's
-defaults, the exit statuses of checks, the progress bar."""
+defaults, the exit statuses of checks (the progress bar: :mod:`.progress`)."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pathprof.config import Threshold
 
 __all__ = ["CHECK_FAILED", "ERR", "OK", "USAGE", "apply_config", "cache_options",
            "data_file_option",
-           "fail_under_status", "file_name", "positive", "program_arguments", "progress",
+           "fail_under_status", "file_name", "positive", "program_arguments",
            "quiet_stdout", "report_filter_options", "selection_options", "whole_number"]
 
 #: The exit statuses of pathprof's commands (docs/exit-status.md): 0 success;
@@ -131,32 +129,6 @@ def fail_under_status(percent: float, fail_under: Threshold | None) -> int:
     print(f"pathprof: total basis path coverage {percent:.2f}% is below "
           f"{fail_under.setting}", file=sys.stderr)
     return CHECK_FAILED
-
-
-#: Long work shows a progress bar from this many items on, when stderr is a terminal.
-PROGRESS_FROM = 50
-
-
-@contextlib.contextmanager
-def progress(what: str, total: int, at_least: int = PROGRESS_FROM
-             ) -> Iterator[Callable[[int, int], None]]:
-    """A progress callback ``(done, total)``: a bar on stderr for long work (from
-    ``at_least`` items on) when stderr is a terminal, else nothing."""
-    if total < at_least or not sys.stderr.isatty():
-        yield lambda done, total: None
-        return
-    from rich.progress import MofNCompleteColumn, Progress
-
-    with Progress(*Progress.get_default_columns(), MofNCompleteColumn(), transient=True,
-                  console=_stderr_console()) as bar:
-        task = bar.add_task(what, total=total)
-        yield lambda done, total: bar.update(task, completed=done)
-
-
-def _stderr_console() -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True)
 
 
 def quiet_stdout() -> None:

@@ -23,10 +23,10 @@ from pathprof.cli.options import (
     data_file_option,
     positive,
     program_arguments,
-    progress,
     selection_options,
     whole_number,
 )
+from pathprof.cli.progress import progress
 from pathprof.exceptions import PathprofError
 
 __all__ = ["add_count", "add_hot", "add_instrument", "add_run"]
@@ -361,10 +361,10 @@ def add_instrument(commands: Any) -> None:
 
 
 def command_instrument(args: argparse.Namespace) -> int:
-    paths, result = api.warm_cache(
-        args.source, args.include, args.omit, mode=args.mode, metric=args.metric,
-        stop_counting=args.stop_counting, cache_dir=args.cache_dir,
-        progress=lambda total: progress("instrumenting", total, at_least=1))
+    with progress("instrumenting") as advance:
+        paths, result = api.warm_cache(
+            args.source, args.include, args.omit, mode=args.mode, metric=args.metric,
+            stop_counting=args.stop_counting, cache_dir=args.cache_dir, progress=advance)
     places = [name for name, count in (("__pycache__", result.in_pycache),
                                        (_shown(result.cache_dir), result.in_cache_dir))
               if count]

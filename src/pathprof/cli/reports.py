@@ -17,10 +17,10 @@ from pathprof.cli.options import (
     fail_under_status,
     file_name,
     positive,
-    progress,
     report_filter_options,
     whole_number,
 )
+from pathprof.cli.progress import progress
 from pathprof.exceptions import PathprofError
 from pathprof.messages import warn
 
@@ -157,7 +157,7 @@ def add_html(commands: Any) -> None:
 
 def command_html(args: argparse.Namespace) -> int:
     measurement = _load_reported(args)
-    with progress("writing function pages", len(measurement.functions)) as advance:
+    with progress("writing function pages") as advance:
         try:
             index = api.render("html", measurement, args.directory, title=args.title,
                                progress=advance)
@@ -190,8 +190,11 @@ def add_export(commands: Any) -> None:
 
 
 def command_export(args: argparse.Namespace) -> int:
-    coverage = api.export(args.command, _load_reported(args),
-                          None if args.output == "-" else args.output)
+    measurement = _load_reported(args)
+    shown = args.command if args.output == "-" else args.output
+    with progress(f"writing {shown}") as advance:
+        coverage = api.export(args.command, measurement,
+                              None if args.output == "-" else args.output, progress=advance)
     if args.output != "-":
         print(f"wrote {args.output}: {coverage.summary()}")
     for file, versions in coverage.older_versions:

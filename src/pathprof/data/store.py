@@ -865,19 +865,26 @@ def combine(target: str, paths: Iterable[str],
     """Add the data files ``paths`` into ``target`` (created if missing) and delete
     them. Returns the files combined; a file that cannot be read is reported with
     :class:`DataError` before anything is written or deleted. Functions measured
-    from different versions of their source stay apart (see :func:`source_conflicts`)."""
+    from different versions of their source stay apart (see :func:`source_conflicts`).
+    ``progress(done, total)`` is called after each step, two per file: read, then added."""
     paths = [p for p in paths if os.path.abspath(p) != os.path.abspath(target)]
-    measurements = [read(p) for p in paths]
+    steps = 2 * len(paths)
+    measurements = []
+    for done, path in enumerate(paths, 1):
+        measurements.append(read(path))
+        if progress is not None:
+            progress(done, steps)
     modes = {run.mode for m in measurements for run in m.runs}
     if os.path.exists(target):
         modes |= {run.mode for run in read(target, files=lambda file: False).runs}
     if len(modes) > 1:
         raise DataError(f"cannot combine path-mode and edge-mode data ({', '.join(paths)} "
                         f"into {target}); nothing was combined")
-    for done, (path, measurement) in enumerate(zip(paths, measurements, strict=True), 1):
+    for done, (path, measurement) in enumerate(zip(paths, measurements, strict=True),
+                                               len(paths) + 1):
         write(target, measurement.runs, measurement.functions, measurement.sources,
               append=True)
         os.unlink(path)
         if progress is not None:
-            progress(done, len(paths))
+            progress(done, steps)
     return paths
