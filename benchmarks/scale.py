@@ -42,7 +42,9 @@ of the ratio within the repeat: first run / ``nopyc`` (target at most 2x), warm 
 coverage (at most 1.3x), peak memory (max RSS of the process, from ``os.wait4`` in a small
 launcher process, since a child's peak counts its parent's at the fork) warm / coverage (at
 most 1.3x), the size of pathprof's data file (at most 2 MB) beside
-coverage.py's. For ``scale``, per size: the lines measured, the seconds, megabytes and
+coverage.py's; also the two time ratios in CPU time (user + system of the process and its
+children, from the same ``os.wait4``: less sensitive than wall time to other load on a
+shared machine). For ``scale``, per size: the lines measured, the seconds, megabytes and
 the cost per 1,000 lines, with the least-squares slope of each figure against the lines
 measured. Lines are physical lines of the files that ran (coverage.py's data: the files
 with an executed arc). MB are 10^6 bytes.
@@ -130,6 +132,7 @@ class Workload:
 @dataclass
 class Run:
     seconds: float
+    cpu: float  # user + system seconds of the process and its children
     rss_mb: float
     data_mb: float | None
     status: int
@@ -229,7 +232,8 @@ pid = os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ)
 _, status, usage = os.wait4(pid, 0)
 seconds = time.perf_counter() - start
 with open(sys.argv[1], "w") as f:
-    f.write(f"{seconds} {usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}")
+    cpu = usage.ru_utime + usage.ru_stime
+    f.write(f"{seconds} {cpu} {usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}")
 """
 
 
@@ -247,12 +251,12 @@ def execute(cmd: list[str], env: dict[str, str], cwd: Path,
         out.seek(0)
         output = out.read().decode("utf-8", "replace")
         if proc.returncode != 0 or not report.exists():
-            return Run(0.0, 0.0, None, proc.returncode or 1, output)
-        seconds, maxrss, status = report.read_text(encoding="utf-8").split()
+            return Run(0.0, 0.0, 0.0, None, proc.returncode or 1, output)
+        seconds, cpu, maxrss, status = report.read_text(encoding="utf-8").split()
     # ru_maxrss: kilobytes on Linux, bytes on macOS
     rss = int(maxrss) * (1 if sys.platform == "darwin" else 1024) / MB
     data = file_size(data_file) if data_file is not None else None
-    return Run(float(seconds), rss, data, int(status), output)
+    return Run(float(seconds), float(cpu), rss, data, int(status), output)
 
 
 class Runner:
@@ -464,12 +468,15 @@ def figures(result: Result) -> dict[str, Any]:
 
     return {
         "seconds": {m: med(m) for m in MODES},
+        "cpu": {m: med(m, "cpu") for m in MODES},
         "rss_mb": {m: med(m, "rss_mb") for m in MODES},
         "data_mb": {"pathprof": med("warm", "data_mb"), "coverage": med("coverage", "data_mb"),
                     "pathprof_first": med("first", "data_mb")},
         "first_over_nopyc": ratio("first", "nopyc"),
         "nopyc_over_plain": ratio("nopyc", "plain"),
         "warm_over_coverage": ratio("warm", "coverage"),
+        "first_over_nopyc_cpu": ratio("first", "nopyc", "cpu"),
+        "warm_over_coverage_cpu": ratio("warm", "coverage", "cpu"),
         "warm_over_plain": ratio("warm", "plain"),
         "coverage_over_plain": ratio("coverage", "plain"),
         "memory_warm_over_coverage": ratio("warm", "coverage", "rss_mb"),
@@ -482,7 +489,7 @@ def verdict(value: float, target: float) -> str:
 
 def workload_table(result: Result) -> list[str]:
     f = figures(result)
-    s, rss, data = f["seconds"], f["rss_mb"], f["data_mb"]
+    s, rss, data, c = f["seconds"], f["rss_mb"], f["data_mb"], f["cpu"]
     w = result.workload
     functions = f"; pathprof: {result.functions:,} functions" if result.functions else ""
     lines = [
@@ -506,6 +513,9 @@ def workload_table(result: Result) -> list[str]:
         f"| data file: pathprof's / coverage.py's `.coverage` | {data['pathprof']:.2f} MB "
         f"| {data['coverage']:.2f} MB | {data['pathprof'] / data['coverage']:.1f}x "
         f"| <= {TARGET_DATA_MB:g} MB | {verdict(data['pathprof'], TARGET_DATA_MB)} |",
+        f"| reference: the same two ratios in CPU time (user + system) "
+        f"| {c['first']:.2f} s; {c['warm']:.2f} s | {c['nopyc']:.2f} s; {c['coverage']:.2f} s "
+        f"| {f['first_over_nopyc_cpu']:.2f}x; {f['warm_over_coverage_cpu']:.2f}x | | |",
         f"| reference: plain Python, warm bytecode | | {s['plain']:.2f} s, "
         f"{rss['plain']:.0f} MB | | | |",
         f"| reference: plain Python, no bytecode / warm bytecode | {s['nopyc']:.2f} s "
@@ -557,6 +567,8 @@ def scale_tables(results: list[Result]) -> tuple[list[str], dict[str, Any]]:
                 "first_s": (s["first"] - s["plain"]) / k,
                 "warm_s": (s["warm"] - s["plain"]) / k,
                 "coverage_s": (s["coverage"] - s["plain"]) / k,
+                "first_cpu": (f["cpu"]["first"] - f["cpu"]["plain"]) / k,
+                "warm_cpu": (f["cpu"]["warm"] - f["cpu"]["plain"]) / k,
                 "data_mb": f["data_mb"]["pathprof"] / k,
                 "peak_mb": (rss["warm"] - rss["plain"]) / k,
             },
@@ -581,11 +593,13 @@ def scale_tables(results: list[Result]) -> tuple[list[str], dict[str, Any]]:
             f"| {f['data_mb']['pathprof']:.2f} | {f['rss_mb']['warm']:.0f} "
             f"| {f['memory_warm_over_coverage']:.2f}x |")
     keys = [("compile_s", "compile s"), ("first_s", "first run s"), ("warm_s", "warm s"),
-            ("coverage_s", "coverage s"), ("data_mb", "data MB"), ("peak_mb", "peak MB")]
+            ("coverage_s", "coverage s"), ("first_cpu", "first run CPU s"),
+            ("warm_cpu", "warm CPU s"), ("data_mb", "data MB"), ("peak_mb", "peak MB")]
     out += [
         "",
         "Per 1,000 lines measured (times and peak over the plain warm run of the same size; "
-        "compile = no bytecode over warm bytecode, plain Python), and the least-squares "
+        "compile = no bytecode over warm bytecode, plain Python; CPU = user + system time, "
+        "less sensitive than wall time to other load on the machine), and the least-squares "
         "slope of each figure against the lines measured (per 1,000 lines; R^2 near 1: "
         "linear):",
         "",
@@ -679,7 +693,8 @@ def run_all(args: argparse.Namespace, work: Path, log: Any) -> dict[str, list[Re
 
 
 def run_record(run: Run) -> dict[str, Any]:
-    return {"seconds": run.seconds, "rss_mb": run.rss_mb, "data_mb": run.data_mb}
+    return {"seconds": run.seconds, "cpu": run.cpu, "rss_mb": run.rss_mb,
+            "data_mb": run.data_mb}
 
 
 def main(argv: list[str] | None = None) -> int:
