@@ -641,9 +641,11 @@ def revision() -> str | None:
                               capture_output=True, text=True, check=True).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--", "src"], cwd=REPO,
                                capture_output=True, text=True, check=True).stdout.strip()
+        src = subprocess.run(["git", "log", "-1", "--format=%h", "--", "src"], cwd=REPO,
+                             capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
-    return head + ("+dirty" if dirty else "")
+    return head + ("+dirty" if dirty else "") + (f" (src/ of {src})" if src != head else "")
 
 
 def coverage_core(work: Path) -> str:
