@@ -6,7 +6,7 @@ BASE_PYTHON := $(firstword $(PYTHONS) python3)
 VENV := .venv
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: demo test test-all lint bench realsuites clean
+.PHONY: demo test test-all lint bench bench-scale realsuites clean
 
 # One virtual environment per interpreter: .venv (baseline), .venv-3.12, .venv-3.13.
 $(VENV)/.installed: pyproject.toml
@@ -52,6 +52,15 @@ bench: $(VENV)/.installed
 	$(VENV)/bin/python benchmarks/graph_algorithms.py
 	$(VENV)/bin/python benchmarks/counter_kind.py
 	$(VENV)/bin/python benchmarks/overhead.py --out benchmarks/results $(BENCH_ARGS)
+
+# Issue 36: big codebases. `import networkx` and CPython's email/json/xml test suites under
+# pathprof (first run, warm cache) beside plain Python and coverage.py --branch, and how each
+# figure grows from 10k to 116k lines measured. Results (JSON, Markdown) go to
+# benchmarks/results/; docs/benchmarks.md keeps the tables. BENCH_SCALE_ARGS passes options
+# to scale.py (e.g. --repeats 5, --workload networkx, --quick).
+bench-scale: $(VENV)/.installed
+	$(VENV)/bin/pip install $(PIP_FLAGS) -e '.[bench]'
+	$(VENV)/bin/python benchmarks/scale.py --out benchmarks/results $(BENCH_SCALE_ARGS)
 
 # Issue 24: four real projects' own test suites (attrs, python-dateutil, jinja2, packaging,
 # from their sdists on the package index), plain, under --cov-branch and under --pathprof;
