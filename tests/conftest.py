@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -33,6 +35,24 @@ OUTER_PYTHONS_MODULES = frozenset({
     "contract/test_data_survives.py", "contract/test_reports_survive.py",
 })
 _TESTS = Path(__file__).parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One cache of instrumented code per session, in a temporary directory named by
+    ``PATHPROF_CACHE_DIR``, which the xdist workers and every ``pathprof`` the tests
+    start inherit: nothing is cached in the repository or in the tests' projects,
+    and no session reads what an earlier one wrote. (Tests of the cache's places
+    take the variable out of their environment.) A variable already set is kept."""
+    if os.environ.get("PATHPROF_CACHE_DIR") or hasattr(config, "workerinput"):
+        return
+    directory = tempfile.mkdtemp(prefix="pathprof-cache-")
+    os.environ["PATHPROF_CACHE_DIR"] = directory
+
+    def remove() -> None:
+        os.environ.pop("PATHPROF_CACHE_DIR", None)
+        shutil.rmtree(directory, ignore_errors=True)
+
+    config.add_cleanup(remove)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
