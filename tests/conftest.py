@@ -12,8 +12,16 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 # "ci" (the default) runs hundreds of graphs per property; "dev" is quicker.
+# A property that names no count of its own is one of the graph algorithms of
+# tests/graph (the one other, of tests/test_subpath_sampler.py, runs on every Python):
+# `make test` runs those on two Pythons (``outer_pythons`` below), and "ci" gives
+# them 150 examples on each, drawn afresh: the 300 of one run. "ci-full" gives them
+# 300 on each, as the counts tests/graph names (tests.graph.strategies.examples).
 settings.register_profile(
-    "ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "ci-full", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile("dev", max_examples=50, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
