@@ -33,15 +33,17 @@ lint: $(VENV)/.installed
 # on the newest without the slow stdlib_oracle tests (CPython's suites under the source
 # oracle), on those between without the outer_pythons tests too (the layers no
 # interpreter version changes, the larger shares of the slowest samples: tests/conftest.py).
+# --dist worksteal: a worker whose tests are done takes half of another's queue (with
+# xdist's default, one worker could run the last queued minutes alone).
 test: lint
-	$(VENV)/bin/python -m pytest -n auto
+	$(VENV)/bin/python -m pytest -n auto --dist worksteal
 	@for py in $(wordlist 2,9,$(PYTHONS)); do \
 	  minor=$$($$py -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")'); \
 	  $(MAKE) --no-print-directory .venv-$$minor/.installed || exit 1; \
 	  if [ "$$py" = "$(lastword $(PYTHONS))" ]; then marks="not stdlib_oracle"; \
 	  else marks="not stdlib_oracle and not outer_pythons"; fi; \
 	  echo "== Python $$minor ($$marks) =="; \
-	  .venv-$$minor/bin/python -m pytest -q -n auto -m "$$marks" || exit 1; \
+	  .venv-$$minor/bin/python -m pytest -q -n auto --dist worksteal -m "$$marks" || exit 1; \
 	done
 
 # The bench extra: pyperformance (benchmark sources), coverage, SlipCover, matplotlib.

@@ -15,12 +15,21 @@ paths by itself, without using the numbering, so tests can compare.
 
 from __future__ import annotations
 
+import os
 import random
 from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
 from pathprof.graph import Cfg, Cut, Restart, find_backedges
+
+
+def examples(full: int) -> int:
+    """The example count of a property of this package that names one: ``make test``
+    runs these on two Pythons (``outer_pythons``, tests/conftest.py), half of ``full``
+    on each, drawn afresh each time (together, ``full`` a run); all of ``full`` on
+    each under ``HYPOTHESIS_PROFILE=ci-full``."""
+    return full if os.environ.get("HYPOTHESIS_PROFILE") == "ci-full" else full // 2
 
 
 @st.composite

@@ -21,7 +21,7 @@ from pathprof.graph import (
 from pathprof.graph.copyplan import CopyShare, decode_prefix, pending_values, poisoned_edges
 from pathprof.graph.pspp import pspp
 
-from .strategies import cfgs
+from .strategies import cfgs, examples
 
 
 def _shares(dag, delta: int, copies: int) -> tuple[object, list[CopyShare]]:
@@ -44,7 +44,7 @@ def _recorded(share: CopyShare, edges: tuple[int, ...], cut_at: int | None) -> i
     return value if cut_at is None else value + placement.query[cut_at]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(cfg=cfgs(), delta=st.integers(1, 8), copies=st.integers(1, 8))
 def test_every_complete_path_is_counted_by_exactly_one_copy(cfg, delta: int, copies: int
                                                             ) -> None:
@@ -54,7 +54,7 @@ def test_every_complete_path_is_counted_by_exactly_one_copy(cfg, delta: int, cop
         assert sorted(k for k in kept if k is not None) == [path.number]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(cfg=cfgs(), delta=st.integers(1, 8), copies=st.integers(1, 8))
 def test_every_cut_prefix_is_counted_by_exactly_one_copy(cfg, delta: int, copies: int
                                                          ) -> None:
@@ -76,7 +76,7 @@ def test_every_cut_prefix_is_counted_by_exactly_one_copy(cfg, delta: int, copies
             assert sorted(k for k in kept if k is not None) == [bl_value]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(cfg=cfgs(), data=st.data())
 def test_prefixes_decode_and_poison_marks_every_uninteresting_one(cfg, data) -> None:
     dag = to_dag(cfg)

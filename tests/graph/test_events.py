@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from pathprof.graph import Cfg
 from pathprof.graph.events import plan_events, rest_of_block
-from tests.graph.strategies import arbitrary_cfgs, structured_cfgs
+from tests.graph.strategies import arbitrary_cfgs, examples, structured_cfgs
 
 
 def _walk(cfg: Cfg, seed: int, max_steps: int = 60) -> list[int]:
@@ -26,7 +26,7 @@ def _walk(cfg: Cfg, seed: int, max_steps: int = 60) -> list[int]:
     return walk
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.one_of(arbitrary_cfgs(), structured_cfgs()), st.data(), st.booleans())
 def test_register_plus_query_is_the_exact_count_at_every_point(cfg: Cfg, data, naive) -> None:
     events = data.draw(st.lists(st.integers(0, 9), min_size=cfg.num_blocks,
@@ -42,7 +42,7 @@ def test_register_plus_query_is_the_exact_count_at_every_point(cfg: Cfg, data, n
         assert plan.register_after(walk) == expected  # query[EXIT] is 0
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(structured_cfgs(), st.data())
 def test_only_chords_carry_code_and_forced_edges_stay_free(cfg: Cfg, data) -> None:
     events = [1] * cfg.num_blocks

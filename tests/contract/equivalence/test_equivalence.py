@@ -1,14 +1,16 @@
 """The measured program cannot tell: `pathprof run` against plain `python`.
 
-Each program in programs/ is run twice from a fresh directory holding only a copy of
-it (the directory pathprof measures by default): once as `python prog.py ARGS`, once
-as `python -m pathprof run --data-file DATA prog.py ARGS`, in each pathprof mode. Its
-stdout must be byte for byte the same, its stderr the same once the lines pathprof
-itself prints (they start with `pathprof:`) are dropped, and its exit status the same.
+Each program in programs/ is run from a fresh directory holding only a copy of it (the
+directory pathprof measures by default): as `python prog.py ARGS` (once, for every
+mode; once per xdist worker), and as `python -m pathprof run --data-file DATA prog.py
+ARGS` in each pathprof mode. Its stdout must be byte for byte the same, its stderr the
+same once the lines pathprof itself prints (they start with `pathprof:`) are dropped,
+and its exit status the same.
 
-Both runs use the same directory path (it appears in tracebacks), recreated between
-them so the second run sees exactly what the first saw. A program may declare several
-command lines with `# case: ARGS` comment lines; otherwise it runs with no arguments.
+The runs of a case use the same directory path (it appears in tracebacks), recreated
+before each so every run sees exactly what the plain run saw. A program may declare
+several command lines with `# case: ARGS` comment lines; otherwise it runs with no
+arguments.
 Programs stored as `.pysrc` are ones ruff cannot read (not UTF-8, or not valid Python);
 they are run as `.py` files like the others.
 
@@ -153,15 +155,37 @@ def _diff(what: str, plain: bytes, measured: bytes) -> str:
     return "".join(lines) or f"{what}: differs only in line endings or trailing bytes\n"
 
 
+#: The plain run of each case (program, arguments, SIGINT disposition), made once in
+#: a worker and compared with the run of every mode: (its directory, what it did).
+_PLAIN_RUNS: dict[tuple[str, tuple[str, ...], str],
+                  tuple[Path, subprocess.CompletedProcess[bytes]]] = {}
+
+
+@pytest.fixture(scope="module")
+def case_dirs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cases")
+
+
+def _plain_run(source: Path, args: list[str], sigint: str, case_dirs: Path
+               ) -> tuple[Path, subprocess.CompletedProcess[bytes]]:
+    """The plain run of a case, in a directory of its own that the runs of its modes
+    use too (it appears in tracebacks)."""
+    key = (source.name, tuple(args), sigint)
+    if key not in _PLAIN_RUNS:
+        workdir = case_dirs / f"case{len(_PLAIN_RUNS)}" / "prog"
+        workdir.parent.mkdir()
+        name = _fresh_copy(source, workdir)
+        _PLAIN_RUNS[key] = workdir, _run([sys.executable, name, *args], workdir, sigint)
+    return _PLAIN_RUNS[key]
+
+
 @pytest.mark.parametrize(("source", "args", "sigint", "options"), list(_params()))
 def test_program_cannot_tell(
-    source: Path, args: list[str], sigint: str, options: list[str], tmp_path: Path
+    source: Path, args: list[str], sigint: str, options: list[str], tmp_path: Path,
+    case_dirs: Path,
 ):
-    workdir = tmp_path / "prog"
     data_file = tmp_path / "profile.pathprof"
-
-    name = _fresh_copy(source, workdir)
-    plain = _run([sys.executable, name, *args], workdir, sigint)
+    workdir, plain = _plain_run(source, args, sigint, case_dirs)
 
     name = _fresh_copy(source, workdir)
     measured_cmd = [
