@@ -4,6 +4,8 @@ writes is what every later layer reads back, and nothing else decodes."""
 from __future__ import annotations
 
 import dataclasses
+import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -107,11 +109,43 @@ def test_a_module_decodes_to_what_was_encoded(infos: list[FunctionInfo], events:
     assert ModuleInfo.decode(module.encode()) == module
 
 
+def test_a_module_gives_outlines_without_decoding_a_function() -> None:
+    infos = _instrumented()
+    module = ModuleInfo.decode(ModuleInfo("m.py", "k", "abc", tuple(infos)).encode())
+    outlines = [module.outline(i) for i in range(len(infos))]
+    assert outlines == [info.outline for info in infos]
+    assert [module.calls_only(i) for i in range(len(infos))] == [False] * len(infos)
+    assert module.functions._decoded == [None] * len(infos)  # type: ignore[attr-defined]
+    assert list(module.functions) == infos  # and each decodes to what was encoded
+
+
+def test_a_format_8_module_is_still_read() -> None:
+    """Data files written by pathprof before format 9 keep their modules inline."""
+    infos = _instrumented()
+    text = json.dumps([8, "m.py", "k", "abc", None, 0, [info._row() for info in infos]])
+    module = ModuleInfo.decode(text)
+    assert list(module.functions) == infos
+    assert [module.outline(i) for i in range(len(infos))] == [i.outline for i in infos]
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda data: data.__setitem__(6, data[6][:-1]), "not a module's metadata"),
+    (lambda data: data[6].__setitem__(0, ["f", "1", 1, 1, 1, 0]), "index entry"),
+    (lambda data: data.__setitem__(0, 10), "format 10"),
+])
+def test_a_damaged_module_index_is_refused(change: Any, message: str) -> None:
+    infos = _instrumented()
+    data = json.loads(ModuleInfo("m.py", "k", "abc", tuple(infos)).encode())
+    change(data)
+    with pytest.raises(ContractError, match=message):
+        ModuleInfo.decode(json.dumps(data)).outline(0)
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("{", "not JSON"),
     ("{}", "not a function's metadata"),
-    ("[7, []]", "format 7; this pathprof reads format 8"),
-    ("[8, [1, 2]]", "malformed"),
+    ("[7, []]", "format 7; this pathprof reads formats 8 to 9"),
+    ("[9, [1, 2]]", "malformed"),
 ])
 def test_anything_else_is_refused_with_what_is_wrong(text: str, message: str) -> None:
     with pytest.raises(ContractError, match=message):

@@ -50,7 +50,9 @@ __all__ = [
 #: 6: back edges declared from the loop structure (handler -> header edges too).
 #: 7: the branch a "return" edge off the function's end takes (``fall_off``).
 #: 8: this module: one positional array per function instead of a keyed object.
-FORMAT_VERSION = 8
+#: 9: a module's functions each a JSON text of its own, with an index of outlines
+#: (format 8 modules are still read: data files keep them).
+FORMAT_VERSION = 9
 
 _T = TypeVar("_T")
 
@@ -380,31 +382,74 @@ class ModuleInfo:
     totals_only: bool = False
 
     def encode(self) -> str:
-        """The compact text the generated code hands the runtime."""
+        """The compact text the generated code hands the runtime: each function's
+        row as a JSON text of its own, beside its outline and ``calls_only`` (see
+        :class:`_Functions`)."""
+        rows = [json.dumps(f._row(), separators=(",", ":")) for f in self.functions]
+        index = [[*f.outline, int(f.calls_only)] for f in self.functions]
         return json.dumps([FORMAT_VERSION, self.file, self.key, self.source_hash,
-                           self.events, int(self.totals_only),
-                           [f._row() for f in self.functions]], separators=(",", ":"))
+                           self.events, int(self.totals_only), index, rows],
+                          separators=(",", ":"))
 
     @classmethod
     def decode(cls, text: str | bytes) -> ModuleInfo:
-        """The module :meth:`encode` wrote; :class:`ContractError` for anything else."""
+        """The module :meth:`encode` wrote (or format 8 wrote: the rows inline, no
+        index); :class:`ContractError` for anything else."""
         data = _loads(text)
-        if not (isinstance(data, list) and len(data) == 7):
+        if not (isinstance(data, list) and data and type(data[0]) is int
+                and data[0] in _MODULE_LENGTHS
+                and len(data) == _MODULE_LENGTHS[data[0]]):
+            if isinstance(data, list) and data:
+                _check_version(data[0])
             raise ContractError("not a module's metadata")
-        _check_version(data[0])
-        _, file, key, digest, events, totals_only, functions = data
-        if not isinstance(functions, list):
+        if data[0] == FORMAT_VERSION:
+            _, file, key, digest, events, totals_only, index, functions = data
+        else:
+            (_, file, key, digest, events, totals_only, functions), index = data, None
+        if not isinstance(functions, list) or not (
+                index is None or (isinstance(index, list) and len(index) == len(functions))):
             raise ContractError("not a module's metadata")
-        return cls(file, key, digest, _Functions(functions), events, bool(totals_only))
+        return cls(file, key, digest, _Functions(functions, index), events, bool(totals_only))
+
+    def outline(self, index: int) -> tuple[str, int, int, int, int]:
+        """The :attr:`FunctionInfo.outline` of the function at ``index``, without
+        decoding the function where it is still a row (a big program's run saves
+        the outline of every function it measured, and most never ran)."""
+        functions = self.functions
+        if isinstance(functions, _Functions):
+            return functions.outline(index)
+        return functions[index].outline
+
+    def calls_only(self, index: int) -> bool:
+        """:attr:`FunctionInfo.calls_only` of the function at ``index``, as
+        :meth:`outline` reads it."""
+        functions = self.functions
+        if isinstance(functions, _Functions):
+            return functions.calls_only(index)
+        return functions[index].calls_only
+
+
+#: The fields of a function's row (:meth:`FunctionInfo._row`).
+_ROW_FIELDS = 24
+#: The length of a module's array, by format version (8: no index, rows inline).
+_MODULE_LENGTHS = {8: 7, 9: 8}
 
 
 class _Functions(Sequence[FunctionInfo]):
-    """A decoded module's functions, each decoded from its row when first asked for."""
+    """A decoded module's functions, each decoded from its row when first asked for.
 
-    __slots__ = ("_decoded", "_rows")
+    A module's text holds each function's row as a JSON text of its own, and an index
+    of ``[*outline, calls_only]``: decoding a module makes a short list per function,
+    not the thousands of lists of its blocks and edges, and a run's save reads the
+    outline of every function it measured, most of which never ran, without decoding
+    one (lists are what the garbage collector walks, at every collection and as the
+    interpreter exits). A format 8 text's rows are lists, and it has no index."""
 
-    def __init__(self, rows: list[Any]) -> None:
+    __slots__ = ("_decoded", "_index", "_rows")
+
+    def __init__(self, rows: list[Any], index: list[Any] | None = None) -> None:
         self._rows = rows
+        self._index = index
         self._decoded: list[FunctionInfo | None] = [None] * len(rows)
 
     def __len__(self) -> int:
@@ -421,9 +466,37 @@ class _Functions(Sequence[FunctionInfo]):
             return [self[i] for i in range(len(self))[index]]
         found = self._decoded[index]
         if found is None:
-            found = self._decoded[index] = _checked(FunctionInfo._from_row, self._rows[index])
+            row = self._rows[index]
+            if isinstance(row, str):
+                row = _loads(row)
+            found = self._decoded[index] = _checked(FunctionInfo._from_row, row)
             self._rows[index] = None  # decoded: its row is garbage
         return found
+
+    def _entry(self, index: int) -> list[Any] | None:
+        """The index entry of the function at ``index`` when it is well formed."""
+        if self._index is None or self._decoded[index] is not None:
+            return None
+        entry = self._index[index]
+        if (isinstance(entry, list) and len(entry) == 6 and isinstance(entry[0], str)
+                and all(type(v) is int for v in entry[1:])):
+            return entry
+        raise ContractError(f"malformed metadata (index entry {entry!r})")
+
+    def outline(self, index: int) -> tuple[str, int, int, int, int]:
+        """The outline of the function at ``index``, read from the module's index
+        (else from its decoded metadata)."""
+        entry = self._entry(index)
+        if entry is not None:
+            return (entry[0], entry[1], entry[2], entry[3], entry[4])
+        return self[index].outline
+
+    def calls_only(self, index: int) -> bool:
+        """Whether the function at ``index`` counts calls only (as :meth:`outline`)."""
+        entry = self._entry(index)
+        if entry is not None:
+            return bool(entry[5])
+        return self[index].calls_only
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence):
@@ -441,9 +514,9 @@ def _loads(text: str | bytes) -> Any:
 
 
 def _check_version(version: object) -> None:
-    if version != FORMAT_VERSION:
-        raise ContractError(f"metadata of format {version!r}; this pathprof reads format "
-                            f"{FORMAT_VERSION}")
+    if version != FORMAT_VERSION and version not in _MODULE_LENGTHS:
+        raise ContractError(f"metadata of format {version!r}; this pathprof reads formats "
+                            f"{min(_MODULE_LENGTHS)} to {FORMAT_VERSION}")
 
 
 def _checked(build: Callable[[Any], _T], row: Any) -> _T:
