@@ -149,7 +149,10 @@ class FunctionProfile:
     qualname: str
     first_line: int
     source_hash: str
-    meta: FunctionInfo
+    #: The function's contract; None for the function at ``position`` of ``module``,
+    #: decoded when first asked for (:attr:`meta`): a big program's run saves every
+    #: function it measured, and most of them never ran.
+    info: FunctionInfo | None = field(compare=False, repr=False)
     counts: dict[str, int] = field(default_factory=dict)
     cuts: dict[str, int] = field(default_factory=dict)
     times: dict[str, int] = field(default_factory=dict)
@@ -178,6 +181,27 @@ class FunctionProfile:
     def of(cls, file: str, source_hash: str, meta: FunctionInfo) -> FunctionProfile:
         """An empty profile of the function ``meta`` describes."""
         return cls(file, meta.qualname, meta.code_line, source_hash, meta)
+
+    @property
+    def meta(self) -> FunctionInfo:
+        """The function's contract (:class:`~pathprof.contract.FunctionInfo`)."""
+        info = self.info
+        if info is None:
+            assert self.module is not None, "a profile with no contract and no module"
+            info = self.info = self.module.info().functions[self.position]
+        return info
+
+    @meta.setter
+    def meta(self, info: FunctionInfo) -> None:
+        self.info = info
+
+    @property
+    def outline(self) -> tuple[str, int, int, int, int]:
+        """:attr:`meta`'s :attr:`~pathprof.contract.FunctionInfo.outline`, read without
+        decoding the contract while it is the module's row."""
+        if self.info is None and self.module is not None:
+            return self.module.info().outline(self.position)
+        return self.meta.outline
 
     @cached_property
     def paths(self) -> list[Path]:

@@ -178,7 +178,7 @@ def _contracts(functions: list[FunctionProfile]) -> list[_Placed]:
         record = fn.module
         if (record is not None and record.file == fn.file
                 and record.source_hash == fn.source_hash
-                and record.holds(fn.meta, fn.position)):
+                and (fn.info is None or record.holds(fn.info, fn.position))):
             placed[id(fn)] = (record, fn.position)
         else:
             loose.setdefault((fn.file, fn.source_hash), []).append(fn)
@@ -237,7 +237,7 @@ class _Modules:
             if self._same(record, row):
                 self._rows_of[id(record)] = (record, row.id)
                 return row.id, position
-        outline = fn.meta.outline
+        outline = fn.outline
         for row in rows:
             found = self._outlines(row).get(outline)
             if found is not None:
@@ -296,7 +296,7 @@ def _insert(db: sqlite3.Connection, runs: list[RunInfo], placed: list[_Placed],
         if fid is None:
             fid = known[(mid, position)] = next_id
             next_id += 1
-            qualname, line, possible, blocks, nedges = fn.meta.outline
+            qualname, line, possible, blocks, nedges = fn.outline
             functions.append((fid, mid, position, qualname, line, str(possible), blocks,
                               nedges))
         if fn.counts:  # (most functions of a big program never run)
@@ -691,13 +691,18 @@ def _same_outline(fid: int, mid: int, module: ModuleContract, position: object,
                   outline: _Outline) -> None:
     """Check function row ``fid`` against ``module``, a contract known to be what
     module row ``mid`` holds."""
-    functions = module.info().functions
-    if not (isinstance(position, int) and 0 <= position < len(functions)):
+    info = module.info()
+    if not (isinstance(position, int) and 0 <= position < len(info.functions)):
         raise _Damaged(f"function row {fid} ({module.file}): no function at position "
                        f"{position!r} of module row {mid}")
-    if functions[position].outline != outline:
+    try:
+        held = info.outline(position)
+    except ContractError as err:
+        raise _Damaged(f"function row {fid} ({module.file}): its contract is not a "
+                       f"function's metadata ({err})") from None
+    if held != outline:
         raise _Damaged(f"function row {fid} ({module.file}): {_OUTLINE} {outline!r} "
-                       f"differ from its contract's {functions[position].outline!r}")
+                       f"differ from its contract's {held!r}")
 
 
 def _whole(value: object, what: str) -> int:

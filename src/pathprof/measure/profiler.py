@@ -251,13 +251,25 @@ class Profiler:
             meta = state.meta
             digest = meta.source_hash
             contract = self._contract(state, digest)
-            for i, fmeta in enumerate(meta.functions):
+            for i in range(len(meta.functions)):
+                ran = paths[i] or cuts[i] or raised[i] or unattributed[i]
+                if not ran:  # (most functions of a big program): its row stays a row
+                    if meta.calls_only(i):
+                        qualname, code_line = meta.outline(i)[:2]
+                        key = f"{state.filename}|{qualname}|{code_line}|{digest}"
+                        self.calls.setdefault(key, 0)
+                    elif include_unrun and not self._in_child and id(state) not in \
+                            known_before and i not in state.unmeasured:
+                        # measured but never called: 0 of N paths
+                        qualname, code_line = meta.outline(i)[:2]
+                        functions.append(FunctionProfile(
+                            state.filename, qualname, code_line, digest, None,
+                            module=contract, position=i, stopped=state.stopped(i)))
+                    continue
+                fmeta = meta.functions[i]
                 if fmeta.calls_only:
                     key = f"{state.filename}|{fmeta.qualname}|{fmeta.code_line}|{digest}"
                     self.calls[key] = self.calls.get(key, 0) + sum(paths[i].values())
-                    continue
-                ran = paths[i] or cuts[i] or raised[i] or unattributed[i]
-                if not ran and not include_unrun:
                     continue
                 fn = FunctionProfile(state.filename, fmeta.qualname, fmeta.code_line,
                                      digest, fmeta, module=contract, position=i)
