@@ -201,3 +201,31 @@ def test_path_coverage_and_missed_paths_partition_every_path(module_dir: Path) -
     every = {str(p.number) for p in iter_paths(numbering_of(fn.profile.meta))}
     assert ran.isdisjoint(missed)
     assert ran | missed == every
+
+
+def test_a_save_decodes_only_the_functions_that_ran(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big program's save lists every measured function (0 of N paths for those
+    that never ran) from the module's index: a function that never ran is not
+    decoded, and its row in the data file is what decoding it would give."""
+    name = f"pp_api_many_{tmp_path.name.replace('-', '_')}"
+    body = "".join(f"def f{i}(n):\n    if n > {i}:\n        return 1\n    return 0\n\n"
+                   for i in range(30))
+    (tmp_path / f"{name}.py").write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    profiler = pathprof.Profiler(data_file="many.pathprof", default_dirs=[str(tmp_path)])
+    try:
+        with profiler:
+            __import__(name).f3(10)
+        (state,) = [s for s in pathprof.runtime._modules if s.name == name]
+        decoded = [i for i, f in enumerate(state.meta.functions._decoded) if f is not None]
+        assert decoded == [3]
+        functions = {fn.qualname: fn for fn in pathprof.load("many.pathprof").functions}
+        assert len(functions) == 30
+        assert functions["f3"].total == 1
+        assert {(fn.qualname, fn.paths_possible, fn.total)
+                for q, fn in functions.items() if q != "f3"} == {
+            (f"f{i}", 2, 0) for i in range(30) if i != 3}
+    finally:
+        sys.modules.pop(name, None)
