@@ -70,7 +70,7 @@ class InstrumentOptions:
 
     def tag(self) -> str:
         from pathprof.contract import FORMAT_VERSION
-        from pathprof.python.rewrite import CODE_VERSION
+        from pathprof.python.names import CODE_VERSION
         from pathprof.version import __version__
 
         text = (f"{__version__}|{FORMAT_VERSION}|{CODE_VERSION}|{self.mode}|{self.metric}"

@@ -15,6 +15,26 @@ from __future__ import annotations
 
 import re
 
+#: Version of the code the instrumentation writes: part of the cache tag, so that a
+#: change to the probes never runs with a cached module the runtime no longer fits
+#: (kept here, which a warm run imports, not in :mod:`pathprof.python.rewrite`).
+#: 6: every edge from a loop's body to its header counts and restarts the path; a
+#: finally that hands a return, break or continue on to an enclosing finally sets
+#: that one's route flag.
+#: 7: a return counted before its value is located at the value's first code.
+#: 8: exception exits counted in a dict. 9: observers keep the frame's last
+#: instruction (:mod:`pathprof.python.lasti`). 10: locals named ``@pp_*``, and
+#: ``locals()``, ``vars()`` and ``dir()`` calls filtered. 11: OSP's countdown.
+#: 12: with OSP's countdown, no path counts. 13: a generator's exit key says
+#: whether it was closed. 14: a function with a loop holds its counter table in a
+#: local. 15: in a coverage mode, a loop whose hidden paths are all known runs
+#: its original body for the rest of the loop. 16: an exit reads a lasti from a
+#: traceback entry of its own frame only (the program may clear or replace it).
+#: 17: the end of an except* clause flows on; its hand-over is noted and counted later.
+#: 18: the runtime reached through the module state only; generators read pathprof's
+#: globals into locals as they start; inserted code located with no width.
+CODE_VERSION = 18
+
 #: The prefix of the locals inserted code uses.
 LOCAL_PREFIX = "@pp_"
 #: The prefix of the module globals inserted code uses.
