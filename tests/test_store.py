@@ -266,6 +266,41 @@ def test_a_run_that_replaces_a_file_of_the_same_code_compresses_nothing_again(
     assert len(compressed) == 2
 
 
+def test_a_source_the_file_holds_is_never_read_and_a_changed_one_is_left_out(
+        tmp_path: Path) -> None:
+    """A run's sources come unread (:meth:`Profiler.collect`): the file a run
+    replaces gives the text of a source hash it holds, so that file is not read
+    again; one it lacks is read as it is written, and left out if it changed in
+    between (its reports then say so, as for a file changed during the run)."""
+    file, text, info = _instrumented(tmp_path, textwrap.dedent(SHAPES))
+    path = str(tmp_path / "data.pathprof")
+    reads: list[str] = []
+
+    def run(loaded: str | None) -> tuple[list[FunctionProfile], Sources]:
+        def load() -> str | None:
+            reads.append(file)
+            return loaded
+        contract = ModuleContract(file, info.source_hash, Packed(info.encode()), info)
+        sources = Sources()
+        sources.add(file, info.source_hash, Packed(load=load))
+        return _profiles(file, info, contract), sources
+
+    store.write(path, _run_info(), *run(None))  # changed before it was written
+    assert _count(Path(path), "source") == 0
+    assert [fn.total for fn in store.read(path).functions] == [1, 2, 3]
+    store.write(path, _run_info(), *run(text))
+    assert reads == [file, file]
+    assert store.read(path).sources[(file, info.source_hash)] == text
+    store.write(path, _run_info(), *run(None))  # replaced: the file held it
+    assert reads == [file, file]
+    assert store.read(path).sources[(file, info.source_hash)] == text
+    unread = Sources()
+    unread.add(file, info.source_hash, Packed(load=lambda: None))
+    assert (file, info.source_hash) in unread
+    with pytest.raises(KeyError):
+        unread[(file, info.source_hash)]
+
+
 def test_profiles_of_one_source_under_other_contracts_share_its_row(tmp_path: Path) -> None:
     """Copies of a parallel run measure one source under contracts that differ (which
     copy profiles which function): their functions go into the contract the file

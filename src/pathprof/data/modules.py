@@ -21,7 +21,7 @@ Standard library only (and the contract): the runtime's process saves with it.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from pathprof.contract import ContractError, FunctionInfo, ModuleInfo
 
@@ -40,20 +40,48 @@ class PackedError(ValueError):
 
 class Packed:
     """A text the data file keeps compressed (zlib, UTF-8): made from the text or from
-    the compressed bytes, the other made when first asked for, and kept."""
+    the compressed bytes, the other made when first asked for, and kept; or made
+    from a ``load`` function, called when either is first asked for (a run's
+    sources: one the data file it replaces holds already is never read, and the
+    others are read one at a time as they are compressed, not all held at once)."""
 
-    __slots__ = ("_data", "_text")
+    __slots__ = ("_data", "_load", "_text")
 
-    def __init__(self, text: str | None = None, data: bytes | None = None) -> None:
-        if text is None and data is None:
-            raise TypeError("Packed needs a text or its compressed data")
+    def __init__(self, text: str | None = None, data: bytes | None = None,
+                 load: Callable[[], str | None] | None = None) -> None:
+        if text is None and data is None and load is None:
+            raise TypeError("Packed needs a text, its compressed data or a way to load it")
         self._text = text
         self._data = data
+        self._load = load
+
+    @property
+    def unread(self) -> bool:
+        """Made from a ``load`` function that was not called yet."""
+        return self._text is None and self._data is None
+
+    def adopt(self, other: Packed) -> None:
+        """Take ``other``'s compressed data as this text, unread (the caller knows
+        they hold the same text: a source of the same hash)."""
+        if self.unread and other._data is not None:
+            self._data = other._data
+            self._load = None
+
+    def _loaded(self) -> str:
+        text = self._load() if self._load is not None else None
+        if text is None:
+            raise PackedError("the text is no longer at hand (its file changed)")
+        self._load = None
+        return text
 
     @property
     def text(self) -> str:
-        """The text; :class:`PackedError` if the data does not decompress to UTF-8."""
+        """The text; :class:`PackedError` if the data does not decompress to UTF-8
+        (or, unread, if ``load`` finds no text)."""
         if self._text is None:
+            if self._data is None:
+                self._text = self._loaded()
+                return self._text
             try:
                 self._text = zlib.decompress(self._data).decode()  # type: ignore[arg-type]
             except (zlib.error, UnicodeDecodeError, TypeError) as err:
@@ -64,8 +92,10 @@ class Packed:
     def data(self) -> bytes:
         """The compressed text (compressed now if it was not)."""
         if self._data is None:
-            assert self._text is not None
-            self._data = zlib.compress(self._text.encode(), LEVEL)
+            if self._text is None:  # unread: read, compressed, and let go
+                self._data = zlib.compress(self._loaded().encode(), LEVEL)
+            else:
+                self._data = zlib.compress(self._text.encode(), LEVEL)
         return self._data
 
     @property
@@ -192,7 +222,13 @@ class Sources(Mapping[tuple[str, str], str]):
     def __getitem__(self, key: tuple[str, str]) -> str:
         if key not in self._files:
             raise KeyError(key)
-        return self._packed[key[1]].text
+        packed = self._packed[key[1]]
+        if packed.unread:
+            try:
+                return packed.text
+            except PackedError:  # its file changed since the run: no text of it
+                raise KeyError(key) from None
+        return packed.text
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
         return iter(self._files)

@@ -275,6 +275,18 @@ class _Modules:
         return row.outlines
 
 
+def _source_rows(sources: Sources, held: set[str]) -> Iterator[tuple[str, bytes, int]]:
+    """The rows of the sources the file does not hold, compressed one at a time; a
+    source read only now whose file changed since the run is left out, as one that
+    changed before the run ended is (its reports say the source changed)."""
+    for digest, packed in sources.digests():
+        if digest not in held:
+            try:
+                yield digest, packed.data, packed.crc
+            except PackedError:
+                continue
+
+
 def _insert(db: sqlite3.Connection, runs: list[RunInfo], placed: list[_Placed],
             sources: Sources) -> None:
     """Add ``runs`` and the profiles to the file open as ``db`` (in the caller's
@@ -318,9 +330,7 @@ def _insert(db: sqlite3.Connection, runs: list[RunInfo], placed: list[_Placed],
             stopped.append((fid,))
     db.executemany("INSERT INTO module VALUES (?, ?, ?, ?, ?)", modules.new)
     held = {digest for (digest,) in db.execute("SELECT source_hash FROM source")}
-    db.executemany("INSERT INTO source VALUES (?, ?, ?)",
-                   [(digest, packed.data, packed.crc) for digest, packed in sources.digests()
-                    if digest not in held])
+    db.executemany("INSERT INTO source VALUES (?, ?, ?)", _source_rows(sources, held))
     db.executemany("INSERT INTO function VALUES (?, ?, ?, ?, ?, ?, ?, ?)", functions)
     db.executemany(_ADD_PATH, paths)
     db.executemany(_ADD_EDGE, edges)
@@ -424,7 +434,9 @@ def _check_before_replacing(db: sqlite3.Connection, path: str, placed: list[_Pla
         for digest, blob, crc in db.execute("SELECT source_hash, text, crc FROM source"):
             old = _intact(blob, crc, f"source row {digest!r}: its text")
             mine = sources.packed(digest)
-            if mine is not None:
+            if mine is not None and mine.unread:
+                mine.adopt(old)  # the same source hash: the same text, never read
+            elif mine is not None:
                 mine.same(old)
         _read(db, lambda mid, file: mid not in known, known)
 

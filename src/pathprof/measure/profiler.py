@@ -202,21 +202,21 @@ class Profiler:
 
     # -- saving ---------------------------------------------------------------
 
-    def collect(self) -> tuple[list[FunctionProfile], dict[tuple[str, str], str]]:
+    def collect(self) -> tuple[list[FunctionProfile], Sources]:
         """Take (and reset) what the runtime counted; decode into function profiles.
 
         Includes what earlier :meth:`switch_context` calls set aside, so nothing
         counted is lost or counted twice; the source text of every function's file
-        comes along when the file still holds what was instrumented."""
+        comes along, read when first asked for, if the file still holds what was
+        instrumented (a source the data file holds already is not read at all)."""
         with runtime.own_work:
             self._hold(self._take(include_unrun=True))
             functions = list(self._held.values())
             self._held = {}
-            sources: dict[tuple[str, str], str] = {}
+            sources = Sources()
             for file, digest in {(fn.file, fn.source_hash) for fn in functions}:
-                text = _read_source(file, digest)
-                if text is not None:
-                    sources[(file, digest)] = text
+                sources.add(file, digest, Packed(load=functools.partial(
+                    _read_source, file, digest)))
         return functions, sources
 
     def switch_context(self, context: str | None) -> None:
@@ -342,8 +342,7 @@ class Profiler:
                 _die_of_sigterm()
 
     def _save(self) -> str:
-        functions, texts = self.collect()
-        sources: Mapping[tuple[str, str], str] = texts
+        functions, sources = self.collect()
         if self.copy is not None:  # a copy of a parallel run: the calls it counted
             self.copy.write_calls(self.calls)
         target = self.data_file
@@ -357,7 +356,6 @@ class Profiler:
             children, from_children = self._children()
             if children:
                 functions += children
-                sources = Sources(texts)
                 sources.update(from_children)
         try:
             store.write(target, self.run_info(), functions, sources, append=append)
