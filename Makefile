@@ -32,7 +32,9 @@ lint: $(VENV)/.installed
 # The whole suite on the baseline Python, then on every other supported Python found:
 # on the newest without the slow stdlib_oracle tests (CPython's suites under the source
 # oracle), on those between without the outer_pythons tests too (the layers no
-# interpreter version changes, the larger shares of the slowest samples: tests/conftest.py).
+# interpreter version changes, the larger shares of the slowest samples: tests/conftest.py),
+# and there the properties that run random programs draw a third of their examples
+# (HYPOTHESIS_PROFILE=ci-between: tests/loading.py).
 # --dist worksteal: a worker whose tests are done takes half of another's queue (with
 # xdist's default, one worker could run the last queued minutes alone).
 test: lint
@@ -43,7 +45,9 @@ test: lint
 	  if [ "$$py" = "$(lastword $(PYTHONS))" ]; then marks="not stdlib_oracle"; \
 	  else marks="not stdlib_oracle and not outer_pythons"; fi; \
 	  echo "== Python $$minor ($$marks) =="; \
-	  .venv-$$minor/bin/python -m pytest -q -n auto --dist worksteal -m "$$marks" || exit 1; \
+	  if [ "$$py" = "$(lastword $(PYTHONS))" ]; then profile=ci; else profile=ci-between; fi; \
+	  HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-$$profile} \
+	    .venv-$$minor/bin/python -m pytest -q -n auto --dist worksteal -m "$$marks" || exit 1; \
 	done
 
 # The bench extra: pyperformance (benchmark sources), coverage, SlipCover, matplotlib.

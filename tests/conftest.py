@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, settings
 
 # "ci" (the default) runs hundreds of graphs per property; "dev" is quicker.
 # A property that names no count of its own is one of the graph algorithms of
-# tests/graph (the one other, of tests/test_subpath_sampler.py, runs on every Python):
+# tests/graph or of the estimators of tests/test_subpath_sampler.py:
 # `make test` runs those on two Pythons (``outer_pythons`` below), and "ci" gives
 # them 150 examples on each, drawn afresh: the 300 of one run. "ci-full" gives them
 # 300 on each, as the counts tests/graph names (tests.graph.strategies.examples).
@@ -22,6 +22,12 @@ settings.register_profile(
 )
 settings.register_profile(
     "ci-full", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+# "ci-between": what `make test` runs on the Pythons between the oldest and the newest;
+# the properties that instrument and run random programs draw a third of their count
+# there (tests.loading.program_examples), the others as under "ci".
+settings.register_profile(
+    "ci-between", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile("dev", max_examples=50, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
@@ -32,16 +38,20 @@ collect_ignore = ["corpus"]
 
 
 #: Test modules of the layers no interpreter version changes: graph algorithms on
-#: abstract graphs, the data file's faults, reports read from data files, the
-#: orchestration of parallel copies. ``make test`` runs them (marked
+#: abstract graphs, the data file and its faults, reports and exports read from
+#: data files, the orchestration of parallel copies, the pytest plugin's options and
+#: reports, the basis and the estimators of sampled subpaths (with ``pathprof hot``
+#: end to end: the code OSP generates is checked on every Python by
+#: tests/test_subpaths.py, stream for stream). ``make test`` runs them (marked
 #: ``outer_pythons``) on the oldest and the newest Python, not on those between;
 #: what instruments and runs programs runs on every Python.
 OUTER_PYTHONS_MODULES = frozenset({
-    "test_cli.py", "test_concurrent_writers.py", "test_config.py", "test_datafiles.py",
-    "test_diff.py",
+    "test_basis.py", "test_cli.py", "test_concurrent_writers.py", "test_config.py",
+    "test_datafiles.py", "test_diff.py", "test_exports.py", "test_hot.py",
     "test_html.py", "test_parallel.py", "test_parallel_faults.py", "test_progress.py",
-    "test_pytest_parallel.py",
-    "test_report_width.py", "test_subpaths_html.py",
+    "test_pytest_parallel.py", "test_pytest_plugin.py",
+    "test_report_width.py", "test_store.py", "test_subpath_sampler.py",
+    "test_subpaths_html.py",
     "contract/test_data_survives.py", "contract/test_reports_survive.py",
 })
 _TESTS = Path(__file__).parent

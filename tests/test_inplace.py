@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import pathprof
 from pathprof import runtime
 
-from .loading import CORPUS, corpus_programs
+from .loading import CORPUS, corpus_programs, program_examples
 from .test_run import functions_by_name, pathprof_cli
 
 PROGRAMS = corpus_programs()
@@ -298,7 +298,7 @@ def test_pathprof_keeps_working_with_the_modules_it_uses_measured(tmp_path: Path
     assert alone == with_stdlib
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=program_examples(200), deadline=None)
 @given(st.lists(st.sampled_from(["enter", "exit", "share"]), max_size=30))
 def test_a_shared_module_holds_its_own_tables_outside_pathprofs_work(steps: list[str]) -> None:
     """The invariant of runtime.own_work, over any nesting and any moment of sharing:

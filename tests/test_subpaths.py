@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pathprof.measure.subpaths import SubpathProfiler, stream_key
 from pathprof.runtime.subpaths import LengthDistribution, SubpathSampler
 
-from .loading import corpus_programs, load_instrumented
+from .loading import corpus_programs, load_instrumented, program_examples
 from .oracles import BlockTraceOracle
 from .python.random_programs import PRELUDE, functions
 from .python.test_random_programs import _outcome
@@ -224,7 +224,7 @@ def test_a_loop_jump_out_of_a_with(tmp_path: Path, program: str,
 
 @pytest.mark.parametrize("outside", [False, True], ids=["registers-in-frame",
                                                         "registers-outside"])
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=program_examples(100), deadline=None)
 @given(source=functions(), data=st.data())
 def test_random_programs_stream_the_blocks_that_ran(tmp_path_factory: Any, outside: bool,
                                                     source: str, data: st.DataObject) -> None:

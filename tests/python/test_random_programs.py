@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ..loading import load_instrumented
+from ..loading import load_instrumented, program_examples
 from ..oracles import BlockTraceOracle
 from ..source_oracle import SourceOracle
 from .random_programs import PRELUDE, functions, tape
@@ -102,7 +102,7 @@ def _plain(path: Path) -> types.ModuleType:
 
 @pytest.mark.parametrize("outside", [False, True], ids=["registers-in-frame",
                                                         "registers-outside"])
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=program_examples(150), deadline=None)
 @given(source=functions(), data=st.data())
 def test_random_program_profile_equals_block_trace_oracle(
         tmp_path_factory: Any, outside: bool, source: str, data: st.DataObject) -> None:
@@ -159,7 +159,7 @@ def _check_block_trace(tmp_path_factory: Any, outside: bool, source: str,
     sys.modules.pop(loaded.module.__name__, None)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=program_examples(150), deadline=None)
 @given(source=functions(), data=st.data())
 def test_random_program_profile_equals_source_oracle(
         tmp_path_factory: Any, source: str, data: st.DataObject) -> None:

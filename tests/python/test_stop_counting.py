@@ -21,7 +21,14 @@ from pathprof.data.profile import numbering_of
 from pathprof.measure.stopping import StopCounting
 from pathprof.runtime import stopping
 
-from ..loading import CORPUS, Loaded, corpus_programs, load_instrumented, load_plain
+from ..loading import (
+    CORPUS,
+    Loaded,
+    corpus_programs,
+    load_instrumented,
+    load_plain,
+    program_examples,
+)
 from .random_programs import functions
 from .test_random_programs import INPUTS, _known_difference, _outcome, _plain, _write
 
@@ -93,7 +100,7 @@ def test_corpus_every_path_stays_exact(path: Path) -> None:
         assert len(full[index]) == state.meta.functions[index].num_paths
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=program_examples(100), deadline=None)
 @given(source=functions(), data=st.data(), when=st.sampled_from(["basis", "paths"]))
 def test_random_programs_run_as_written_and_keep_their_coverage(
         tmp_path_factory: Any, source: str, data: st.DataObject, when: str) -> None:

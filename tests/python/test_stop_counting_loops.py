@@ -28,7 +28,7 @@ from pathprof.python.plan import plan_function
 from pathprof.python.switches import can_switch, plan_loop_switches
 from pathprof.runtime import stopping
 
-from ..loading import load_instrumented, load_plain
+from ..loading import load_instrumented, load_plain, program_examples
 from .random_programs import functions
 from .test_preservation import _documented_differences, trace_events
 from .test_random_programs import _outcome
@@ -403,7 +403,7 @@ def drive():
 LOOP_INPUTS = [(seed, n) for seed in range(8) for n in (seed % 3, 4)]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=program_examples(150), deadline=None)
 @given(source=functions(), data=st.data(), when=st.sampled_from(["basis", "paths"]))
 def test_random_programs_with_loops_alone_going_back(
         tmp_path_factory: Any, source: str, data: st.DataObject, when: str) -> None:

@@ -30,20 +30,22 @@ pytestmark = pytest.mark.stdlib_oracle
 MODULES = ["textwrap", "fnmatch", "shlex", "colorsys", "calendar", "difflib", "csv", "argparse",
            "configparser", "getopt", "gettext", "string", "base64", "quopri",
            "urllib.parse:urlparse",
-           "json", "json.decoder:json", "json.encoder:json", "dataclasses", "ast"]
+           "json,json.decoder,json.encoder:json", "dataclasses", "ast"]
 # Not tomllib: its recursion tests reach the limit inside the tracer, whose
 # RecursionError then changes what the traced suite does. Not inspect: its suite runs
 # `python -m inspect` in children, where pathprof has imported inspect before the
 # child's runpy runs it again as __main__ from the plain spec: not measured there
 # (docs/guarantees.md).
 
-#: The line tracer both the suite's process and its children run: the lines of one file.
+#: The line tracer both the suite's process and its children run: the lines of the
+#: measured modules' files (``ran``: file -> lines).
 TRACER = """
 def tracer(frame, event, arg):
-    if frame.f_code.co_filename != filename:
+    lines = ran.get(frame.f_code.co_filename)
+    if lines is None:
         return None
     if event == "line":
-        ran.add(frame.f_lineno)
+        lines.add(frame.f_lineno)
     return tracer
 """
 
@@ -55,8 +57,7 @@ import importlib.util, json, os, runpy, sys, threading
 import pathprof.cli, pathprof.measure.execfile, pathprof.measure.profiler, pathprof.measure.inplace
 # for the children only (this process traces itself, from here on)
 os.environ.update(json.loads(os.environ.pop("ORACLE_CHILDREN", "{}")))
-filename = importlib.util.find_spec(sys.argv[1]).origin
-ran = set()
+ran = {importlib.util.find_spec(name).origin: set() for name in sys.argv[1].split(",")}
 """ + TRACER + """
 # A test that recurses to the limit can make the tracer raise, which turns it off:
 # every test starts with it on again.
@@ -76,7 +77,7 @@ try:
 except SystemExit:
     pass
 sys.settrace(None)
-print(json.dumps({"file": filename, "ran": sorted(ran)}))
+print(json.dumps({file: sorted(lines) for file, lines in ran.items()}))
 """
 
 
@@ -85,11 +86,11 @@ print(json.dumps({"file": filename, "ran": sorted(ran)}))
 # traces them too, started by a .pth file of its own while the test runs.
 CHILD_TRACER = """
 import atexit, json, os, sys, threading
-filename, ran = os.environ["ORACLE_FILE"], set()
+ran = {file: set() for file in os.environ["ORACLE_FILES"].split(os.pathsep)}
 """ + TRACER + """
 def dump():
     with open(os.path.join(os.environ["ORACLE_DIR"], f"{os.getpid()}.json"), "w") as out:
-        json.dump(sorted(ran), out)
+        json.dump({file: sorted(lines) for file, lines in ran.items()}, out)
 
 if not hasattr(sys, "_oracle_tracing"):  # a .pth file may be read twice
     sys._oracle_tracing = True
@@ -106,11 +107,14 @@ def _lcov_lines(text: str, filename: str) -> dict[int, int]:
             (entry[3:].split(",") for entry in record.splitlines() if entry.startswith("DA:"))}
 
 
-# "module:suite" where the suite is not test.test_<module>
+# "module:suite" where the suite is not test.test_<module>; "a,b:suite" measures and
+# checks modules a and b of one run of the suite.
 @pytest.mark.parametrize("module", MODULES)
 def test_lines_hit_in_the_lcov_file_are_lines_the_suite_ran(tmp_path: Path, module: str
                                                             ) -> None:
     module, _colon, test_name = module.partition(":")
+    names = module.split(",")
+    module = names[0]
     if module == "ast" and (3, 12) <= sys.version_info < (3, 14):
         pytest.skip("test_ast of 3.12 and 3.13 runs `python -m ast` in children, where "
                     "pathprof has imported ast before runpy runs it as __main__ (as inspect)")
@@ -129,7 +133,8 @@ def test_lines_hit_in_the_lcov_file_are_lines_the_suite_ran(tmp_path: Path, modu
         return result.stderr.strip().splitlines()[-1]
 
     test_module = f"test.test_{test_name or module}"
-    measured = run("-m", "pathprof", "run", "--no-cache", "--source", module, "-m",
+    sources = [arg for name in names for arg in ("--source", name)]
+    measured = run("-m", "pathprof", "run", "--no-cache", *sources, "-m",
                    "unittest", "-q", test_module, check=False)
     run("-m", "pathprof", "lcov")
     (tmp_path / "trace.py").write_text(TRACE)
@@ -137,29 +142,35 @@ def test_lines_hit_in_the_lcov_file_are_lines_the_suite_ran(tmp_path: Path, modu
     children = tmp_path / "children"
     children.mkdir()
     pth = Path(sysconfig.get_paths()["purelib"]) / f"oracle-children-{os.getpid()}-{module}.pth"
-    pth.write_text("import os; all(os.environ.get(v) for v in ('ORACLE_DIR', 'ORACLE_FILE', "
+    pth.write_text("import os; all(os.environ.get(v) for v in ('ORACLE_DIR', 'ORACLE_FILES', "
                    "'ORACLE_TRACER')) and exec(open(os.environ['ORACLE_TRACER']).read(), {})\n")
     env["ORACLE_CHILDREN"] = json.dumps({
         "ORACLE_DIR": str(children), "ORACLE_TRACER": str(tmp_path / "child_tracer.py"),
-        "ORACLE_FILE": importlib.util.find_spec(module).origin})
+        "ORACLE_FILES": os.pathsep.join(
+            str(importlib.util.find_spec(name).origin) for name in names)})
     try:
-        traced = run("trace.py", module, test_module, check=False)
+        traced = run("trace.py", ",".join(names), test_module, check=False)
     finally:
         pth.unlink()
         del env["ORACLE_CHILDREN"]
     assert verdict(measured) == verdict(traced)
-    plain = json.loads(traced.stdout.splitlines()[-1])
+    ran = {file: set(lines) for file, lines in json.loads(traced.stdout.splitlines()[-1]).items()}
     for child in children.glob("*.json"):
-        plain["ran"] += json.loads(child.read_text())
-    hits = _lcov_lines((tmp_path / "coverage.lcov").read_text(), plain["file"])
-    ran = set(plain["ran"])
-    hit = {line for line, count in hits.items() if count}
-    assert hit, "nothing measured"
-    assert hit <= ran, sorted(hit - ran)
-    in_cut_blocks = set()
-    for fn in pathprof.load(str(tmp_path / ".pathprof")).functions:
-        for key in fn.cuts:
-            block = int(key.split(":")[0])
-            in_cut_blocks |= {piece.line for piece in fn.meta.blocks[block].pieces}
-    unexplained = (ran & set(hits)) - hit - in_cut_blocks
-    assert not unexplained, sorted(unexplained)
+        for file, lines in json.loads(child.read_text()).items():
+            ran[file] |= set(lines)
+    lcov = (tmp_path / "coverage.lcov").read_text()
+    functions = pathprof.load(str(tmp_path / ".pathprof")).functions
+    for file, lines in ran.items():
+        hits = _lcov_lines(lcov, file)
+        hit = {line for line, count in hits.items() if count}
+        assert hit, f"nothing measured in {file}"
+        assert hit <= lines, (file, sorted(hit - lines))
+        in_cut_blocks = set()
+        for fn in functions:
+            if fn.file != file:
+                continue
+            for key in fn.cuts:
+                block = int(key.split(":")[0])
+                in_cut_blocks |= {piece.line for piece in fn.meta.blocks[block].pieces}
+        unexplained = (lines & set(hits)) - hit - in_cut_blocks
+        assert not unexplained, (file, sorted(unexplained))
