@@ -15,7 +15,10 @@ defined inside it too, so functions made later are frozen as well). The bytecode
 is changed in place, instruction for instruction: a ``LOAD_GLOBAL`` (with its
 inline cache) becomes a ``LOAD_CONST`` (with ``PUSH_NULL`` before or after it
 where the global was to be called, as each Python version orders them) padded
-with ``NOP``; offsets, line numbers and the exception table are unchanged.
+with ``NOP``; offsets, line numbers and the exception table are unchanged. Most code
+objects are patched a name at a time by ``bytearray.replace`` (in C), where the bytes of
+a LOAD_GLOBAL cannot match anything else in that code; the others an instruction at a
+time.
 
 A generator or coroutine suspended at that moment keeps the code it runs: those
 take what they need into locals as they start (:mod:`pathprof.python.generator_globals`).
@@ -75,6 +78,67 @@ def _load_globals(raw: bytearray) -> list[int]:
     return found
 
 
+#: The bytes of a LOAD_GLOBAL of each argument below 256 (with its zeroed caches).
+_SITES: dict[int, bytes] = {}
+_GLOBAL_CACHE_BYTES = bytes(2 * _GLOBAL_CACHES)
+_LOAD_GLOBAL_BYTE = bytes([_LOAD_GLOBAL])
+_PREFIXED_LOAD = bytes([_EXTENDED_ARG, _LOAD_GLOBAL])
+#: Each patch of the fast path, by (constant slot, called): its bytes, and whether
+#: its argument bytes hold a LOAD_GLOBAL opcode.
+_PATCHES: dict[tuple[int, int], tuple[bytes, bool]] = {}
+#: A match at an argument byte would have these at the following argument bytes.
+_ODD_ZEROS = bytes(_GLOBAL_CACHES)
+
+
+def _aligned_only(raw: bytearray) -> bool:
+    """Whether ``bytearray.replace`` of a LOAD_GLOBAL's bytes (opcode, argument, its
+    zeroed caches) can only match whole LOAD_GLOBALs of ``raw``: no LOAD_GLOBAL has an
+    EXTENDED_ARG (``raw``'s opcodes hold no EXTENDED_ARG followed by a LOAD_GLOBAL),
+    and no match can start at an argument byte (``raw``'s argument bytes hold no
+    LOAD_GLOBAL opcode followed by as many zeros as a match has at those places)."""
+    return (_PREFIXED_LOAD not in raw[0::2]
+            and _LOAD_GLOBAL_BYTE + _ODD_ZEROS not in raw[1::2])
+
+
+def _replaced(code: CodeType, raw: bytearray, targets: set[int], names: dict[str, Any],
+              consts: list[Any]) -> bytearray | None:
+    """``raw`` with every LOAD_GLOBAL of a name in ``names`` replaced, in C, pattern by
+    pattern (a code object holds a few of pathprof's names, loaded at many places);
+    its values appended to ``consts``. None where :func:`_aligned_only` does not hold
+    (then nothing is appended, and the caller goes an instruction at a time). It is
+    checked again after a replacement only where the patch has a LOAD_GLOBAL opcode
+    among its argument bytes: a patch's opcodes are never zero (CACHE), so no other
+    patch can complete a match that starts before it."""
+    if not _aligned_only(raw):
+        return None
+    for index in targets:
+        slot = None
+        for called in (0, 1):
+            arg = index << 1 | called
+            if arg > 0xFF:  # needs an EXTENDED_ARG, which no LOAD_GLOBAL here has
+                continue
+            old = _SITES.get(arg)
+            if old is None:
+                old = _SITES[arg] = bytes([_LOAD_GLOBAL, arg]) + _GLOBAL_CACHE_BYTES
+            if old not in raw:
+                continue
+            if slot is None:
+                slot = len(consts)
+                consts.append(names[code.co_names[index]])
+            key = (slot, called)
+            found = _PATCHES.get(key)
+            if found is None:
+                patch = _patch(slot, bool(called), len(old))
+                found = _PATCHES[key] = (patch, _LOAD_GLOBAL_BYTE in patch[1::2])
+            patch, recheck = found
+            if patch:
+                raw = raw.replace(old, patch)
+                if recheck and not _aligned_only(raw):
+                    del consts[len(code.co_consts):]
+                    return None
+    return raw
+
+
 def _patch(slot: int, called: bool, room: int) -> bytes:
     """The ``room`` bytes that load constant ``slot`` in place of a LOAD_GLOBAL (its
     NULL too when ``called``), padded with NOPs; empty when they do not fit."""
@@ -119,7 +183,10 @@ def freeze_code(code: CodeType, names: dict[str, Any],
                 changed = True
     targets = {i for i, name in enumerate(code.co_names) if name in names}
     raw = bytearray(code.co_code)
-    if targets:
+    replaced = _replaced(code, raw, targets, names, consts) if targets else None
+    if replaced is not None:
+        raw, changed = replaced, changed or replaced != raw
+    elif targets:  # an instruction at a time
         slots: dict[int, int] = {}
         patches: dict[tuple[int, int, int], bytes] = {}
         for offset in _load_globals(raw):
