@@ -478,8 +478,10 @@ class _Functions(Sequence[FunctionInfo]):
         if self._index is None or self._decoded[index] is not None:
             return None
         entry = self._index[index]
-        if (isinstance(entry, list) and len(entry) == 6 and isinstance(entry[0], str)
-                and all(type(v) is int for v in entry[1:])):
+        if (type(entry) is list and len(entry) == 6 and type(entry[0]) is str
+                and type(entry[1]) is int and type(entry[2]) is int
+                and type(entry[3]) is int and type(entry[4]) is int
+                and type(entry[5]) is int):
             return entry
         raise ContractError(f"malformed metadata (index entry {entry!r})")
 

@@ -766,8 +766,12 @@ def _copy_table(table: Any, reset: bool, size: int = -1) -> dict[int, int]:
     hash table's :data:`~pathprof.runtime.stopping.PARKED` key are left out."""
     if isinstance(table, list):
         copy = table[:size] if size >= 0 else table[:]
+        if not any(copy):  # (most functions of a big program never ran)
+            return {}
         counts = {i: c for i, c in enumerate(copy) if c}
     else:
+        if not table:
+            return {}
         counts = {i: c for i, c in dict(table).items() if c and i is not PARKED}
     if reset:
         for i, c in counts.items():

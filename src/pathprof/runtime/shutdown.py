@@ -217,13 +217,10 @@ def freeze_code(code: CodeType, names: dict[str, Any],
     return frozen
 
 
-def _names_of(code: CodeType, namespace: dict[str, Any], into: dict[str, Any]) -> None:
-    for name in code.co_names:
-        if name.startswith(GLOBAL_PREFIX) and name in namespace:
-            into[name] = namespace[name]
-    for const in code.co_consts:
-        if isinstance(const, CodeType):
-            _names_of(const, namespace, into)
+def _names_in(namespace: dict[str, Any]) -> dict[str, Any]:
+    """pathprof's globals in a module's ``namespace``, with what each holds."""
+    return {name: value for name, value in namespace.items()
+            if type(name) is str and name.startswith(GLOBAL_PREFIX)}
 
 
 def freeze() -> int:
@@ -232,20 +229,20 @@ def freeze() -> int:
     raises: it runs as the program ends."""
     changed = 0
     try:
-        cache: dict[tuple[int, int], CodeType] = {}
+        # per module: its names, and each code object frozen (once, however many
+        # functions run it or hold it among their constants)
+        modules: dict[int, tuple[dict[str, Any], dict[int, CodeType]]] = {}
         for obj in gc.get_objects():
             if type(obj) is not FunctionType:
                 continue
             namespace = obj.__globals__
             if namespace.get(GLOBAL_PREFIX + "m") is None:
                 continue
+            module = modules.get(id(namespace))
+            if module is None:
+                module = modules[id(namespace)] = (_names_in(namespace), {})
             code = obj.__code__
-            key = (id(code), id(namespace))
-            frozen = cache.get(key)
-            if frozen is None:
-                names: dict[str, Any] = {}
-                _names_of(code, namespace, names)
-                frozen = cache[key] = freeze_code(code, names) if names else code
+            frozen = freeze_code(code, *module)
             if frozen is not code:
                 try:
                     obj.__code__ = frozen
