@@ -491,14 +491,16 @@ class _Functions(Sequence[FunctionInfo]):
         entry = self._entry(index)
         if entry is not None:
             return (entry[0], entry[1], entry[2], entry[3], entry[4])
-        return self[index].outline
+        decoded: FunctionInfo = self[index]
+        return decoded.outline
 
     def calls_only(self, index: int) -> bool:
         """Whether the function at ``index`` counts calls only (as :meth:`outline`)."""
         entry = self._entry(index)
         if entry is not None:
             return bool(entry[5])
-        return self[index].calls_only
+        decoded: FunctionInfo = self[index]
+        return decoded.calls_only
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence):

@@ -83,7 +83,7 @@ class Packed:
                 self._text = self._loaded()
                 return self._text
             try:
-                self._text = zlib.decompress(self._data).decode()  # type: ignore[arg-type]
+                self._text = zlib.decompress(self._data).decode()
             except (zlib.error, UnicodeDecodeError, TypeError) as err:
                 raise PackedError(str(err)) from None
         return self._text
