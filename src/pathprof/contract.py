@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
@@ -392,9 +393,12 @@ class ModuleInfo:
                           separators=(",", ":"))
 
     @classmethod
-    def decode(cls, text: str | bytes) -> ModuleInfo:
+    def decode(cls, text: str | bytes, guard: AbstractContextManager[Any] | None = None
+               ) -> ModuleInfo:
         """The module :meth:`encode` wrote (or format 8 wrote: the rows inline, no
-        index); :class:`ContractError` for anything else."""
+        index); :class:`ContractError` for anything else. ``guard`` is entered around
+        each function's later decoding (the runtime's ``own_work``: ``json`` may be a
+        module the program measures)."""
         data = _loads(text)
         if not (isinstance(data, list) and data and type(data[0]) is int
                 and data[0] in _MODULE_LENGTHS
@@ -409,7 +413,8 @@ class ModuleInfo:
         if not isinstance(functions, list) or not (
                 index is None or (isinstance(index, list) and len(index) == len(functions))):
             raise ContractError("not a module's metadata")
-        return cls(file, key, digest, _Functions(functions, index), events, bool(totals_only))
+        return cls(file, key, digest, _Functions(functions, index, guard), events,
+                   bool(totals_only))
 
     def outline(self, index: int) -> tuple[str, int, int, int, int]:
         """The :attr:`FunctionInfo.outline` of the function at ``index``, without
@@ -445,11 +450,13 @@ class _Functions(Sequence[FunctionInfo]):
     one (lists are what the garbage collector walks, at every collection and as the
     interpreter exits). A format 8 text's rows are lists, and it has no index."""
 
-    __slots__ = ("_decoded", "_index", "_rows")
+    __slots__ = ("_decoded", "_guard", "_index", "_rows")
 
-    def __init__(self, rows: list[Any], index: list[Any] | None = None) -> None:
+    def __init__(self, rows: list[Any], index: list[Any] | None = None,
+                 guard: AbstractContextManager[Any] | None = None) -> None:
         self._rows = rows
         self._index = index
+        self._guard = guard
         self._decoded: list[FunctionInfo | None] = [None] * len(rows)
 
     def __len__(self) -> int:
@@ -468,7 +475,11 @@ class _Functions(Sequence[FunctionInfo]):
         if found is None:
             row = self._rows[index]
             if isinstance(row, str):
-                row = _loads(row)
+                if self._guard is None:
+                    row = _loads(row)
+                else:
+                    with self._guard:
+                        row = _loads(row)
             found = self._decoded[index] = _checked(FunctionInfo._from_row, row)
             self._rows[index] = None  # decoded: its row is garbage
         return found

@@ -214,7 +214,7 @@ class InstrumentedModule:
         """The module's contract (:mod:`pathprof.contract`), decoded when first asked for."""
         if self._meta is None:
             with own_work:  # json may be a measured module
-                self._meta = ModuleInfo.decode(self.meta_json)
+                self._meta = ModuleInfo.decode(self.meta_json, guard=own_work)
         return self._meta
 
     def _blockmap(self, index: int, code: Any) -> BlockMap:
