@@ -224,7 +224,7 @@ class SubpathProfiler:
         track = self._track(frame, state, index)
         blocks, ended = self._path(state, index, number)
         self._emit(track, blocks[track.emitted:])
-        track.emitted = track.sent = 0
+        self._path_over(track)
         if ended:  # the call is over
             del self._frames[id(frame)]
             if track.stream == ("frame", id(frame)):
@@ -289,7 +289,7 @@ class SubpathProfiler:
             return None
         key = ("hold", id(frame))
         hold: _Hold = ([], (compound.span.line, compound.span.end_line), compound.with_exit,
-                self._exit_prefix(caller, state, index, blockmap, compound))
+                       self._exit_prefix(caller, state, index, blockmap, compound))
         track.held.append(hold)  # after the exits of withs inside it, held already
         self._held[key] = (track, hold)
         return key
@@ -326,7 +326,7 @@ class SubpathProfiler:
             return
         track = self._track(frame, state, index)
         self._emit(track, blocks[track.emitted:])
-        track.emitted = track.sent = 0
+        self._path_over(track)
 
     def path_length(self, state: Any, index: int, number: int) -> int:
         with runtime.own_work:
@@ -406,6 +406,21 @@ class SubpathProfiler:
             return
         self._emit(track, prefix[track.emitted:])
         track.emitted = max(track.emitted, len(prefix))
+
+    def _path_over(self, track: _Track) -> None:
+        """``track``'s path ended, every block of it out: so are the blocks before
+        each exit it still holds (a prefix of that path), which :meth:`_release`
+        must not send again (a ``break`` out of a ``with`` whose next blocks run no
+        code, then the end of the call)."""
+        track.emitted = track.sent = 0
+        if not track.held:
+            return
+        renewed = [(idents, span, after, None) for idents, span, after, _ in track.held]
+        for key, (holder, hold) in list(self._held.items()):
+            if holder is track:
+                position = next(i for i, h in enumerate(track.held) if h is hold)
+                self._held[key] = (track, renewed[position])
+        track.held = renewed
 
     def _track(self, frame: Any, state: Any, index: int) -> _Track:
         track = self._frames.get(id(frame))
