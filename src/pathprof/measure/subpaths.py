@@ -94,6 +94,8 @@ class _Track:
     #: with's line span, its with-after block, the blocks before the exit as far as
     #: its call tells)
     held: list[_Hold] = field(default_factory=list)
+    #: the last block of the path that ended last, until a block of the next goes out
+    ended_at: int | None = None
 
 
 #: Code flags of the frames that have a stream of their own.
@@ -225,6 +227,7 @@ class SubpathProfiler:
         blocks, ended = self._path(state, index, number)
         self._emit(track, blocks[track.emitted:])
         self._path_over(track)
+        track.ended_at = blocks[-1] if blocks else None
         if ended:  # the call is over
             del self._frames[id(frame)]
             if track.stream == ("frame", id(frame)):
@@ -288,8 +291,15 @@ class SubpathProfiler:
         if compound is None:
             return None
         key = ("hold", id(frame))
-        hold: _Hold = ([], (compound.span.line, compound.span.end_line), compound.with_exit,
-                       self._exit_prefix(caller, state, index, blockmap, compound))
+        span = (compound.span.line, compound.span.end_line)
+        before = self._exit_prefix(caller, state, index, blockmap, compound)
+        if track.ended_at is not None and _jumps_out(state.meta.functions[index],
+                                                     track.ended_at, *span):
+            # A continue (a loop's back edge) out of the with: its path ended at the
+            # jump, before the exit runs, and went out whole; the register holds the
+            # next path's start, which tells nothing of the blocks before the exit.
+            before = None
+        hold: _Hold = ([], span, compound.with_exit, before)
         track.held.append(hold)  # after the exits of withs inside it, held already
         self._held[key] = (track, hold)
         return key
@@ -431,6 +441,8 @@ class SubpathProfiler:
     def _emit(self, track: _Track, blocks: tuple[int, ...]) -> None:
         if not blocks and not track.held:
             return
+        if blocks:
+            track.ended_at = None
         track.emitted += len(blocks)
         track.sent += len(blocks)
         idents = self._idents(track.state, track.index, blocks)
@@ -687,6 +699,16 @@ def _inside(function: FunctionInfo, block: int, first: int, last: int) -> bool:
     block with no source of its own (where branches join, the end of a finally)
     runs no code: it is taken as inside."""
     return all(first <= p.line and p.end_line <= last for p in function.blocks[block].pieces)
+
+
+def _jumps_out(function: FunctionInfo, block: int, first: int, last: int) -> bool:
+    """Whether a path that ended at ``block`` left lines ``first..last`` (a with's
+    body) by a back edge: ``block`` is inside and every back edge from it leads out."""
+    if not _inside(function, block, first, last):
+        return False
+    targets = [function.edges[e].dst for e in function.backedges
+               if function.edges[e].src == block]
+    return bool(targets) and not any(_inside(function, t, first, last) for t in targets)
 
 
 def _register_of(frame: Any) -> int | None:
