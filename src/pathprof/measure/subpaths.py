@@ -425,7 +425,8 @@ class SubpathProfiler:
         track.emitted = track.sent = 0
         if not track.held:
             return
-        renewed = [(idents, span, after, None) for idents, span, after, _ in track.held]
+        renewed: list[_Hold] = [(idents, span, after, None)
+                                for idents, span, after, _ in track.held]
         for key, (holder, hold) in list(self._held.items()):
             if holder is track:
                 position = next(i for i, h in enumerate(track.held) if h is hold)
