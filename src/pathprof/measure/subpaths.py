@@ -94,6 +94,8 @@ class _Track:
     #: with's line span, its with-after block, the blocks before the exit as far as
     #: its call tells)
     held: list[_Hold] = field(default_factory=list)
+    #: the last block of the path that ended last, until a block of the next goes out
+    ended_at: int | None = None
 
 
 #: Code flags of the frames that have a stream of their own.
@@ -224,7 +226,8 @@ class SubpathProfiler:
         track = self._track(frame, state, index)
         blocks, ended = self._path(state, index, number)
         self._emit(track, blocks[track.emitted:])
-        track.emitted = track.sent = 0
+        self._path_over(track)
+        track.ended_at = blocks[-1] if blocks else None
         if ended:  # the call is over
             del self._frames[id(frame)]
             if track.stream == ("frame", id(frame)):
@@ -288,8 +291,15 @@ class SubpathProfiler:
         if compound is None:
             return None
         key = ("hold", id(frame))
-        hold: _Hold = ([], (compound.span.line, compound.span.end_line), compound.with_exit,
-                self._exit_prefix(caller, state, index, blockmap, compound))
+        span = (compound.span.line, compound.span.end_line)
+        before = self._exit_prefix(caller, state, index, blockmap, compound)
+        if track.ended_at is not None and _jumps_out(state.meta.functions[index],
+                                                     track.ended_at, *span):
+            # A continue (a loop's back edge) out of the with: its path ended at the
+            # jump, before the exit runs, and went out whole; the register holds the
+            # next path's start, which tells nothing of the blocks before the exit.
+            before = None
+        hold: _Hold = ([], span, compound.with_exit, before)
         track.held.append(hold)  # after the exits of withs inside it, held already
         self._held[key] = (track, hold)
         return key
@@ -326,7 +336,7 @@ class SubpathProfiler:
             return
         track = self._track(frame, state, index)
         self._emit(track, blocks[track.emitted:])
-        track.emitted = track.sent = 0
+        self._path_over(track)
 
     def path_length(self, state: Any, index: int, number: int) -> int:
         with runtime.own_work:
@@ -407,6 +417,22 @@ class SubpathProfiler:
         self._emit(track, prefix[track.emitted:])
         track.emitted = max(track.emitted, len(prefix))
 
+    def _path_over(self, track: _Track) -> None:
+        """``track``'s path ended, every block of it out: so are the blocks before
+        each exit it still holds (a prefix of that path), which :meth:`_release`
+        must not send again (a ``break`` out of a ``with`` whose next blocks run no
+        code, then the end of the call)."""
+        track.emitted = track.sent = 0
+        if not track.held:
+            return
+        renewed: list[_Hold] = [(idents, span, after, None)
+                                for idents, span, after, _ in track.held]
+        for key, (holder, hold) in list(self._held.items()):
+            if holder is track:
+                position = next(i for i, h in enumerate(track.held) if h is hold)
+                self._held[key] = (track, renewed[position])
+        track.held = renewed
+
     def _track(self, frame: Any, state: Any, index: int) -> _Track:
         track = self._frames.get(id(frame))
         if track is None or track.state is not state or track.index != index:
@@ -416,6 +442,8 @@ class SubpathProfiler:
     def _emit(self, track: _Track, blocks: tuple[int, ...]) -> None:
         if not blocks and not track.held:
             return
+        if blocks:
+            track.ended_at = None
         track.emitted += len(blocks)
         track.sent += len(blocks)
         idents = self._idents(track.state, track.index, blocks)
@@ -672,6 +700,16 @@ def _inside(function: FunctionInfo, block: int, first: int, last: int) -> bool:
     block with no source of its own (where branches join, the end of a finally)
     runs no code: it is taken as inside."""
     return all(first <= p.line and p.end_line <= last for p in function.blocks[block].pieces)
+
+
+def _jumps_out(function: FunctionInfo, block: int, first: int, last: int) -> bool:
+    """Whether a path that ended at ``block`` left lines ``first..last`` (a with's
+    body) by a back edge: ``block`` is inside and every back edge from it leads out."""
+    if not _inside(function, block, first, last):
+        return False
+    targets = [function.edges[e].dst for e in function.backedges
+               if function.edges[e].src == block]
+    return bool(targets) and not any(_inside(function, t, first, last) for t in targets)
 
 
 def _register_of(frame: Any) -> int | None:
