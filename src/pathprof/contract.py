@@ -9,9 +9,10 @@ mode, of a P3 copy and of event counting — and everything after it reads that:
 runtime (exit notes, block maps, event queries), the data file, the analyses and the
 reports. No layer reads a string key of it.
 
-The serialization is one compact JSON array per module (:meth:`ModuleInfo.encode`)
-or per function (:meth:`FunctionInfo.encode`, what the data file stores), positional
-and led by :data:`FORMAT_VERSION`; decoding checks the version and raises
+The serialization is one compact JSON array per module (:meth:`ModuleInfo.encode`:
+an index of each function's outline, and each function's positional array as a JSON
+text of its own, decoded when first asked for) or per function
+(:meth:`FunctionInfo.encode`), led by :data:`FORMAT_VERSION`; decoding checks the version and raises
 :class:`ContractError` for anything else. Invariant: ``decode(encode(x)) == x``.
 
 Standard library only: the runtime reads this module inside the measured program.
