@@ -14,10 +14,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pathprof.analysis.subpaths import estimate_subpaths, rank_agreement, relative_error
+from pathprof.analysis.subpaths import (
+    SubpathEstimate,
+    cycle_of,
+    estimate_subpaths,
+    fold_cycles,
+    rank_agreement,
+    relative_error,
+)
 from pathprof.runtime.subpaths import (
     ExactSubpathCounter,
     LengthDistribution,
+    SampleSnapshot,
     SubpathSampler,
     binomial,
     encode,
@@ -85,12 +93,16 @@ def test_the_exact_counter_counts_every_window() -> None:
     assert exact_counts(stream, [2, 4, 8]) == dict(brute)
 
 
-def test_estimates_fall_within_their_bounds_as_often_as_the_confidence_says() -> None:
+@pytest.mark.parametrize("lengths", [LengthDistribution.geometric(3),
+                                     LengthDistribution.powers(3)],
+                         ids=["one-length-per-start", "every-length-per-start"])
+def test_estimates_fall_within_their_bounds_as_often_as_the_confidence_says(
+        lengths: LengthDistribution) -> None:
     """Over 120 seeds, every estimate of each run (and the five hottest apart) against
     the exact counts: the share within its 95 % bounds is at least 95 %, two-sided
-    and one-sided; and the estimates are unbiased."""
+    and one-sided; and the estimates are unbiased. Lengths 2, 4, 8: one drawn per
+    start (Oren's), or all of them at every start (nested: the default)."""
     stream = loop_stream(40_000)
-    lengths = LengthDistribution.geometric(3)  # 2, 4, 8
     exact = exact_counts(stream, list(lengths.probabilities))
     within: Counter = Counter()
     checked: Counter = Counter()
@@ -156,10 +168,11 @@ def test_the_top_five_is_the_exact_top_five_on_a_skewed_stream() -> None:
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(0, 6), min_size=1, max_size=400), st.integers(1, 30),
        st.integers(1, 12), st.integers(0, 2**32 - 1),
-       st.sampled_from(["exact", "rotation"]))
+       st.sampled_from(["exact", "rotation"]), st.booleans())
 def test_memory_stays_within_the_budget_and_bulk_skipping_misses_nothing(
-        stream: list[int], period: int, budget: int, seed: int, encoding: str) -> None:
-    lengths = LengthDistribution.geometric(3)
+        stream: list[int], period: int, budget: int, seed: int, encoding: str,
+        nested: bool) -> None:
+    lengths = LengthDistribution.powers(3) if nested else LengthDistribution.geometric(3)
     one_by_one = SubpathSampler(period=period, budget=budget, lengths=lengths, seed=seed,
                                 encoding=encoding)
     for block in stream:
@@ -235,6 +248,19 @@ def test_block_costs_sample_expensive_subpaths_more_and_estimates_stay_counts() 
     assert counts[(2, 3)] > 5 * counts[(0, 1)]
 
 
+def test_every_length_is_sampled_at_every_start_when_nested() -> None:
+    """Nested lengths: each start gives one subpath of each length, the prefixes of
+    one window; with period 1 that is every window of the stream."""
+    stream = loop_stream(2_000, seed=4)
+    sampler = SubpathSampler(period=1, budget=100_000, lengths=LengthDistribution.powers(3),
+                             seed=0)
+    feed(sampler, stream)
+    assert sampler.counts == exact_counts(stream, [2, 4, 8])
+    with pytest.raises(ValueError, match="nested"):
+        LengthDistribution({2: 0.5, 4: 1.0}, nested=True)
+    assert LengthDistribution.powers(2).choose(random.Random(0)) == 4
+
+
 def test_lengths_are_drawn_with_their_probabilities() -> None:
     lengths = LengthDistribution.geometric(4)
     assert lengths.probabilities == {2: 0.5, 4: 0.25, 8: 0.125, 16: 0.125}
@@ -291,3 +317,107 @@ def test_the_samples_bytes_stay_within_what_the_budget_allows_however_long_the_r
         assert len(sampler.counts) <= 50
         assert 0 < sampler.sample_bytes() <= bound
     assert sampler.resamplings > 0  # the budget was what held it
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.lists(st.integers(0, 4), max_size=9)),
+                max_size=40),
+       st.integers(1, 12), st.sampled_from(["exact", "rotation"]),
+       st.sampled_from([[2], [2, 4], [1, 3, 8]]))
+def test_the_exact_counter_in_chunks_and_streams_counts_what_one_by_one_counts(
+        runs: list[tuple[int, list[int]]], chunk: int, encoding: str,
+        lengths: list[int]) -> None:
+    """Runs of blocks handed to three interleaved streams, counted in chunks of any
+    size (and read part-way): the counts are every window that ended in each stream,
+    as brute force finds them; a closed stream keeps its windows counted."""
+    first = ExactSubpathCounter(lengths, encoding)
+    streams = [first, first.stream(), first.stream()]
+    for counter in streams:
+        counter.CHUNK = chunk
+    whole: list[list[int]] = [[], [], []]
+    for number, (which, blocks) in enumerate(runs):
+        streams[which].blocks(blocks)
+        whole[which] += blocks
+        if number % 7 == 3:  # read part-way: nothing counted twice later
+            brute = Counter(encode(s[i:i + n], encoding) for s in whole for n in lengths
+                            for i in range(len(s) - n + 1))
+            assert first.counts == brute
+    streams[2].close()
+    brute = Counter(encode(s[i:i + n], encoding) for s in whole for n in lengths
+                    for i in range(len(s) - n + 1))
+    assert first.counts == brute
+    assert [s.positions for s in streams] == [len(s) for s in whole]
+
+
+def test_a_subpath_sampled_once_by_luck_does_not_outrank_a_well_sampled_one() -> None:
+    """Ranked by the lower bound: a length-32 subpath sampled 5 times under Oren's
+    lengths (P = 1/32: estimate 160 x period) has a higher estimate than a length-2
+    one sampled 60 times (P = 1/2: 120 x period), but a lower bound far below it,
+    and comes after it."""
+    snapshot = SampleSnapshot(10.0, {(1, 2): 60, tuple(range(32)): 5}, {},
+                              {2: 0.5, 32: 1 / 32}, "exact", 10_000, 0, 100)
+    found = estimate_subpaths(snapshot)
+    assert [e.blocks for e in found] == [(1, 2), tuple(range(32))]
+    assert found[1].estimate > found[0].estimate  # higher estimate, ranked lower
+    assert found[1].low < found[0].low
+
+
+def _estimate(blocks: tuple) -> SubpathEstimate:
+    return SubpathEstimate(blocks, 1, 1.0, 1.0, 0.5, 2.0, 0.5)
+
+
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=4), st.integers(2, 5),
+       st.integers(0, 3))
+def test_a_repeated_turn_is_found_as_its_shortest_cycle(turn: list[int], times: int,
+                                                        extra: int) -> None:
+    blocks = turn * times + turn[:extra % len(turn)]
+    found = cycle_of(blocks)
+    assert found is not None
+    one, turns = found
+    assert len(one) <= len(turn)
+    assert len(blocks) == turns * len(one)
+    assert all(blocks[i] == one[i % len(one)] for i in range(len(blocks)))
+    shorter = [p for p in range(1, len(one))
+               if all(blocks[i] == blocks[i + p] for i in range(len(blocks) - p))]
+    assert not shorter
+
+
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=10))
+def test_a_sequence_without_a_cycle_has_no_period_of_half_its_length(blocks: list[int]
+                                                                     ) -> None:
+    if cycle_of(blocks) is None:
+        assert not any(all(blocks[i] == blocks[i + p] for i in range(len(blocks) - p))
+                       for p in range(1, len(blocks) // 2 + 1))
+
+
+@given(st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=8), max_size=30))
+def test_folding_keeps_one_row_per_cycle_and_every_other_row_in_order(
+        sequences: list[list[int]]) -> None:
+    estimates = [_estimate(tuple(blocks)) for blocks in sequences]
+    folded = fold_cycles(estimates)
+    plain = [e.blocks for e in estimates if cycle_of(e.blocks) is None]
+    assert [e.blocks for e in folded if e.turns is None] == plain
+    cycles = [e for e in folded if e.turns is not None]
+    keys = [min(tuple(c[i:] + c[:i]) for i in range(len(c)))
+            for c in (cycle_of(e.blocks)[0] for e in cycles)]
+    assert len(keys) == len(set(keys))  # each cycle once
+    assert len(folded) + sum(e.folded for e in folded) == len(estimates)
+    # each cycle's row is its first repetition in the ranking
+    for row in cycles:
+        assert next(e for e in estimates if cycle_of(e.blocks) is not None
+                    and cycle_of(e.blocks)[0] in _rotations(cycle_of(row.blocks)[0])
+                    ).blocks == row.blocks
+
+
+def _rotations(turn: tuple) -> set[tuple]:
+    return {turn[i:] + turn[:i] for i in range(len(turn))}
+
+
+def test_a_two_block_loop_repeated_is_one_row() -> None:
+    """The syntax highlighter's table: one loop at 2, 4, 8 and 16 blocks, any rotation,
+    becomes one row (8 turns, 3 others), and the subpath of other code keeps its place."""
+    loop = [_estimate((8, 9) * 8), _estimate((9, 8) * 2), _estimate((1, 2, 3)),
+            _estimate((8, 9) * 4), _estimate((9, 8))]
+    folded = fold_cycles(loop)
+    assert [(e.blocks, e.turns, e.folded) for e in folded] == [
+        ((8, 9) * 8, 8.0, 2), ((1, 2, 3), None, 0), ((9, 8), None, 0)]

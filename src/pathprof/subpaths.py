@@ -25,9 +25,11 @@ ENCODINGS = ("exact", "rotation")
 #: to this many (more count as this many); a subpath is kept with probability its
 #: mean block cost / HIGHEST_COST (Oren §5.1.2).
 HIGHEST_COST = 8
-#: length distributions: ``geometric`` (2^n with probability 2^-n, Oren's default),
-#: ``uniform`` (each power of two up to the longest alike)
-LENGTHS = ("geometric", "uniform")
+#: length distributions: ``all`` (every start samples every power of two up to the
+#: longest: nested prefixes of one window; the default), ``geometric`` (one length
+#: per start, 2^n with probability 2^-n, Oren's), ``uniform`` (one length per start,
+#: each power of two alike)
+LENGTHS = ("all", "geometric", "uniform")
 
 #: What the reports say when no subpath was sampled.
 NOTHING_SAMPLED = ("No subpath was sampled: the run was shorter than one sampling period, "
@@ -55,18 +57,31 @@ class HotSubpath:
     high: float
     exact: int | None = None  #: with ``--exact``: the subpath's count
     cost: float | None = None  #: with ``costs``: the mean cost of its blocks
+    #: a repetition of a shorter cycle: how many turns (None: not one), and how many
+    #: other repetitions of that cycle this row stands for
+    turns: float | None = None
+    folded: int = 0
+
+    @property
+    def turn_length(self) -> int | None:
+        """Blocks in one turn of the cycle this subpath repeats (None: not a cycle)."""
+        return None if self.turns is None else round(len(self.blocks) / self.turns)
 
     def to_json(self) -> dict[str, Any]:
-        found = {"rank": self.rank, "length": len(self.blocks), "sampled": self.sampled,
-                 "estimate": round(self.estimate, 3), "relative_error": round(self.error, 6),
-                 "low": round(self.low, 3),
-                 "high": None if self.high == float("inf") else round(self.high, 3),
-                 "blocks": [{"file": f, "function": q, "first_line": a, "last_line": b,
-                             "function_line": line} for f, q, a, b, line in self.places]}
+        found: dict[str, Any] = {
+            "rank": self.rank, "length": len(self.blocks), "sampled": self.sampled,
+            "estimate": round(self.estimate, 3), "relative_error": round(self.error, 6),
+            "low": round(self.low, 3),
+            "high": None if self.high == float("inf") else round(self.high, 3),
+            "blocks": [{"file": f, "function": q, "first_line": a, "last_line": b,
+                        "function_line": line} for f, q, a, b, line in self.places]}
         if self.exact is not None:
             found["exact"] = self.exact
         if self.cost is not None:
             found["mean_cost"] = round(self.cost, 6)
+        if self.turns is not None:
+            found["cycle"] = {"turns": round(self.turns, 3), "turn_length": self.turn_length,
+                              "other_repetitions": self.folded}
         return found
 
 
@@ -84,7 +99,7 @@ class SubpathSampling(contextlib.ContextDecorator):
     def __init__(self, *, source: Sequence[str] = (), include: Sequence[str] = (),
                  omit: Sequence[str] = (), default_dirs: Sequence[str] | None = None,
                  period: float = 1000.0, budget: int = 2000, longest: int = 5,
-                 lengths: str = "geometric", encoding: str = "exact", seed: int | None = None,
+                 lengths: str = "all", encoding: str = "exact", seed: int | None = None,
                  exact: bool = False, cache: bool = True, checkpoint_every: int = 0,
                  costs: str | None = None, cache_dir: str | None = None) -> None:
         from pathprof.config import cache_dir as find_cache_dir
@@ -102,8 +117,11 @@ class SubpathSampling(contextlib.ContextDecorator):
             raise ConfigError(f"lengths must be one of {', '.join(LENGTHS)}, not {lengths!r}")
         if not 1 <= longest <= 16:
             raise ConfigError("the longest sample is 2^N blocks with N from 1 to 16")
-        distribution = (LengthDistribution.geometric(longest) if lengths == "geometric"
-                        else LengthDistribution.uniform([2 ** n for n in range(1, longest + 1)]))
+        distribution = {
+            "all": LengthDistribution.powers,
+            "geometric": LengthDistribution.geometric,
+            "uniform": lambda n: LengthDistribution.uniform([2 ** k for k in range(1, n + 1)]),
+        }[lengths](longest)
         if costs not in (None, "statements"):
             raise ConfigError(f"costs must be 'statements', not {costs!r}")
         try:
@@ -144,9 +162,11 @@ class SubpathSampling(contextlib.ContextDecorator):
 
     def hottest(self, *, top: int | None = 10, confidence: float = 0.95,
                 one_sided: bool = False, rank: str = "count",
-                threshold: float | None = None) -> list[HotSubpath]:
+                threshold: float | None = None, fold: bool = True) -> list[HotSubpath]:
+        """The hottest subpaths so far, ranked by their lower bounds; with ``fold``,
+        each cycle once (:func:`pathprof.analysis.subpaths.fold_cycles`)."""
         return _hottest(self.profiler, top=top, confidence=confidence, one_sided=one_sided,
-                        rank=rank, threshold=threshold)
+                        rank=rank, threshold=threshold, fold=fold)
 
     def summary(self) -> dict[str, Any]:
         """What the sampler did: positions seen, period, sample size, resamplings."""
@@ -159,16 +179,18 @@ class SubpathSampling(contextlib.ContextDecorator):
 
 
 def _hottest(profiler: Any, *, top: int | None, confidence: float, one_sided: bool,
-             rank: str, threshold: float | None) -> list[HotSubpath]:
-    from pathprof.analysis.subpaths import estimate_subpaths
+             rank: str, threshold: float | None, fold: bool = True) -> list[HotSubpath]:
+    from pathprof.analysis.subpaths import estimate_subpaths, fold_cycles
 
     with profiler.sampler._lock:
         snap = profiler.sampler.snapshot()
     exact = profiler.exact.counts if profiler.exact is not None else None
     found = []
-    for number, estimate in enumerate(estimate_subpaths(
-            snap, confidence=confidence, one_sided=one_sided, rank=rank, top=top,
-            threshold=threshold), start=1):
+    ranked = estimate_subpaths(snap, confidence=confidence, one_sided=one_sided, rank=rank,
+                               top=None if fold else top, threshold=threshold)
+    if fold:
+        ranked = fold_cycles(ranked)[:top] if top is not None else fold_cycles(ranked)
+    for number, estimate in enumerate(ranked, start=1):
         places = []
         for ident in estimate.blocks:
             info = profiler.blocks[ident]
@@ -181,18 +203,18 @@ def _hottest(profiler: Any, *, top: int | None, confidence: float, one_sided: bo
                                 estimate.estimate, estimate.error, estimate.low,
                                 estimate.high,
                                 exact.get(estimate.blocks, 0) if exact is not None else None,
-                                cost))
+                                cost, estimate.turns, estimate.folded))
     return found
 
 
 def snapshot(*, top: int | None = 10, confidence: float = 0.95, one_sided: bool = False,
-             rank: str = "count") -> list[HotSubpath]:
+             rank: str = "count", fold: bool = True) -> list[HotSubpath]:
     """The hottest subpaths so far, from inside a program run by ``pathprof hot``
-    (empty when no sampling runs)."""
+    (empty when no sampling runs); ``fold`` as for :meth:`SubpathSampling.hottest`."""
     from pathprof import runtime
 
     profiler = runtime.subpath_sampler
     if profiler is None:
         return []
     return _hottest(profiler, top=top, confidence=confidence, one_sided=one_sided, rank=rank,
-                    threshold=None)
+                    threshold=None, fold=fold)

@@ -14,6 +14,15 @@ which is fair when ``x`` is large but not for a rare subpath sampled once by luc
 ``Pr(x >= (1+ε)E) <= exp(-ε²E/(2+ε))`` and ``Pr(x <= (1-ε)E) <= exp(-ε²E/2)`` bound
 by ``(1-c)/2`` each (``1-c`` for the one-sided lower bound).
 
+Ranking: by the lower bound, not the estimate (``weight``). A subpath sampled once
+or twice by luck has an estimate as high as one sampled a hundred times, but a
+lower bound near 0: ranked by what it ran *at least*, it cannot top the table.
+
+Cycles (:func:`fold_cycles`): a subpath that is two or more turns of one shorter
+sequence (``8 → 9 → 8 → 9``: a two-block loop) is shown once, as that cycle, at its
+best-ranked number of turns; its other repetitions, at any rotation, are folded
+into that row, so one loop cannot fill the table.
+
 Invariant: the estimate is unbiased (its mean over the sampler's random choices is
 the exact count), and the exact count lies in ``low..high`` with probability at
 least the confidence.
@@ -23,12 +32,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pathprof.runtime.subpaths import SampleSnapshot
 
-__all__ = ["RANKINGS", "SubpathEstimate", "estimate_subpaths", "expectation_bounds",
-           "rank_agreement", "relative_error"]
+__all__ = ["RANKINGS", "SubpathEstimate", "cycle_of", "estimate_subpaths",
+           "expectation_bounds", "fold_cycles", "rank_agreement", "relative_error"]
 
 #: how estimates are ordered: by count, by count x length (§5.1.1), or by count x the
 #: mean a-priori cost of the subpath's blocks (§5.1.2)
@@ -44,6 +53,10 @@ class SubpathEstimate:
     low: float  #: the count is at least this, at the confidence asked for
     high: float  #: and at most this (inf with a one-sided bound)
     weight: float  #: what it is ranked by
+    #: with :func:`fold_cycles`: how many turns of its cycle the subpath is (None:
+    #: not a repetition), and how many other subpaths of that cycle it stands for
+    turns: float | None = None
+    folded: int = 0
 
     @property
     def length(self) -> int:
@@ -86,7 +99,8 @@ def estimate_subpaths(snapshot: SampleSnapshot, *, confidence: float = 0.95,
                       one_sided: bool = False, rank: str = "count", top: int | None = None,
                       threshold: float | None = None) -> list[SubpathEstimate]:
     """The subpaths in ``snapshot`` with their estimated counts, hottest first by
-    ``rank``; the first ``top`` of them, or those estimated at least ``threshold``."""
+    ``rank`` of their lower bounds (module docstring); the first ``top`` of them, or
+    those estimated at least ``threshold``."""
     if rank not in RANKINGS:
         raise ValueError(f"unknown ranking {rank!r}; choose from {', '.join(RANKINGS)}")
     found = []
@@ -98,18 +112,57 @@ def estimate_subpaths(snapshot: SampleSnapshot, *, confidence: float = 0.95,
         estimate = sampled * snapshot.period / (chance * keep)
         if threshold is not None and estimate < threshold:
             continue
-        weight = estimate
-        if rank == "length":
-            weight = estimate * len(blocks)
-        elif rank == "cost":
-            weight = estimate * keep
         scale = snapshot.period / (chance * keep)
         low, high = expectation_bounds(sampled, confidence, one_sided=one_sided)
+        weight = low * scale
+        if rank == "length":
+            weight *= len(blocks)
+        elif rank == "cost":
+            weight *= keep
         found.append(SubpathEstimate(blocks, sampled, estimate,
                                      relative_error(sampled, confidence, one_sided=one_sided),
                                      low * scale, high * scale, weight))
-    found.sort(key=lambda e: (-e.weight, -e.sampled, repr(e.blocks)))
+    found.sort(key=lambda e: (-e.weight, -e.estimate, -e.sampled, repr(e.blocks)))
     return found[:top] if top is not None else found
+
+
+def cycle_of(blocks: Sequence) -> tuple[tuple, float] | None:
+    """``(one turn, turns)`` when ``blocks`` repeats a shorter sequence at least twice
+    (``a b a b a``: ``(a, b)``, 2.5 turns), by its shortest period; else None."""
+    size = len(blocks)
+    for period in range(1, size // 2 + 1):
+        if all(blocks[i] == blocks[i + period] for i in range(size - period)):
+            return tuple(blocks[:period]), size / period
+    return None
+
+
+def _cycle_key(turn: Sequence) -> tuple:
+    """One key for a cycle whichever block it is entered at (its smallest rotation)."""
+    rotations = [tuple(turn[i:]) + tuple(turn[:i]) for i in range(len(turn))]
+    return min(rotations, key=lambda r: tuple(map(repr, r)))
+
+
+def fold_cycles(estimates: Sequence[SubpathEstimate]) -> list[SubpathEstimate]:
+    """``estimates`` (ranked) with each cycle shown once (module docstring): the
+    first repetition of a cycle keeps its place, with ``turns`` and ``folded`` set;
+    later repetitions of it, at any number of turns and any rotation, are left out.
+    Subpaths that repeat nothing (a single turn too: it also runs where the loop
+    goes another way next) keep their places and order."""
+    shown: dict[tuple, int] = {}
+    kept: list[SubpathEstimate] = []
+    for estimate in estimates:
+        found = cycle_of(estimate.blocks)
+        if found is None:
+            kept.append(estimate)
+            continue
+        key = _cycle_key(found[0])
+        if key in shown:
+            position = shown[key]
+            kept[position] = replace(kept[position], folded=kept[position].folded + 1)
+            continue
+        shown[key] = len(kept)
+        kept.append(replace(estimate, turns=found[1]))
+    return kept
 
 
 def rank_agreement(estimated: Sequence[tuple], exact: dict[tuple, int], k: int = 5

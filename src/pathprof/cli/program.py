@@ -208,8 +208,10 @@ def add_hot(commands: Any) -> None:
                      help="at most this many distinct subpaths in the sample (default 2000)")
     hot.add_argument("--longest", type=positive, default=5, metavar="N",
                      help="sample lengths 2, 4, ... 2^N blocks (default 5: up to 32)")
-    hot.add_argument("--lengths", choices=("geometric", "uniform"), default="geometric",
-                     help="length 2^n with probability 2^-n (default), or all alike")
+    hot.add_argument("--lengths", choices=("all", "geometric", "uniform"), default="all",
+                     help="every start samples every length (default: one window, its "
+                     "prefixes of 2, 4, ... blocks); or one length per start, 2^n with "
+                     "probability 2^-n (Oren's) or all alike")
     hot.add_argument("--encoding", choices=("exact", "rotation"), default="exact",
                      help="count block sequences as they are (default), or a loop entered "
                      "at another block as the same subpath (rotation)")
@@ -221,6 +223,9 @@ def add_hot(commands: Any) -> None:
                      "costly subpaths are sampled more (Oren 5.1.2)")
     hot.add_argument("--top", type=positive, default=10, metavar="K",
                      help="show the K hottest (default 10)")
+    hot.add_argument("--every-repetition", dest="fold", action="store_false",
+                     help="show each number of turns of a loop as a row of its own "
+                     "(default: a cycle once, at its best-ranked number of turns)")
     hot.add_argument("--threshold", type=float, default=None, metavar="COUNT",
                      help="show only subpaths estimated to have run at least COUNT times "
                      "(at most --top of them)")
@@ -273,7 +278,7 @@ def command_hot(args: argparse.Namespace) -> int:
     def hottest() -> list[Any]:
         return sampling.hottest(top=args.top, confidence=args.confidence,
                                 one_sided=args.one_sided, rank=args.rank,
-                                threshold=args.threshold)
+                                threshold=args.threshold, fold=args.fold)
 
     hottest()  # (nothing sampled yet: imports what the estimates need, before the run)
     render = api.renderer("subpaths")  # (before the run, as above)

@@ -521,12 +521,14 @@ class SubpathProfiler:
         stream, exact = self._stream(key)
         if exact is None:
             stream.blocks(idents)
+        elif not self.checkpoint_every:
+            stream.blocks(idents)
+            exact.blocks(idents)
         else:
             for ident in idents:
                 stream.block(ident)
                 exact.block(ident)
-                if self.checkpoint_every and exact.counts and (
-                        self.sampler.positions % self.checkpoint_every == 0):
+                if self.sampler.positions % self.checkpoint_every == 0 and exact.counts:
                     self._checkpoint()
         if self.record is not None:
             self.record[key].extend(idents)
@@ -554,6 +556,8 @@ class SubpathProfiler:
         found = self._streams.pop(key, None)
         if found is not None:
             found[0].close()
+            if found[1] is not None:
+                found[1].close()
 
     # -- functions, paths and blocks ---------------------------------------------
 

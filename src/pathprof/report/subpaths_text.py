@@ -33,10 +33,26 @@ def _where(places: Sequence[tuple[str, str, int | None, int | None, int]]) -> Te
     return text
 
 
+def _blocks(hot: Any) -> Text:
+    """The row's blocks; a cycle's as one turn, with the turns and the other
+    repetitions its row stands for."""
+    if hot.turns is None:
+        return _where(hot.places)
+    text = Text("(")
+    text.append_text(_where(hot.places[:hot.turn_length]))
+    turns = f"{hot.turns:g}" if hot.turns == int(hot.turns) else f"{hot.turns:.1f}"
+    text.append(f") x {turns} turns", style="bold")
+    if hot.folded:
+        text.append(f", and {hot.folded} other repetition{'s' if hot.folded > 1 else ''}",
+                    style="dim")
+    return text
+
+
 def subpath_table(hottest: Sequence[Any], *, title: str | None = None,
                   confidence: float = 0.95) -> Table:
     table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
     table.add_column("#", justify="right")
+    table.add_column("ran at least", justify="right")
     table.add_column("estimated", justify="right")
     table.add_column(f"± ({confidence:.0%})", justify="right")
     exact = any(h.exact is not None for h in hottest)
@@ -45,10 +61,11 @@ def subpath_table(hottest: Sequence[Any], *, title: str | None = None,
     table.add_column("len", justify="right")
     table.add_column("blocks (function:lines)")
     for h in hottest:
-        row: list[str | Text] = [str(h.rank), f"{h.estimate:,.0f}", bound_text(h.error)]
+        row: list[str | Text] = [str(h.rank), f"{h.low:,.0f}", f"{h.estimate:,.0f}",
+                                 bound_text(h.error)]
         if exact:
             row.append(f"{h.exact:,}")
-        row += [str(len(h.blocks)), _where(h.places)]
+        row += [str(len(h.blocks)), _blocks(h)]
         table.add_row(*row)
     return table
 
@@ -58,16 +75,28 @@ def render_hot(console: Any, hottest: Sequence[Any], summary: dict[str, Any], *,
     files = sorted({place[0] for h in hottest for place in h.places})
     title = "Hottest subpaths" + (f" ({', '.join(os.path.relpath(f) for f in files[:3])}"
                                   f"{' …' if len(files) > 3 else ''})" if files else "")
+    bounded = [h for h in hottest if h.low > 0]
     if not hottest:
         console.print(NOTHING_SAMPLED)
+    elif not bounded:
+        console.print("No subpath was sampled often enough to say it ran at all at "
+                      f"{confidence:.0%} confidence: run longer, or lower --period.")
     else:
-        console.print(subpath_table(hottest, title=title, confidence=confidence))
+        console.print(subpath_table(bounded, title=title, confidence=confidence))
+    console.print(
+        f"Ranked by the count each subpath ran at least, at {confidence:.0%} confidence "
+        "(sampled once or twice, a subpath cannot top the table by luck); estimated = "
+        "times sampled x period / P(length); ± is the thesis's relative error bound.",
+        style="dim")
+    held = len(hottest) - len(bounded)
+    if held and bounded:
+        console.print(f"{held} more subpath{'s' if held > 1 else ''} sampled too seldom to "
+                      "bound (at least 0) left out: see --json.", style="dim")
     console.print(
         f"About {summary['positions']:,} blocks run; {summary['sampled']:,} samples kept of "
         f"{summary['distinct_sampled']:,} subpaths (budget {summary['budget']:,}); one "
         f"start per {summary['period']:,.0f} blocks after {summary['resamplings']} "
-        "resamplings. Estimated = times sampled x period / P(length); ± is the Chernoff "
-        "bound on the relative error.", style="dim")
+        "resamplings.", style="dim")
 
 
 def render(hottest: Sequence[Any], out: Any, **options: Any) -> None:

@@ -14,7 +14,16 @@ a memory budget, and can say at any moment what it holds. Estimates from it are 
   Figure 2.1, positions inside a sample being taken can start samples too, so that
   the starts stay independent (:meth:`block` carries several windows at once).
 - **Lengths** (§2.3.2 to §2.3.3): each start draws its length from a
-  :class:`LengthDistribution` (by default ``2^n`` with probability ``2^-n``).
+  :class:`LengthDistribution` (Oren's ``2^n`` with probability ``2^-n``), or, by
+  default (``nested``), takes the subpath of *every* length from it: one window of
+  the longest length, whose prefixes of 2, 4, ... blocks are each a sample
+  (``P(L) = 1`` for every length). Observing a start costs mostly the blocks
+  before it (:mod:`pathprof.measure.subpaths`), not its length, so a start then
+  gives a length-2 subpath twice as often, a length-32 one 32 times as often,
+  for about the same cost. Occurrences of *one* subpath are still sampled
+  independently of each other (different positions), so each estimate and its
+  bounds are as before; estimates of subpaths of different lengths from one
+  position are correlated, which no bound here uses.
 - **Concise sample and resampling** (§2.3.4, after Gibbons and Matias): when a new
   subpath would make the sample hold more distinct subpaths than the budget, the
   period grows by a factor and every sampled occurrence is kept with probability
@@ -38,10 +47,12 @@ Standard library only: it runs inside the measured program.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import sys
 import threading
+from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -56,14 +67,32 @@ class LengthDistribution:
     """The lengths a sample can have and the probability of each (summing to 1)."""
 
     probabilities: Mapping[int, float]
+    #: every start samples every length (each probability is 1): nested prefixes of
+    #: one window of the longest length
+    nested: bool = False
 
     def __post_init__(self) -> None:
         if not self.probabilities or any(length < 1 for length in self.probabilities):
             raise ValueError("subpath lengths must be at least 1")
         if any(p <= 0 for p in self.probabilities.values()):
             raise ValueError("every length needs a positive probability")
-        if abs(sum(self.probabilities.values()) - 1.0) > 1e-9:
+        if self.nested:
+            if any(p != 1.0 for p in self.probabilities.values()):
+                raise ValueError("nested lengths are each sampled at every start")
+        elif abs(sum(self.probabilities.values()) - 1.0) > 1e-9:
             raise ValueError("the length probabilities must add up to 1")
+
+    @classmethod
+    def every(cls, lengths: Sequence[int]) -> LengthDistribution:
+        """Every start samples each of ``lengths`` (nested prefixes of one window)."""
+        return cls({length: 1.0 for length in set(lengths)}, nested=True)
+
+    @classmethod
+    def powers(cls, longest_exponent: int = 5) -> LengthDistribution:
+        """Every start samples 2, 4, ... ``2^N`` blocks (the default)."""
+        if longest_exponent < 1:
+            raise ValueError("the longest length is 2^N with N >= 1")
+        return cls.every([2 ** n for n in range(1, longest_exponent + 1)])
 
     @classmethod
     def geometric(cls, longest_exponent: int = 5) -> LengthDistribution:
@@ -90,6 +119,9 @@ class LengthDistribution:
         return max(self.probabilities)
 
     def choose(self, rng: random.Random) -> int:
+        """A start's window length (for ``nested``, the longest: no draw)."""
+        if self.nested:
+            return self.longest
         draw = rng.random()
         total = 0.0
         for length, chance in sorted(self.probabilities.items()):
@@ -164,7 +196,9 @@ class SubpathSampler:
             raise ValueError(f"unknown encoding {encoding!r}; choose from {', '.join(ENCODINGS)}")
         self.period = float(period)
         self.budget = budget
-        self.lengths = lengths or LengthDistribution.geometric()
+        self.lengths = lengths or LengthDistribution.powers()
+        #: with nested lengths: the window lengths at which a prefix is a sample
+        self._stops = frozenset(self.lengths.probabilities) if self.lengths.nested else None
         self.encoding = encoding
         #: block -> a-priori cost; blocks may be added while the stream runs, at most
         #: ``highest_cost`` each (given, or the largest of ``costs``)
@@ -204,9 +238,8 @@ class SubpathSampler:
 
     # -- the concise sample ----------------------------------------------------
 
-    def _complete(self, window: _Window) -> None:
+    def _complete(self, window: _Window, blocks: Sequence[Hashable]) -> None:
         with self._lock:
-            blocks = window.blocks
             chance = self._keep_chance(blocks)
             keep = chance * window.period / self.period  # started under an older period
             if keep < 1.0 and self.rng.random() >= keep:
@@ -297,13 +330,17 @@ class StreamState:
         if not self.windows:
             return
         done = []
+        stops = sampler._stops
         for window in self.windows:
             window.blocks.append(block)
-            if len(window.blocks) == window.length:
+            filled = len(window.blocks)
+            if filled == window.length:
                 done.append(window)
+            elif stops is not None and filled in stops:
+                sampler._complete(window, tuple(window.blocks))
         for window in done:
             self.windows.remove(window)
-            sampler._complete(window)
+            sampler._complete(window, window.blocks)
 
 
 @dataclass(frozen=True)
@@ -322,31 +359,89 @@ class SampleSnapshot:
 
 class ExactSubpathCounter:
     """Every subpath of the lengths a distribution allows, counted at every position
-    of the stream (``--exact``; slow: for evaluation and tests). Counts a subpath
-    once it is complete, as the sampler does."""
+    of the stream (``--exact``: for evaluation and tests). Counts a subpath once it
+    is complete, as the sampler does.
+
+    Blocks are buffered per stream and counted in bulk, at most every ``CHUNK``
+    blocks: the windows of the longest length, from ``zip`` over shifted views of
+    the buffer, are counted by :class:`collections.Counter` (in C), and each distinct
+    one then adds its count to its shorter prefixes -- one tuple per position rather
+    than a slice and a dictionary update per block and length in Python. Invariant:
+    ``_counts`` holds, for every stream, the subpaths of every position whose longest
+    window is complete; :attr:`counts` adds the shorter ones of the positions still
+    waiting for it, so that it holds every window that ended so far."""
+
+    CHUNK = 1 << 14
 
     def __init__(self, lengths: Sequence[int], encoding: str = "exact") -> None:
         self.lengths = sorted(set(lengths))
         self.encoding = encoding
-        self.counts: dict[tuple[Hashable, ...], int] = {}
-        self._recent: list[Hashable] = []
+        self._counts: Counter[tuple[Hashable, ...]] = Counter()
+        #: the blocks from the first position whose longest window is not complete
+        self._buffer: list[Hashable] = []
+        self._family: list[ExactSubpathCounter] = [self]
         self.positions = 0
+
+    @property
+    def counts(self) -> Counter[tuple[Hashable, ...]]:
+        """Subpath -> times it occurred so far, in every stream (a new mapping)."""
+        for member in self._family:
+            member._flush()
+        found = Counter(self._counts)
+        for member in self._family:
+            member._add_waiting(found)
+        return found
 
     def stream(self) -> ExactSubpathCounter:
         """A counter for another stream, adding into the same counts."""
         other = ExactSubpathCounter(self.lengths, self.encoding)
-        other.counts = self.counts
+        other._counts = self._counts
+        other._family = self._family
+        self._family.append(other)
         return other
 
+    def close(self) -> None:
+        """The stream ended: its last positions' windows are as complete as they get."""
+        self._flush()
+        self._add_waiting(self._counts)
+        self._buffer = []
+        if self is not self._family[0] and self in self._family:
+            self._family.remove(self)
+
     def block(self, block: Hashable) -> None:
-        self.positions += 1
-        recent = self._recent
-        recent.append(block)
+        self.blocks((block,))
+
+    def blocks(self, blocks: Sequence[Hashable]) -> None:
+        self.positions += len(blocks)
+        self._buffer.extend(blocks)
+        if len(self._buffer) >= self.CHUNK:
+            self._flush()
+
+    def _key(self, blocks: tuple[Hashable, ...]) -> tuple[Hashable, ...]:
+        return blocks if self.encoding == "exact" else encode(blocks, self.encoding)
+
+    def _flush(self) -> None:
+        """Count the positions whose longest window is complete."""
+        buffer = self._buffer
         longest = self.lengths[-1]
-        if len(recent) > longest:
-            del recent[0]
-        for length in self.lengths:
-            if length > len(recent):
-                break
-            key = encode(recent[-length:], self.encoding)
-            self.counts[key] = self.counts.get(key, 0) + 1
+        complete = len(buffer) - longest + 1
+        if complete <= 0:
+            return
+        windows = Counter(zip(*(itertools.islice(buffer, i, None) for i in range(longest)),
+                                  strict=False))  # windows end where the shortest view does
+        counts = self._counts
+        for window, times in windows.items():
+            for length in self.lengths:
+                key = self._key(window[:length])
+                counts[key] = counts.get(key, 0) + times
+        del buffer[:complete]
+
+    def _add_waiting(self, counts: dict[tuple[Hashable, ...], int]) -> None:
+        """The windows, shorter than the longest, of the positions still waiting."""
+        buffer = self._buffer
+        for start in range(len(buffer)):
+            for length in self.lengths:
+                if start + length > len(buffer):
+                    break
+                key = self._key(tuple(buffer[start:start + length]))
+                counts[key] = counts.get(key, 0) + 1
