@@ -65,16 +65,42 @@ def overhead(name: str, repeat: int) -> dict[str, Any]:
         "budget": memory["budget"], "sample_bytes": memory["sample_bytes"]}
 
 
-def accuracy(name: str, loops: int, *options: str) -> dict[str, Any]:
+def loops_for(name: str, seconds: float) -> int:
+    """The loops that make ``name``'s timed call last about ``seconds`` plain."""
+    default = WORKLOADS[name].loops
+    plain = _timed([sys.executable, str(HERE / "workloads.py"), name, str(default)])
+    return max(1, round(seconds * default / plain))
+
+
+def accuracy(name: str, loops: int, *options: str, exact: bool = True,
+             period: str | None = "1000") -> dict[str, Any]:
+    """One run of ``pathprof hot`` (seed 1, every repetition of a loop listed: the
+    ranking itself), with ``--exact`` unless told not to, at ``period`` (None: the
+    default settings)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "hot.json"
         start = time.perf_counter()
-        subprocess.run(_hot(name, loops, "--period", "1000", "--exact", "--seed", "1",
-                            "--top", "1000000", "--json", str(out), *options),
+        subprocess.run(_hot(name, loops, *(["--period", period] if period else []),
+                            *(["--exact"] if exact else []), "--seed", "1",
+                            "--every-repetition", "--top", "1000000", "--json", str(out),
+                            *options),
                        check=True, capture_output=True)
         seconds = time.perf_counter() - start
         report = json.loads(out.read_text())
     found = report["subpaths"]
+    top5 = found[:5]
+    summary = {"blocks": report["positions"], "sampled": report["sampled"],
+               "distinct": report["distinct_sampled"], "period": report["period"],
+               "listed": min(10, len(found)), "failures": report["failures"],
+               "seconds": seconds, "moments": report.get("moments", []),
+               # the widest 95 % bound of the five ranked first: the thesis's (eq. 2.14),
+               # and how far the interval's ends lie from the estimate
+               "top5_bound": max((s["relative_error"] for s in top5), default=None),
+               "top5_interval": max((max(s["estimate"] - s["low"],
+                                         (s["high"] or float("inf")) - s["estimate"])
+                                     / s["estimate"] for s in top5), default=None)}
+    if not exact:
+        return summary
     # The estimated top 5 is the exact top 5 when each of them is counted at least as
     # often as the fifth hottest subpath (ties make any choice among them right). The
     # exact counts of subpaths never sampled are not in the report: a subpath hotter
@@ -84,16 +110,14 @@ def accuracy(name: str, loops: int, *options: str) -> dict[str, Any]:
     fifth = counts[4] if len(counts) >= 5 else 0
     within = sum(s["low"] <= s["exact"] <= (s["high"] or float("inf")) for s in found[:10])
     hottest = found[0] if found else None
-    return {"blocks": report["positions"], "sampled": report["sampled"],
-            "distinct": report["distinct_sampled"], "period": report["period"],
-            "top5_same": all(s["exact"] >= fifth for s in found[:5]), "within10": within,
-            "listed": min(10, len(found)),
-            "hottest_error": (abs(hottest["estimate"] - hottest["exact"]) / hottest["exact"]
-                              if hottest and hottest["exact"] else None),
-            "hottest_bound": hottest["relative_error"] if hottest else None,
-            "hottest_length": len(hottest["blocks"]) if hottest else None,
-            "failures": report["failures"], "seconds": seconds,
-            "moments": report.get("moments", [])}
+    return summary | {
+        "top5_same": all(s["exact"] >= fifth for s in top5), "within10": within,
+        "top5_error": max((abs(s["estimate"] - s["exact"]) / s["exact"] for s in top5
+                           if s["exact"]), default=None),
+        "hottest_error": (abs(hottest["estimate"] - hottest["exact"]) / hottest["exact"]
+                          if hottest and hottest["exact"] else None),
+        "hottest_bound": hottest["relative_error"] if hottest else None,
+        "hottest_length": len(hottest["blocks"]) if hottest else None}
 
 
 def incremental(name: str, loops: int) -> list[dict[str, Any]]:
@@ -101,6 +125,10 @@ def incremental(name: str, loops: int) -> list[dict[str, Any]]:
     and each one's rank among the estimates."""
     total = accuracy(name, loops)["blocks"]
     return accuracy(name, loops, "--checkpoint-every", str(max(total // 10, 1)))["moments"]
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
 
 
 def _row(*cells: str) -> None:
@@ -113,6 +141,11 @@ def main() -> None:
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--accuracy", default="", help="workloads for the --exact runs")
     parser.add_argument("--accuracy-loops", type=int, default=1)
+    parser.add_argument("--accuracy-seconds", type=float, default=0.0,
+                        help="accuracy at the default settings on runs of about this many "
+                        "seconds plain (loops worked out per workload)")
+    parser.add_argument("--no-exact", action="store_true",
+                        help="with --accuracy-seconds: no --exact (bounds only)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--incremental", default="", help="a workload for Table 4.11")
     args = parser.parse_args()
@@ -127,7 +160,28 @@ def main() -> None:
                  f"{r['hot1000']:.2f}x", f"{r['distinct']:,} / {r['budget']:,}, "
                  f"{r['sample_bytes'] / 1024:,.1f}")
     picked = [n for n in args.accuracy.split(",") if n]
-    if picked:
+    if picked and args.accuracy_seconds:
+        exact = not args.no_exact
+        print(f"\nDefault settings, runs of about {args.accuracy_seconds:g} s plain"
+              + (", with --exact" if exact else "") + "\n")
+        _row("workload", "loops", "blocks", "samples (distinct)", "final period",
+             *(["top 5 = exact top 5", "top 5: largest error"] if exact else []),
+             "top 5: widest bound (eq. 2.14)", "top 5: widest interval",
+             *(["top 10 within 95 %"] if exact else []))
+        _row("---", *["---:"] * 4, *([":---:", "---:"] if exact else []), "---:", "---:",
+             *(["---:"] if exact else []))
+        for name in picked:
+            loops = loops_for(name, args.accuracy_seconds)
+            a = accuracy(name, loops, exact=exact, period=None)
+            cells = [name, str(loops), f"{a['blocks']:,}", f"{a['sampled']:,} ({a['distinct']:,})",
+                     f"{a['period']:,.0f}"]
+            if exact:
+                cells += ["yes" if a["top5_same"] else "no", _percent(a["top5_error"])]
+            cells += [_percent(a["top5_bound"]), _percent(a["top5_interval"])]
+            if exact:
+                cells.append(f"{a['within10']}/{a['listed']}")
+            _row(*cells)
+    elif picked:
         print()
         _row("workload", "blocks", "samples (distinct)", "final period", "top 5 = exact top 5",
              "top 10 within 95 % bound", "hottest: error / bound (length)")
