@@ -349,3 +349,83 @@ def test_positions_count_each_block_once_across_calls(tmp_path: Path) -> None:
     wrong = [(period, seed) for period in (2.0, 5.0, 30.0, 300.0) for seed in range(8)
              if positions(period, seed) != blocks_run]
     assert wrong == []
+
+
+BLANKS = textwrap.dedent('''
+    def skip(text, i):
+        while i < len(text) and text[i] == " ":
+            i += 1
+        return i
+
+
+    def words(text):
+        found, i = [], 0
+        while i < len(text):
+            i = skip(text, i)
+            start = i
+            while i < len(text) and text[i] != " ":
+                i += 1
+            found.append(text[start:i])
+        return found
+
+
+    line = ("a" + " " * 40 + "bc ") * 50
+    print(sum(len(words(line)) for _ in range(40)))
+''')
+
+
+def _cycle_of(blocks: list[dict]) -> tuple | None:
+    names = [(b["function"], b["first_line"]) for b in blocks]
+    for period in range(1, len(names) // 2 + 1):
+        if all(names[i] == names[i + period] for i in range(len(names) - period)):
+            turn = names[:period]
+            return min(tuple(turn[i:] + turn[:i]) for i in range(period))
+    return None
+
+
+def test_the_table_ranks_by_the_lower_bound_and_shows_a_loop_once(tmp_path: Path) -> None:
+    """A two-block loop runs 40 times per word: listed by every repetition, it fills
+    the table; folded (the default), it is one row that says how many it stands for,
+    and the rows are in the order of what each subpath ran at least."""
+    (tmp_path / "blanks.py").write_text(BLANKS)
+    every = _hot(tmp_path, "--period", "200", "--seed", "2", "--top", "8",
+                 "--every-repetition", "--json", "every.json", "blanks.py")
+    assert every.returncode == 0, every.stderr
+    listed = json.loads((tmp_path / "every.json").read_text())["subpaths"]
+    repeats = [s for s in listed if _cycle_of(s["blocks"]) is not None]
+    assert len(repeats) >= 4  # the loop, two to 32 blocks of it, crowds the table
+    assert all("cycle" not in s for s in listed)
+
+    folded = _hot(tmp_path, "--period", "200", "--seed", "2", "--top", "8",
+                  "--json", "folded.json", "blanks.py")
+    assert folded.returncode == 0, folded.stderr
+    rows = json.loads((tmp_path / "folded.json").read_text())["subpaths"]
+    assert rows[0]["cycle"]["other_repetitions"] >= 4
+    loop_rows = [s for s in rows if "cycle" in s and s["blocks"][0]["function"] == "skip"]
+    assert len(loop_rows) == 1
+    assert loop_rows[0]["cycle"]["turn_length"] == 2
+    lows = [s["low"] for s in rows]
+    assert lows == sorted(lows, reverse=True)
+    assert "more of this loop" in folded.stderr
+    assert "Ranked by the count each subpath ran at least" in folded.stderr
+    # No other row is the loop: neither a repetition nor a single turn of it.
+    turn = [(b["function"], b["first_line"]) for b in loop_rows[0]["blocks"][:2]]
+    loop = min(tuple(turn[i:] + turn[:i]) for i in range(2))
+    for row in rows:
+        if row is not loop_rows[0]:
+            names = [(b["function"], b["first_line"]) for b in row["blocks"]]
+            assert _cycle_of(row["blocks"]) != loop
+            assert not (len(names) == 2 and min(tuple(names), tuple(names[::-1])) == loop)
+
+
+def test_rows_that_cannot_be_bounded_are_left_out_of_the_table(tmp_path: Path) -> None:
+    (tmp_path / "blanks.py").write_text(BLANKS)
+    done = _hot(tmp_path, "--period", "2000", "--seed", "1", "--top", "1000",
+                "--json", "all.json", "blanks.py")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads((tmp_path / "all.json").read_text())["subpaths"]
+    unbounded = sum(s["low"] == 0 for s in rows)
+    assert 0 < unbounded < len(rows)
+    assert f"{unbounded} more subpath" in done.stderr
+    table = done.stderr.split("Ranked by")[0]
+    assert "│            0 │" not in table

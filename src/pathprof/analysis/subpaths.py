@@ -20,8 +20,8 @@ lower bound near 0: ranked by what it ran *at least*, it cannot top the table.
 
 Cycles (:func:`fold_cycles`): a subpath that is two or more turns of one shorter
 sequence (``8 → 9 → 8 → 9``: a two-block loop) is shown once, as that cycle, at its
-best-ranked number of turns; its other repetitions, at any rotation, are folded
-into that row, so one loop cannot fill the table.
+best-ranked subpath; its other repetitions and its single turns, at any rotation,
+are folded into that row, so one loop cannot fill the table.
 
 Invariant: the estimate is unbiased (its mean over the sampler's random choices is
 the exact count), and the exact count lies in ``low..high`` with probability at
@@ -144,24 +144,35 @@ def _cycle_key(turn: Sequence) -> tuple:
 
 def fold_cycles(estimates: Sequence[SubpathEstimate]) -> list[SubpathEstimate]:
     """``estimates`` (ranked) with each cycle shown once (module docstring): the
-    first repetition of a cycle keeps its place, with ``turns`` and ``folded`` set;
-    later repetitions of it, at any number of turns and any rotation, are left out.
-    Subpaths that repeat nothing (a single turn too: it also runs where the loop
-    goes another way next) keep their places and order."""
+    cycle's best-ranked subpath keeps its place, with ``turns`` and ``folded`` set;
+    its later ones are left out. A cycle's subpaths are its repetitions (two turns or
+    more, at any rotation) and, once a repetition is among the estimates, its single
+    turns at any rotation (``2 → 3`` and ``3 → 2`` of the loop ``2 → 3 → 2 → 3``).
+    Other subpaths keep their places and order."""
+    cycles = set()
+    for estimate in estimates:
+        found = cycle_of(estimate.blocks)
+        if found is not None:
+            cycles.add(_cycle_key(found[0]))
+    if not cycles:
+        return list(estimates)
     shown: dict[tuple, int] = {}
     kept: list[SubpathEstimate] = []
     for estimate in estimates:
         found = cycle_of(estimate.blocks)
-        if found is None:
-            kept.append(estimate)
-            continue
-        key = _cycle_key(found[0])
+        if found is not None:
+            key, turns = _cycle_key(found[0]), found[1]
+        else:
+            key, turns = _cycle_key(estimate.blocks), 1.0
+            if key not in cycles:
+                kept.append(estimate)
+                continue
         if key in shown:
             position = shown[key]
             kept[position] = replace(kept[position], folded=kept[position].folded + 1)
             continue
         shown[key] = len(kept)
-        kept.append(replace(estimate, turns=found[1]))
+        kept.append(replace(estimate, turns=turns))
     return kept
 
 

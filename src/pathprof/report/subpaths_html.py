@@ -69,6 +69,7 @@ class SubpathView:
     length: int
     sampled: int
     route: str  #: ``tally:13 → 14-15 → classify:2``
+    cycle: str  #: for a row folded from a loop's subpaths: `` (2 turns of a 2-block loop)``
     functions: str  #: ``tally → classify``
     segments: list[Segment]
 
@@ -135,6 +136,17 @@ def _show_source(segment: Segment, sources: _Sources) -> None:
                       for n in range(max(start, 1), min(last + CONTEXT, len(lines)) + 1)]
 
 
+def _cycle_text(subpath: dict[str, Any]) -> str:
+    """What a row folded from a loop's subpaths says (``pathprof hot``'s table)."""
+    cycle = subpath.get("cycle")
+    if not cycle:
+        return ""
+    more = cycle["other_repetitions"]
+    return (f" ({cycle['turns']:g} turn{'' if cycle['turns'] == 1 else 's'} of a "
+            f"{cycle['turn_length']}-block loop" + (f"; {more} more of it" if more else "")
+            + ")")
+
+
 def _view(subpath: dict[str, Any], sources: _Sources) -> SubpathView:
     segments = _segments(subpath["blocks"])
     for segment in segments:
@@ -143,7 +155,7 @@ def _view(subpath: dict[str, Any], sources: _Sources) -> SubpathView:
         rank=subpath["rank"], page=f"subpath-{subpath['rank']}.html",
         estimate=subpath["estimate"], error=subpath["relative_error"], low=subpath["low"],
         high=subpath["high"], exact=subpath.get("exact"), length=subpath["length"],
-        sampled=subpath["sampled"], route=_route(segments),
+        sampled=subpath["sampled"], route=_route(segments), cycle=_cycle_text(subpath),
         functions=" → ".join(s.function for s in segments), segments=segments)
 
 
@@ -196,7 +208,7 @@ def _render_index(views: Sequence[SubpathView], document: dict[str, Any], title:
             cells += [f'<td class="num" data-sort="{v.length}">{v.length}</td>',
                       f'<td data-sort="{esc(v.functions)}">{esc(v.functions)}</td>',
                       f'<td data-sort="{esc(v.route)}"><a href="{esc(v.page)}">'
-                      f"{esc(v.route)}</a></td>"]
+                      f"{esc(v.route)}</a>{esc(v.cycle)}</td>"]
             rows.append(f'<tr id="subpath-{v.rank}">{"".join(cells)}</tr>')
         table = (f'<table id="subpaths" class="sortable"><thead><tr>{"".join(heads)}'
                  f'</tr></thead>\n<tbody>\n{chr(10).join(rows)}\n</tbody></table>')
@@ -246,6 +258,7 @@ def _render_subpath(view: SubpathView, document: dict[str, Any], title: str) -> 
     return template("subpath.html").substitute(
         title=esc(f"subpath #{view.rank} — {title}"), rank=view.rank,
         functions=esc(view.functions), figures=figure_html, route=esc(view.route),
+        cycle=f'<p class="cycle">{esc(view.cycle.strip(" ()"))}</p>' if view.cycle else "",
         segments="\n".join(_render_segment(i, s) for i, s in enumerate(view.segments, 1)),
         version=esc(__version__))
 

@@ -41,10 +41,9 @@ def _blocks(hot: Any) -> Text:
     text = Text("(")
     text.append_text(_where(hot.places[:hot.turn_length]))
     turns = f"{hot.turns:g}" if hot.turns == int(hot.turns) else f"{hot.turns:.1f}"
-    text.append(f") x {turns} turns", style="bold")
+    text.append(f") x {turns} turn{'' if hot.turns == 1 else 's'}", style="bold")
     if hot.folded:
-        text.append(f", and {hot.folded} other repetition{'s' if hot.folded > 1 else ''}",
-                    style="dim")
+        text.append(f", and {hot.folded} more of this loop", style="dim")
     return text
 
 
