@@ -232,8 +232,8 @@ class SubpathProfiler:
             del self._frames[id(frame)]
             if track.stream == ("frame", id(frame)):
                 self._close(track.stream)
-        if self.exact is None and not any(s.windows for s, _ in self._streams.values()) \
-                and self.sampler.gap > horizon():
+        if self.exact is None and self.sampler.gap > horizon() \
+                and not any(s.windows for s, _ in self._streams.values()):
             self._count_down()
 
     def enter(self, state: Any, index: int, frame: Any) -> None:
@@ -250,13 +250,17 @@ class SubpathProfiler:
 
     def _enter(self, state: Any, index: int, frame: Any) -> None:
         caller = frame.f_back
-        while caller is not None and self._function(caller) is None:
+        found = None
+        while caller is not None:
+            found = self._function(caller)
+            if found is not None:
+                break
             caller = caller.f_back  # a comprehension, a wrapper pathprof does not measure
         caller_track = self._frames.get(id(caller)) if caller is not None else None
         if (caller_track is not None and caller is frame.f_back
                 and caller_track.stream[0] != "hold"
                 and not frame.f_code.co_flags & _OWN_STREAM
-                and self._function(caller) == (caller_track.state, caller_track.index)):
+                and found == (caller_track.state, caller_track.index)):
             stream = caller_track.stream  # stream_key(frame), without the walk
         else:
             stream = stream_key(frame)
@@ -267,8 +271,8 @@ class SubpathProfiler:
             held = self._hold_exit(caller, frame)
             if held is not None:
                 stream = held
-        elif caller is not None:
-            self._flush_caller(caller)
+        elif found is not None:
+            self._flush_caller(caller, found)
         self._frames[id(frame)] = _Track(state, index, stream)
 
     def _hold_exit(self, caller: Any, frame: Any) -> Any:
@@ -399,12 +403,9 @@ class SubpathProfiler:
         self._observe()
         return True
 
-    def _flush_caller(self, caller: Any) -> None:
-        """A call from ``caller``: its blocks up to the one making the call go out
-        before the callee's."""
-        found = self._function(caller)
-        if found is None:
-            return
+    def _flush_caller(self, caller: Any, found: tuple[Any, int]) -> None:
+        """A call from ``caller`` (``found``: its module state and function index): its
+        blocks up to the one making the call go out before the callee's."""
         state, index = found
         prefix = self._frame_prefix(caller, state, index)
         if prefix is None:
@@ -451,6 +452,9 @@ class SubpathProfiler:
             found = self._held.get(track.stream)
             if found is not None:
                 found[1][0].extend(idents)
+            return
+        if not self._held:  # nothing held anywhere (the common case): sent as it is
+            self._send(track.stream, idents)
             return
         self._below(track)
         function = track.state.meta.functions[track.index]
@@ -723,10 +727,20 @@ def _register_of(frame: Any) -> int | None:
     by constants). The outside table is read for such functions only: it keeps the
     entries of frames that are gone, under ids new frames may have."""
     code = frame.f_code
-    if "@pp_r" in code.co_varnames:
+    kept = _REGISTER_KEPT.get(code)
+    if kept is None:
+        kept = _REGISTER_KEPT[code] = ("local" if "@pp_r" in code.co_varnames else
+                                       "outside" if "registers" in code.co_names
+                                       or "assign" in code.co_names else "none")
+    if kept == "local":
         value = frame.f_locals.get("@pp_r", 0)
-    elif "registers" in code.co_names or "assign" in code.co_names:
+    elif kept == "outside":
         value = runtime._outside_registers.get(id(frame), {}).get("@pp_r", 0)
     else:
         value = 0
     return value if isinstance(value, int) else None
+
+
+#: code object -> where its frames keep the register: "local", "outside" or "none"
+#: (worked out once per code: instrumented code, which the module states keep anyway)
+_REGISTER_KEPT: dict[Any, str] = {}
