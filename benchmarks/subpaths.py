@@ -6,14 +6,18 @@ against the exact subpath counts (Oren 2002, §4: Tables 4.3, 4.8-4.10).
 - **Overhead** (§2.2): each workload's own timed call (``workloads.py`` prints it,
   so start-up and instrumentation are left out), best of ``--repeat``, plain;
   under ``pathprof hot`` with a period too long to ever sample (skipping only: the
-  bulk countdown where paths end); and sampling at the default period (10,000) and
-  at 1,000. Ratios to plain: total overhead = sampling / plain - 1, skipping = skip
-  / plain - 1, sampling alone = the difference. Memory: the sample at the end of
-  the default-period run, distinct subpaths against the budget, and its bytes.
+  bulk countdown where paths end); sampling at the default settings (period 10,000,
+  every length at every start), with one length drawn per start (Oren's geometric
+  lengths) and at period 1,000. Ratios to plain: total overhead = sampling / plain
+  - 1, skipping = skip / plain - 1, sampling alone = the difference. Memory: the
+  sample at the end of the default run, distinct subpaths against the budget, and
+  its bytes.
 - **Accuracy**: one run with ``--exact`` (the sampler and the exact counter see
-  the same stream), at a period of 1,000 and a reduced number of loops: whether the
-  estimated top 5 is the exact top 5 as a set, how many estimates of the top 10
-  lie within their 95 % bounds, and the hottest subpath's error against its bound.
+  the same stream), at a period of 1,000 and a reduced number of loops, or with
+  ``--accuracy-seconds S`` at the default settings on runs of about S seconds
+  plain: whether the estimated top 5 is the exact top 5 as a set, how many
+  estimates of the top 10 lie within their 95 % bounds, and the hottest subpath's
+  (or the top 5's largest) error against its bound.
 - **Incremental results** (Table 4.11): at ten evenly spaced moments of one run, the
   rank among the estimates of each of the exact top 5 so far.
 """
@@ -54,6 +58,7 @@ def overhead(name: str, repeat: int) -> dict[str, Any]:
         report = Path(tmp) / "hot.json"
         modes = {"plain": plain, "skip": _hot(name, loops, "--period", "1e15"),
                  "hot": _hot(name, loops, "--json", str(report)),
+                 "geometric": _hot(name, loops, "--lengths", "geometric"),
                  "hot1000": _hot(name, loops, "--period", "1000")}
         best = {mode: min(_timed(command) for _ in range(repeat))
                 for mode, command in modes.items()}
@@ -62,6 +67,7 @@ def overhead(name: str, repeat: int) -> dict[str, Any]:
         memory = json.loads(report.read_text())
     return {mode: seconds / best["plain"] for mode, seconds in best.items()} | {
         "plain_seconds": best["plain"], "distinct": memory["distinct_sampled"],
+        "sampled": memory["sampled"],
         "budget": memory["budget"], "sample_bytes": memory["sample_bytes"]}
 
 
@@ -151,14 +157,15 @@ def main() -> None:
     args = parser.parse_args()
     names = [n for n in args.workloads.split(",") if n]
     if names:
-        _row("workload", "plain (s)", "skipping", "sampling (period 10,000)",
-             "sampling (period 1,000)", "sample: subpaths / budget, KiB")
-        _row("---", *["---:"] * 5)
+        _row("workload", "plain (s)", "skipping", "sampling (default: every length)",
+             "one length per start (Oren's)", "every length, period 1,000",
+             "samples kept (default)", "sample: subpaths / budget, KiB")
+        _row("---", *["---:"] * 7)
         for name in names:
             r = overhead(name, args.repeat)
             _row(name, f"{r['plain_seconds']:.3f}", f"{r['skip']:.2f}x", f"{r['hot']:.2f}x",
-                 f"{r['hot1000']:.2f}x", f"{r['distinct']:,} / {r['budget']:,}, "
-                 f"{r['sample_bytes'] / 1024:,.1f}")
+                 f"{r['geometric']:.2f}x", f"{r['hot1000']:.2f}x", f"{r['sampled']:,}",
+                 f"{r['distinct']:,} / {r['budget']:,}, {r['sample_bytes'] / 1024:,.1f}")
     picked = [n for n in args.accuracy.split(",") if n]
     if picked and args.accuracy_seconds:
         exact = not args.no_exact
