@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -79,7 +80,7 @@ def loops_for(name: str, seconds: float) -> int:
 
 
 def accuracy(name: str, loops: int, *options: str, exact: bool = True,
-             period: str | None = "1000") -> dict[str, Any]:
+             period: str | None = "1000", keep: str | None = None) -> dict[str, Any]:
     """One run of ``pathprof hot`` (seed 1, every repetition of a loop listed: the
     ranking itself), with ``--exact`` unless told not to, at ``period`` (None: the
     default settings)."""
@@ -93,6 +94,9 @@ def accuracy(name: str, loops: int, *options: str, exact: bool = True,
                        check=True, capture_output=True)
         seconds = time.perf_counter() - start
         report = json.loads(out.read_text())
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            shutil.copy(out, Path(keep) / f"{name}-{loops}{'-exact' if exact else ''}.json")
     found = report["subpaths"]
     top5 = found[:5]
     summary = {"blocks": report["positions"], "sampled": report["sampled"],
@@ -150,6 +154,8 @@ def main() -> None:
     parser.add_argument("--accuracy-seconds", type=float, default=0.0,
                         help="accuracy at the default settings on runs of about this many "
                         "seconds plain (loops worked out per workload)")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="with --accuracy-seconds: keep each run's JSON in DIR")
     parser.add_argument("--no-exact", action="store_true",
                         help="with --accuracy-seconds: no --exact (bounds only)")
     parser.add_argument("--repeat", type=int, default=3)
@@ -179,7 +185,7 @@ def main() -> None:
              *(["---:"] if exact else []))
         for name in picked:
             loops = loops_for(name, args.accuracy_seconds)
-            a = accuracy(name, loops, exact=exact, period=None)
+            a = accuracy(name, loops, exact=exact, period=None, keep=args.keep)
             cells = [name, str(loops), f"{a['blocks']:,}", f"{a['sampled']:,} ({a['distinct']:,})",
                      f"{a['period']:,.0f}"]
             if exact:
