@@ -98,7 +98,7 @@ class SubpathSampling(contextlib.ContextDecorator):
 
     def __init__(self, *, source: Sequence[str] = (), include: Sequence[str] = (),
                  omit: Sequence[str] = (), default_dirs: Sequence[str] | None = None,
-                 period: float = 1000.0, budget: int = 2000, longest: int = 5,
+                 period: float = 1000.0, budget: int = 10_000, longest: int = 5,
                  lengths: str = "all", encoding: str = "exact", seed: int | None = None,
                  exact: bool = False, cache: bool = True, checkpoint_every: int = 0,
                  costs: str | None = None, cache_dir: str | None = None) -> None:

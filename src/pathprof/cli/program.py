@@ -204,8 +204,8 @@ def add_hot(commands: Any) -> None:
     hot.add_argument("--period", type=float, default=10_000.0, metavar="N",
                      help="start one sample per N blocks at first (default 10000; it grows "
                      "as the sample fills its budget)")
-    hot.add_argument("--memory", type=positive, default=2000, metavar="SUBPATHS",
-                     help="at most this many distinct subpaths in the sample (default 2000)")
+    hot.add_argument("--memory", type=positive, default=10000, metavar="SUBPATHS",
+                     help="at most this many distinct subpaths in the sample (default 10000)")
     hot.add_argument("--longest", type=positive, default=5, metavar="N",
                      help="sample lengths 2, 4, ... 2^N blocks (default 5: up to 32)")
     hot.add_argument("--lengths", choices=("all", "geometric", "uniform"), default="all",
