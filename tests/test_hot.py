@@ -351,6 +351,55 @@ def test_positions_count_each_block_once_across_calls(tmp_path: Path) -> None:
     assert wrong == []
 
 
+def test_observing_begins_as_late_as_the_starts_need(tmp_path: Path) -> None:
+    """The lead (blocks observed before a start) shrinks to twice what the latest
+    starts needed, below the fixed horizon; a start in deep recursion that needs
+    more is taken late at most now and then (``overshot``), and the lead grows to
+    cover it. The estimates stay within their bounds (the exact counts of the same
+    program, from ``exact``)."""
+    from pathprof.measure.subpaths import horizon
+    from pathprof.subpaths import SubpathSampling
+
+    (tmp_path / "osp_lead.py").write_text(WORKLOAD + RECURSION)
+
+    def run(exact: bool) -> SubpathSampling:
+        sampling = SubpathSampling(source=[str(tmp_path)], period=300, seed=4, exact=exact,
+                                   cache=False)
+        sys.modules.pop("osp_lead", None)
+        sys.path.insert(0, str(tmp_path))
+        sampling.start()
+        try:
+            import osp_lead  # type: ignore[import-not-found]
+
+            osp_lead.tally(20_000)
+            osp_lead.main(17)  # recursion 16 deep: callers' prefixes pass starts by
+        finally:
+            sampling.stop()
+            sys.path.remove(str(tmp_path))
+            sys.modules.pop("osp_lead", None)
+        assert sampling.profiler.failures == 0
+        return sampling
+
+    sampled, reference = run(False), run(True)
+    profiler = sampled.profiler
+    starts = len(profiler.sampler.counts) and sum(profiler.sampler.counts.values()) // 5
+    assert profiler._lead < horizon()
+    assert max(profiler._needs) * 2 >= profiler._lead or profiler._lead == 16
+    assert profiler.overshot <= max(2, starts // 100)
+    # Block ids are each run's own: subpaths are compared by (function, block).
+    def named(sampling: SubpathSampling, key: tuple) -> tuple:
+        blocks = sampling.profiler.blocks
+        return tuple((blocks[i].qualname, blocks[i].block) for i in key)
+
+    exact = {named(reference, key): count
+             for key, count in reference.profiler.exact.counts.items()}
+    listed = sampled.hottest(top=20, fold=False)
+    truths = [exact.get(named(sampled, h.blocks), 0) for h in listed]
+    assert all(truths)  # every subpath sampled ran
+    within = sum(h.low <= truth <= h.high for h, truth in zip(listed, truths, strict=True))
+    assert within >= 18, [(h.estimate, truth) for h, truth in zip(listed, truths, strict=True)]
+
+
 BLANKS = textwrap.dedent('''
     def skip(text, i):
         while i < len(text) and text[i] == " ":

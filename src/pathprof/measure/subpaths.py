@@ -4,7 +4,8 @@ Code instrumented with ``subpaths`` (:func:`pathprof.python.rewrite._count_down`
 is Ball-Larus path profiling plus, where each path ends, a countdown in bulk:
 ``_@pp_Q[0] -= <blocks on the path>``. While no sample is near, that is all it
 costs. When the countdown reaches 0 -- the sampler's gap to its next start is
-within :func:`horizon` blocks -- the runtime calls :meth:`SubpathProfiler.path_end`
+within the *lead*: twice what the latest starts needed, at most :func:`horizon`
+blocks -- the runtime calls :meth:`SubpathProfiler.path_end`
 and the profiler starts *observing*: every path end, every call of an instrumented
 function and every exception caught then reaches it, and it rebuilds the stream of
 blocks in the order they ran, a callee's blocks where the call happened:
@@ -15,7 +16,7 @@ blocks in the order they ran, a callee's blocks where the call happened:
 - an exception caught in a frame ends its path where it arose (the prefix again).
 
 Each frame remembers how many blocks of its current path went out. When no sample
-window is open and the next start is beyond the horizon again, observation stops
+window is open and the next start is beyond the lead again, observation stops
 and the countdown takes over. With ``exact`` it never stops: every block goes to
 an :class:`~pathprof.runtime.subpaths.ExactSubpathCounter` too (slow; for
 evaluation and tests).
@@ -40,6 +41,7 @@ in its value, and the last stretch counted down is added at :meth:`~SubpathProfi
 from __future__ import annotations
 
 import _thread
+import collections
 import contextlib
 import os
 from dataclasses import dataclass, field
@@ -54,11 +56,19 @@ from pathprof.runtime.subpaths import ExactSubpathCounter, SubpathSampler
 __all__ = ["BlockInfo", "SubpathProfiler", "horizon", "stream_key"]
 
 def horizon() -> int:
-    """Blocks before a sample start at which observation begins: four times the
-    longest path of the code instrumented so far (at least 32, at most 256), so
+    """The most blocks before a sample start at which observation begins: four times
+    the longest path of the code instrumented so far (at least 32, at most 256), so
     that a path end seldom passes a start in bulk, even with the blocks of the
-    paths still running below it (:attr:`SubpathProfiler.overshot` counts those)."""
+    paths still running below it (:attr:`SubpathProfiler.overshot` counts those).
+    The profiler begins later once it has seen what the starts need
+    (:meth:`SubpathProfiler._next_lead`)."""
     return min(max(4 * runtime.longest_path, 32), 256)
+
+
+#: The fewest blocks before a start at which observation begins.
+LEAST_LEAD = 16
+#: How many of the latest starts' needs the lead is worked out from.
+NEEDS_KEPT = 32
 
 
 #: An exit held back: (held block ids, the with's line span, its with-after block, the
@@ -151,6 +161,10 @@ class SubpathProfiler:
         self._lock = _thread.RLock()
         self._busy = 0  #: the thread inside, so that pathprof's own code is not observed
         self._armed = runtime.FAR  #: what the countdown was set to last
+        #: the blocks before a start at which observation begins now, and what the
+        #: latest starts needed (the blocks their path ends passed them by in bulk)
+        self._lead = self._coming_lead = horizon()
+        self._needs: collections.deque[int] = collections.deque(maxlen=NEEDS_KEPT)
 
     # -- start and stop ----------------------------------------------------------
 
@@ -176,8 +190,8 @@ class SubpathProfiler:
         self._frames.clear()
 
     def _count_down(self) -> None:
-        """Back to bulk skipping: the countdown ends ``horizon()`` blocks before the
-        next start."""
+        """Back to bulk skipping: the countdown ends :meth:`_next_lead` blocks before
+        the next start."""
         self.observing = False
         runtime.observe_blocks(False)
         for track, _hold in list(self._held.values()):
@@ -192,9 +206,22 @@ class SubpathProfiler:
         self._arm()
 
     def _arm(self) -> None:
-        """The countdown to ``horizon()`` blocks before the next start, or to FAR
+        """The countdown to :meth:`_next_lead` blocks before the next start, or to FAR
         blocks on, whichever is nearer."""
-        self._armed = runtime.countdown[0] = min(self.sampler.gap - horizon(), runtime.FAR)
+        self._lead = self._coming_lead = self._next_lead()
+        self._armed = runtime.countdown[0] = min(self.sampler.gap - self._lead, runtime.FAR)
+
+    def _next_lead(self) -> int:
+        """Blocks before a start to begin observing: twice the most the latest
+        starts needed (at least LEAST_LEAD), or :func:`horizon` if that is less or
+        nothing was seen yet. Observing costs per block, and half of it went on
+        the lead with a fixed horizon; a start needing more than the lead is taken
+        at the next block and counted in :attr:`overshot`, and the next lead covers
+        twice what it needed."""
+        most = horizon()
+        if not self._needs:
+            return most
+        return min(most, max(LEAST_LEAD, 2 * max(self._needs)))
 
     def _observe(self) -> None:
         self.observing = True
@@ -232,7 +259,7 @@ class SubpathProfiler:
             del self._frames[id(frame)]
             if track.stream == ("frame", id(frame)):
                 self._close(track.stream)
-        if self.exact is None and self.sampler.gap > horizon() \
+        if self.exact is None and self.sampler.gap > self._coming_lead \
                 and not any(s.windows for s, _ in self._streams.values()):
             self._count_down()
 
@@ -364,14 +391,14 @@ class SubpathProfiler:
 
     def _start_observing(self, frame: Any) -> bool:
         """The countdown reached 0 at a path end in ``frame``: the next start is
-        ``countdown + horizon()`` blocks away, less the blocks the frames below it
+        ``countdown + lead`` blocks away, less the blocks the frames below it
         on this thread's stack have run of their current paths (up to the call they
         are in), which went by uncounted: paths are counted where they end.
         False when the start is still far (the countdown stops at FAR): then the
         countdown goes on."""
         sampler = self.sampler
         far = sampler.gap - (self._armed - runtime.countdown[0])
-        if far > horizon():
+        if far > self._lead:
             sampler.positions += sampler.gap - far
             sampler.gap = far
             self._arm()
@@ -396,6 +423,8 @@ class SubpathProfiler:
                 unseen += done
                 self._frames[id(caller)] = _Track(state, index, key, done, done)
         remaining = far - unseen
+        self._needs.append(self._lead - remaining)
+        self._coming_lead = self._next_lead()
         sampler.positions += max(sampler.gap - remaining, 0)
         if remaining < 1:
             self.overshot += 1  # the start went by: it is taken at the next block
