@@ -165,6 +165,7 @@ def test_hot_reports_the_hottest_subpaths_and_writes_json(tmp_path: Path) -> Non
     assert done.stdout.splitlines() == ["5333", "3"]
     report = json.loads((tmp_path / "hot.json").read_text())
     assert report["failures"] == 0
+    assert report["overshot"] == 0
     # Every 30,000 blocks: the exact top 5 so far, each one's rank among the estimates.
     assert [m["positions"] for m in report["moments"]] == [
         30_000 * k for k in range(1, report["positions"] // 30_000 + 1)]

@@ -175,6 +175,7 @@ class SubpathSampling(contextlib.ContextDecorator):
                 "distinct_sampled": len(sampler.counts), "sample_bytes": sampler.sample_bytes(),
                 "sampled": sum(sampler.counts.values()), "budget": sampler.budget,
                 "resamplings": sampler.resamplings, "failures": self.profiler.failures,
+                "overshot": self.profiler.overshot,
                 **({"moments": self.profiler.moments} if self.profiler.moments else {})}
 
 
