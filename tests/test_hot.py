@@ -468,6 +468,30 @@ def test_the_table_ranks_by_the_lower_bound_and_shows_a_loop_once(tmp_path: Path
             assert not (len(names) == 2 and min(tuple(names), tuple(names[::-1])) == loop)
 
 
+def test_rows_sampled_once_or_twice_come_last(tmp_path: Path) -> None:
+    """Under Oren's lengths (P(32) = 1/32), a subpath sampled once estimates 32
+    periods; ranked by what it ran at least, it comes after every subpath sampled
+    more often whose lower bound is higher -- the order is that of the lower bounds,
+    not of the estimates."""
+    (tmp_path / "blanks.py").write_text(BLANKS)
+    done = _hot(tmp_path, "--period", "500", "--seed", "1", "--top", "1000",
+                "--lengths", "geometric", "--every-repetition", "--json", "all.json",
+                "blanks.py")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads((tmp_path / "all.json").read_text())["subpaths"]
+    lows = [s["low"] for s in rows]
+    assert lows == sorted(lows, reverse=True)
+    estimates = [s["estimate"] for s in rows]
+    assert estimates != sorted(estimates, reverse=True)  # the estimates would differ
+    lucky = [s for s in rows if s["sampled"] == 1 and s["length"] == 32]
+    assert lucky
+    well = [s for s in rows if s["sampled"] >= 10]
+    assert all(rows.index(s) > rows.index(w) for s in lucky for w in well)
+    # ... and rows sampled less often come after ones they out-estimate
+    assert any(later["estimate"] > earlier["estimate"] and later["sampled"] < earlier["sampled"]
+               for i, earlier in enumerate(rows) for later in rows[i + 1:])
+
+
 def test_rows_that_cannot_be_bounded_are_left_out_of_the_table(tmp_path: Path) -> None:
     (tmp_path / "blanks.py").write_text(BLANKS)
     done = _hot(tmp_path, "--period", "2000", "--seed", "1", "--top", "1000",
