@@ -73,10 +73,13 @@ def overhead(name: str, repeat: int) -> dict[str, Any]:
 
 
 def loops_for(name: str, seconds: float) -> int:
-    """The loops that make ``name``'s timed call last about ``seconds`` plain."""
+    """The loops that make ``name``'s timed call take about ``seconds`` of CPU plain
+    (CPU, not wall: a busy machine would make the runs short)."""
     default = WORKLOADS[name].loops
-    plain = _timed([sys.executable, str(HERE / "workloads.py"), name, str(default)])
-    return max(1, round(seconds * default / plain))
+    done = subprocess.run([sys.executable, str(HERE / "workloads.py"), name, str(default)],
+                          check=True, capture_output=True, text=True)
+    line = next(line for line in reversed(done.stdout.splitlines()) if line.startswith("{"))
+    return max(1, round(seconds * default / float(json.loads(line)["cpu"])))
 
 
 def accuracy(name: str, loops: int, *options: str, exact: bool = True,
