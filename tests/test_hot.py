@@ -456,7 +456,7 @@ def test_the_table_ranks_by_the_lower_bound_and_shows_a_loop_once(tmp_path: Path
     assert loop_rows[0]["cycle"]["turn_length"] == 2
     lows = [s["low"] for s in rows]
     assert lows == sorted(lows, reverse=True)
-    assert "more of this loop" in folded.stderr
+    assert "more of this cycle" in folded.stderr
     assert "Ranked by the count each subpath ran at least" in folded.stderr
     # No other row is the loop: neither a repetition nor a single turn of it.
     turn = [(b["function"], b["first_line"]) for b in loop_rows[0]["blocks"][:2]]

@@ -205,12 +205,53 @@ BREAK_OUT_OF_A_WITH = PRELUDE + '''def f(c, n):
     return x
 '''
 
+#: A break through a finally inside a with: the with's exit follows the finally's
+#: block, whose path the break ended.
+BREAK_THROUGH_A_FINALLY_IN_A_WITH = PRELUDE + '''def f(c, n):
+    x = 0
+    while c():
+        with Gate(c):
+            try:
+                break
+            finally:
+                x += 1
+            x += 1
+            x += 1
+        x += 1
+    if c():
+        raise Boom()
+    return x
+'''
+
+#: A return inside a with, inside a handler of a try with a finally (3.14).
+RETURN_IN_A_WITH_IN_A_HANDLER = PRELUDE + '''def f(c, n):
+    x = 0
+    yield x
+    try:
+        if c():
+            raise Boom()
+    except Boom:
+        with Gate(c):
+            x += 1
+            while True:
+                if not c():
+                    break
+                x += 1
+            return x
+    finally:
+        if c():
+            raise Boom()
+    return x
+'''
+
 
 @pytest.mark.parametrize(("program", "inputs"), [
     (BREAK_IN_FINALLY, [(0, 0)]), (CONTINUE_THROUGH_FINALLY_IN_WITH, [(2, 2)]),
-    (BREAK_OUT_OF_A_WITH, [(1, 1)]), (BREAK_OUT_OF_A_LOOP_IN_A_WITH, [(3, 0)])],
+    (BREAK_OUT_OF_A_WITH, [(1, 1)]), (BREAK_OUT_OF_A_LOOP_IN_A_WITH, [(3, 0)]),
+    (BREAK_THROUGH_A_FINALLY_IN_A_WITH, [(4, 1)]), (RETURN_IN_A_WITH_IN_A_HANDLER, [(3, 0)])],
     ids=["break-out-of-a-with-in-a-finally", "continue-through-a-finally-in-a-with",
-         "break-out-of-a-with", "break-out-of-a-loop-in-a-with"])
+         "break-out-of-a-with", "break-out-of-a-loop-in-a-with",
+         "break-through-a-finally-in-a-with", "return-in-a-with-in-a-handler"])
 def test_a_loop_jump_out_of_a_with(tmp_path: Path, program: str,
                                                  inputs: list[tuple[int, int]]) -> None:
     """Found by the random programs (CI: 3.11, then 3.13, then 3.14 locally; each

@@ -208,10 +208,10 @@ def test_the_index_lists_every_subpath_with_the_json_figures(run: Run) -> None:
         assert link.attrs["href"] == f"subpath-{subpath['rank']}.html"
         cycle = subpath.get("cycle")
         if cycle is None:
-            assert "-block loop" not in cells[7].text()
+            assert "-block cycle" not in cells[7].text()
         else:  # a row folded from a loop's subpaths says so, after its route
-            assert f"of a {cycle['turn_length']}-block loop" in cells[7].text()
-            assert "-block loop" not in link.text()
+            assert f"of a {cycle['turn_length']}-block cycle" in cells[7].text()
+            assert "-block cycle" not in link.text()
         assert (run.report / link.attrs["href"]).is_file()
     assert not (run.report / f"subpath-{TOP + 1}.html").exists()
     summary = index.one("p", class_="summary").text()
@@ -284,7 +284,7 @@ def test_a_page_across_two_files_shows_both_in_order(run: Run) -> None:
         if cycle is not None:  # a row folded from a loop's subpaths says so
             said = page.one("p", class_="cycle").text()
             assert said.startswith(f"{cycle['turns']:g} turn")
-            assert f"of a {cycle['turn_length']}-block loop" in said
+            assert f"of a {cycle['turn_length']}-block cycle" in said
     # The cases checked above are there: a subpath from work.py into helper.py, and a
     # line run at several steps of one segment (its steps column shows them all).
     crossing = [str(run.directory / "work.py"), str(run.directory / "helper.py")]

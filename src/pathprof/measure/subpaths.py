@@ -546,7 +546,32 @@ class SubpathProfiler:
         with contextlib.suppress(ValueError):
             if located is not None and located[1] == "cut":  # a break leaving the with
                 return self._prefix(state, index, located[0], register)
-        return None
+        return self._jump_prefix(state, index, compound, register)
+
+    def _jump_prefix(self, state: Any, index: int, compound: Compound, register: int
+                     ) -> tuple[int, ...] | None:
+        """The blocks before a with's exit that a jump out of it calls (a break
+        through a finally, a return into a finally: the block map places the call
+        at the with's own exit), when the register tells: the exit's call stands on an edge from a block in
+        the with to one outside, whose increment the register has added already, as
+        at the normal exit. The one such edge whose target decodes to a prefix
+        through its source; None if none does, or more than one."""
+        function = state.meta.functions[index]
+        first, last = compound.span.line, compound.span.end_line
+        found = set()
+        for edge in function.edges:
+            if (edge.dst in (function.entry, function.exit)
+                    or not function.blocks[edge.src].pieces  # no code: not in the with
+                    or not _inside(function, edge.src, first, last)
+                    or _inside(function, edge.dst, first, last)):
+                continue
+            try:
+                prefix = self._prefix(state, index, edge.dst, register)
+            except ValueError:
+                continue
+            if len(prefix) >= 2 and prefix[-2] == edge.src:
+                found.add(prefix[:-1])
+        return found.pop() if len(found) == 1 else None
 
     def _send(self, key: Any, idents: list[int]) -> None:
         if not idents:

@@ -69,7 +69,7 @@ class SubpathView:
     length: int
     sampled: int
     route: str  #: ``tally:13 → 14-15 → classify:2``
-    cycle: str  #: for a row folded from a loop's subpaths: `` (2 turns of a 2-block loop)``
+    cycle: str  #: for a row folded from a loop's subpaths: `` (2 turns of a 2-block cycle)``
     functions: str  #: ``tally → classify``
     segments: list[Segment]
 
@@ -143,7 +143,7 @@ def _cycle_text(subpath: dict[str, Any]) -> str:
         return ""
     more = cycle["other_repetitions"]
     return (f" ({cycle['turns']:g} turn{'' if cycle['turns'] == 1 else 's'} of a "
-            f"{cycle['turn_length']}-block loop" + (f"; {more} more of it" if more else "")
+            f"{cycle['turn_length']}-block cycle" + (f"; {more} more of it" if more else "")
             + ")")
 
 

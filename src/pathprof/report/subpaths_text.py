@@ -43,7 +43,7 @@ def _blocks(hot: Any) -> Text:
     turns = f"{hot.turns:g}" if hot.turns == int(hot.turns) else f"{hot.turns:.1f}"
     text.append(f") x {turns} turn{'' if hot.turns == 1 else 's'}", style="bold")
     if hot.folded:
-        text.append(f", and {hot.folded} more of this loop", style="dim")
+        text.append(f", and {hot.folded} more of this cycle", style="dim")
     return text
 
 
