@@ -552,9 +552,9 @@ class SubpathProfiler:
                      ) -> tuple[int, ...] | None:
         """The blocks before a with's exit that a jump out of it calls (a break
         through a finally, a return into a finally: the block map places the call
-        at the with's own exit), when the register tells: the exit's call stands on an edge from a block in
-        the with to one outside, whose increment the register has added already, as
-        at the normal exit. The one such edge whose target decodes to a prefix
+        at the with's own exit), when the register tells: the exit's call stands on
+        an edge from a block in the with to one outside, whose increment the register
+        has added already, as at the normal exit. The one such edge whose target decodes to a prefix
         through its source; None if none does, or more than one."""
         function = state.meta.functions[index]
         first, last = compound.span.line, compound.span.end_line
