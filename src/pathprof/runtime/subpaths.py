@@ -17,10 +17,10 @@ a memory budget, and can say at any moment what it holds. Estimates from it are 
   :class:`LengthDistribution` (Oren's ``2^n`` with probability ``2^-n``), or, by
   default (``nested``), takes the subpath of *every* length from it: one window of
   the longest length, whose prefixes of 2, 4, ... blocks are each a sample
-  (``P(L) = 1`` for every length). Observing a start costs mostly the blocks
-  before it (:mod:`pathprof.measure.subpaths`), not its length, so a start then
-  gives a length-2 subpath twice as often, a length-32 one 32 times as often,
-  for about the same cost. Occurrences of *one* subpath are still sampled
+  (``P(L) = 1`` for every length). A start then gives a length-2 subpath twice as
+  often and a length-32 one 32 times as often, for a longer window to observe
+  (the longest length, against the mean length; docs/benchmarks.md has the cost).
+  Occurrences of *one* subpath are still sampled
   independently of each other (different positions), so each estimate and its
   bounds are as before; estimates of subpaths of different lengths from one
   position are correlated, which no bound here uses.
