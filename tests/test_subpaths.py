@@ -245,13 +245,35 @@ RETURN_IN_A_WITH_IN_A_HANDLER = PRELUDE + '''def f(c, n):
 '''
 
 
+#: A return inside a with inside a try whose finally yields: the return's path is
+#: counted in the finally, after the with's exit, so the register at the exit is
+#: the return's (the exit was decoded as the with's normal one: found at 7739a70).
+RETURN_IN_A_WITH_COUNTED_IN_A_FINALLY = PRELUDE + '''def f(c, n):
+    x = 0
+    yield x
+    try:
+        with Gate(c):
+            if c():
+                x += 1
+            if c():
+                x += 1
+            elif c():
+                return x
+    finally:
+        yield x
+    return x
+'''
+
+
 @pytest.mark.parametrize(("program", "inputs"), [
     (BREAK_IN_FINALLY, [(0, 0)]), (CONTINUE_THROUGH_FINALLY_IN_WITH, [(2, 2)]),
     (BREAK_OUT_OF_A_WITH, [(1, 1)]), (BREAK_OUT_OF_A_LOOP_IN_A_WITH, [(3, 0)]),
-    (BREAK_THROUGH_A_FINALLY_IN_A_WITH, [(4, 1)]), (RETURN_IN_A_WITH_IN_A_HANDLER, [(3, 0)])],
+    (BREAK_THROUGH_A_FINALLY_IN_A_WITH, [(4, 1)]), (RETURN_IN_A_WITH_IN_A_HANDLER, [(3, 0)]),
+    (RETURN_IN_A_WITH_COUNTED_IN_A_FINALLY, [(2, 2)])],
     ids=["break-out-of-a-with-in-a-finally", "continue-through-a-finally-in-a-with",
          "break-out-of-a-with", "break-out-of-a-loop-in-a-with",
-         "break-through-a-finally-in-a-with", "return-in-a-with-in-a-handler"])
+         "break-through-a-finally-in-a-with", "return-in-a-with-in-a-handler",
+         "return-in-a-with-counted-in-a-finally"])
 def test_a_loop_jump_out_of_a_with(tmp_path: Path, program: str,
                                                  inputs: list[tuple[int, int]]) -> None:
     """Found by the random programs (CI: 3.11, then 3.13, then 3.14 locally; each

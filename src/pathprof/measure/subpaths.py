@@ -531,18 +531,23 @@ class SubpathProfiler:
                      compound: Compound) -> tuple[int, ...] | None:
         """The blocks ``caller`` ran of its path before a with's ``__exit__`` it is
         calling, as far as the call tells: a return's exit follows a path already
-        out; the normal exit follows the with's body (the path reaches the block
-        after the with, less that block); a break's, its block."""
+        out, or one counted later in a finally (through the return's block); the
+        normal exit follows the with's body (the path reaches the block after the
+        with, less that block); a break's, its block."""
         register = _register_of(caller)
         if register is None:  # a return counted the path and ended the call's flow
             return None
+        located = blockmap.locate(caller.f_lasti)
+        if located is not None and located[1] == "return-exit":
+            # A return whose path is counted later (in a finally around the with):
+            # the register is still its path's, through the return's block.
+            with contextlib.suppress(ValueError):
+                return self._prefix(state, index, located[0], register)
         with contextlib.suppress(ValueError):
             # The normal exit: the edge into the block after the with has added to the
-            # register already. (The block map may give this exit to a return or
-            # break that comes before it in the code.)
+            # register already.
             assert compound.with_exit is not None
             return self._prefix(state, index, compound.with_exit, register)[:-1]
-        located = blockmap.locate(caller.f_lasti)
         with contextlib.suppress(ValueError):
             if located is not None and located[1] == "cut":  # a break leaving the with
                 return self._prefix(state, index, located[0], register)

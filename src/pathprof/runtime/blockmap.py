@@ -36,6 +36,11 @@ _ENTER_OPS = {"BEFORE_WITH", "BEFORE_ASYNC_WITH"}
 _LOAD_SPECIAL = opcode.opmap.get("LOAD_SPECIAL")
 _ENTER_SPECIALS = {0, 2}
 #: The opcodes of a for loop's step, never of its iterable's code.
+#: Instructions after which the code does not run on into the next one: a with's
+#: exit code just after one is not that statement's way out of the with.
+_NO_FALL_THROUGH = {"RETURN_VALUE", "RETURN_CONST", "JUMP_FORWARD", "JUMP_BACKWARD",
+                    "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT", "RERAISE",
+                    "RAISE_VARARGS"}
 _STEP_OPS = {"FOR_ITER", "END_FOR", "POP_ITER", "GET_ANEXT", "END_ASYNC_FOR"}
 
 
@@ -258,7 +263,9 @@ class BlockMap:
         """Bookkeeping of a with statement belongs to the block that enters it (what
         follows ``__enter__``, before the body) or to the block that leaves it: the
         ``return``/``break``/``continue`` whose code comes just before the ``__exit__``
-        call, or else the block after the with."""
+        call and runs on into it, or else the block after the with (the code just
+        before the with's normal exit can be a return ending the body, whose own
+        exit came before its ``RETURN_VALUE``)."""
         whole = compound.span
         enters = {o for _span, o in self._enters(compound)}
         for back in range(offset - 2, -1, -2):
@@ -274,6 +281,8 @@ class BlockMap:
             if piece is None or not _contains(whole, piece[0]) or piece[2] == "with-enter":
                 continue
             if piece[3] in ("return", "break", "continue"):
+                if self.opname(back) in _NO_FALL_THROUGH:
+                    break
                 how = "cut" if piece[3] == "break" else f"{piece[3]}-exit"
                 return piece[1], piece[4], how
             break
