@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pathprof.measure.subpaths import SubpathProfiler, stream_key
+from pathprof.measure.subpaths import NOTES_TAKEN, SubpathProfiler, stream_key
 from pathprof.runtime.subpaths import LengthDistribution, SubpathSampler
 
 from .loading import corpus_programs, load_instrumented, program_examples
@@ -244,7 +244,6 @@ RETURN_IN_A_WITH_IN_A_HANDLER = PRELUDE + '''def f(c, n):
     return x
 '''
 
-
 #: A return inside a with inside a try whose finally yields: the return's path is
 #: counted in the finally, after the with's exit, so the register at the exit is
 #: the return's (the exit was decoded as the with's normal one: found at 7739a70).
@@ -337,3 +336,76 @@ def test_a_stale_outside_register_does_not_mislead_a_frame_that_keeps_its_own(
     assert profiler.failures == 0
     assert pathprof_streams(profiler, infos) == sorted(
         tuple(s) for s in oracle.streams.values() if s)
+
+
+NOTED_LOOP = '''def total(n, step):
+    t = 0
+    for i in range(n):
+        if i % 3 == 0:
+            t += step(i)
+        else:
+            t -= 1
+    return t
+
+
+def step(i):
+    return i % 7
+
+
+def spin(n):
+    t = 0
+    for i in range(n):
+        t += i
+    return t
+
+
+def main():
+    return total(3_000, step) + spin(20_000)
+'''
+
+
+def test_path_ends_are_noted_and_decoded_in_bulk(tmp_path: Path) -> None:
+    """While blocks are observed, a frame the profiler has met notes its path ends
+    (a list append in its own code) instead of calling it. Under ``exact``, which
+    observes the whole run: each call still reaches the profiler (it notes the
+    caller's blocks up to the call); the notes are taken each time the countdown
+    has fallen NOTES_TAKEN blocks, and at the stop; the stream is still the
+    instruction trace's."""
+    path = tmp_path / "noted.py"
+    path.write_text(NOTED_LOOP, encoding="utf-8")
+    loaded = load_instrumented(path, f"pathprof_noted_{next(_runs)}", subpaths=True)
+    infos = loaded.function_infos()
+    loaded.execute()
+    oracle = StreamOracle(infos)
+    profiler = SubpathProfiler(SubpathSampler(period=50, seed=1), exact=True, record=True)
+    calls = {"path_end": 0, "enter": 0, "take_notes": 0}
+
+    def counted(name: str) -> Any:
+        method = getattr(profiler, name)
+
+        def call(*args: Any) -> Any:
+            calls[name] += 1
+            return method(*args)
+        return call
+
+    for name in calls:
+        setattr(profiler, name, counted(name))
+    profiler.start()
+    try:
+        oracle.run(loaded.module.main)
+    finally:
+        profiler.stop()
+        sys.modules.pop(loaded.module.__name__, None)
+    assert profiler.failures == 0
+    assert calls["enter"] == 3 + 1_000  # main, total, spin, and step 1,000 times
+    # Every frame gets its track as it is entered: a path end calls only when the
+    # countdown (path lengths, as they end) falls to the floor, every NOTES_TAKEN
+    # blocks of the stream.
+    blocks = profiler.sampler.positions
+    assert blocks > 40_000
+    assert blocks // NOTES_TAKEN - 1 <= calls["path_end"] <= blocks // NOTES_TAKEN
+    # The notes are taken at each of those calls and at the stop (and, for
+    # nothing here, at a call whose caller's track must be up to date).
+    assert calls["take_notes"] == calls["path_end"] + 1
+    expected = sorted(tuple(s) for s in oracle.streams.values() if s)
+    assert pathprof_streams(profiler, infos) == expected

@@ -6,9 +6,15 @@ is Ball-Larus path profiling plus, where each path ends, a countdown in bulk:
 costs. When the countdown reaches 0 -- the sampler's gap to its next start is
 within the *lead*: twice what the latest starts needed, at most :func:`horizon`
 blocks -- the runtime calls :meth:`SubpathProfiler.path_end`
-and the profiler starts *observing*: every path end, every call of an instrumented
-function and every exception caught then reaches it, and it rebuilds the stream of
-blocks in the order they ran, a callee's blocks where the call happened:
+and the profiler starts *observing*: every call of an instrumented function and every
+exception caught then reaches it, and so do path ends -- noted by the code itself
+while the frame holds a track (``_@pp_note((track, path))``, a C-level list append,
+see :func:`~pathprof.python.rewrite._count_down`) and decoded in bulk when the notes
+are taken: before each call into the profiler, and when the countdown, set just
+above :data:`~pathprof.python.names.OBSERVED_FLOOR`, falls to it, which it does after
+as many blocks as may pass before a sample window opens or closes. The profiler
+rebuilds the stream of blocks in the order they ran, a callee's blocks where the
+call happened:
 
 - a path's blocks come from its number (Ball-Larus regeneration);
 - at a call, the caller's blocks so far come from its register and the block the
@@ -51,6 +57,7 @@ from pathprof import runtime
 from pathprof.contract import Compound, FunctionInfo
 from pathprof.data.profile import end_kind, numbering_of
 from pathprof.graph.numbering import Numbering, regenerate, regenerate_prefix
+from pathprof.python.names import OBSERVED_FLOOR
 from pathprof.runtime.subpaths import ExactSubpathCounter, SubpathSampler
 
 __all__ = ["BlockInfo", "SubpathProfiler", "horizon", "stream_key"]
@@ -69,6 +76,8 @@ def horizon() -> int:
 LEAST_LEAD = 16
 #: How many of the latest starts' needs the lead is worked out from.
 NEEDS_KEPT = 32
+#: The most blocks noted before the notes are taken (bounds the notes kept).
+NOTES_TAKEN = 4096
 
 
 #: An exit held back: (held block ids, the with's line span, its with-after block, the
@@ -106,6 +115,27 @@ class _Track:
     held: list[_Hold] = field(default_factory=list)
     #: the last block of the path that ended last, until a block of the next goes out
     ended_at: int | None = None
+    #: the frame's id: its key in :attr:`SubpathProfiler._frames` (the frame holds
+    #: the track in a local, so the id is its own while the track is noted)
+    frame: int = 0
+    #: the stream of a held ``__exit__``'s frame once nothing holds it
+    home: Any = None
+    #: the function's paths as noted path ends need them (shared by its frames):
+    #: path number -> (the stream ids of its blocks, whether it returns, its last
+    #: block or None)
+    decoded: dict[int, tuple[list[int], bool, int | None]] | None = None
+    #: the observation the track was made in (:attr:`SubpathProfiler._generation`)
+    generation: int = 0
+
+    def join(self, generation: int) -> None:
+        """The frame joins the stream afresh (its track is from an earlier
+        observation, or was dropped): nothing of its path went out."""
+        self.generation = generation
+        self.emitted = self.sent = 0
+        self.held = []
+        self.ended_at = None
+        if self.stream[0] == "hold":
+            self.stream = self.home
 
 
 #: Code flags of the frames that have a stream of their own.
@@ -149,7 +179,10 @@ class SubpathProfiler:
         self.blocks: list[BlockInfo] = []
         self._block_ids: dict[tuple[int, int, int], int] = {}
         self._ident_runs: dict[tuple[int, int, tuple[int, ...]], list[int]] = {}
+        self._decoded: dict[tuple[int, int], dict[int, Any]] = {}
         self._numberings: dict[tuple[int, int], Numbering] = {}
+        #: how many times observation began: a track from an earlier one is stale
+        self._generation = 0
         self._paths: dict[tuple[int, int, int], tuple[tuple[int, ...], bool]] = {}
         self._prefixes: dict[tuple[int, int, int, int], tuple[int, ...]] = {}
         self._functions: dict[Any, tuple[Any, int] | None] = {}
@@ -176,6 +209,9 @@ class SubpathProfiler:
             self._count_down()
 
     def stop(self) -> None:
+        with self._lock:
+            if not self._busy:
+                self.take_notes()
         for track, _hold in list(self._held.values()):
             self._release(track)
         if runtime.subpath_sampler is self:
@@ -224,58 +260,200 @@ class SubpathProfiler:
         return min(most, max(LEAST_LEAD, 2 * max(self._needs)))
 
     def _observe(self) -> None:
+        del runtime.osp_notes[:]  # noted as observation stopped: counted down
+        self._generation += 1
         self.observing = True
-        runtime.countdown[0] = -runtime.FAR
+        self._arm_notes()
         runtime.observe_blocks(True)
 
     # -- called by the runtime ---------------------------------------------------
 
-    def path_end(self, state: Any, index: int, number: int, frame: Any) -> None:
+    def path_end(self, state: Any, index: int, number: int, frame: Any,
+                 track: Any = None) -> Any:
+        """Path ``number`` of ``frame`` ended (the notes are taken first). Returns the
+        frame's track for it to note its next path ends with, or None."""
         with self._lock:
             if self._busy:
-                return
+                return track
             self._busy = 1
             try:
-                self._path_end(state, index, number, frame)
+                self.take_notes()
+                return self._path_end(state, index, number, frame)
             except Exception:  # never let the sampler change the program
                 self._failed(frame)
+                return None
             finally:
                 self._busy = 0
 
-    def _path_end(self, state: Any, index: int, number: int, frame: Any) -> None:
+    def _path_end(self, state: Any, index: int, number: int, frame: Any) -> Any:
         if not self.observing:
             # A path that ends the call (a return, counted before its value) leaves the
             # frame untracked, as below: calls in the return's value do not send its
             # blocks again.
             if self._start_observing(frame) and not self._path(state, index, number)[1]:
-                self._frames[id(frame)] = _Track(state, index, stream_key(frame))
-            return
+                return self._adopt(frame, state, index, stream_key(frame))
+            return None
         track = self._track(frame, state, index)
-        blocks, ended = self._path(state, index, number)
+        self._ended(track, number)
+        self._observed()
+        return track
+
+    def _ended(self, track: _Track, number: int) -> None:
+        """``track``'s frame ended path ``number``: its blocks not out yet go out."""
+        blocks, ended = self._path(track.state, track.index, number)
         self._emit(track, blocks[track.emitted:])
         self._path_over(track)
         track.ended_at = blocks[-1] if blocks else None
         if ended:  # the call is over
-            del self._frames[id(frame)]
-            if track.stream == ("frame", id(frame)):
+            if self._frames.get(track.frame) is track:  # (its id may be reused)
+                del self._frames[track.frame]
+            if track.stream == ("frame", track.frame):
                 self._close(track.stream)
+
+    def _observed(self) -> None:
+        """After the events taken: back to the countdown once no window is open and
+        the next start is beyond the lead, else the notes taken again when they may
+        have opened or closed one (:meth:`_arm_notes`)."""
         if self.exact is None and self.sampler.gap > self._coming_lead \
                 and not any(s.windows for s, _ in self._streams.values()):
             self._count_down()
+        elif self.observing:
+            self._arm_notes()
 
-    def enter(self, state: Any, index: int, frame: Any) -> None:
+    def _arm_notes(self) -> None:
+        """The countdown to the floor after as many blocks as may pass before a
+        window opens or closes: the longest window while one is open, else the gap
+        to the next start and a window (with ``exact``, NOTES_TAKEN blocks)."""
+        if self.exact is not None:
+            due = NOTES_TAKEN
+        else:
+            longest = self.sampler.lengths.longest
+            due = longest if any(s.windows for s, _ in self._streams.values()) \
+                else self.sampler.gap + longest
+        runtime.countdown[0] = OBSERVED_FLOOR + min(max(due, 1), NOTES_TAKEN)
+
+    def take_notes(self) -> None:
+        """Decode the path ends instrumented code noted since the notes were last
+        taken (:data:`pathprof.runtime.osp_notes`), and the blocks of callers up to
+        their calls (noted by :meth:`enter`), in the order they were noted.
+        Notes left from an earlier observation are dropped: those paths were
+        counted down."""
+        notes = runtime.osp_notes
+        if not notes:
+            return
+        taken = notes[:]
+        del notes[:len(taken)]  # what another thread noted meanwhile stays
+        if not self.observing:
+            return
+        frames = self._frames
+        run: list[int] = []  # blocks going to one stream, sent together
+        run_stream: Any = None
+        generation = self._generation
+        track: _Track
+        for track, number in taken:
+            if track.generation != generation:
+                # A track from an earlier observation: the frame's track now, if it
+                # has one, else it joins the stream here.
+                current = frames.get(track.frame)
+                if current is not None and current.state is track.state \
+                        and current.index == track.index:
+                    track = current
+                else:
+                    track.join(generation)
+                    frames[track.frame] = track
+                    if number.__class__ is tuple:
+                        track.emitted = len(number)  # as _flush_caller's join
+                        continue
+            elif number.__class__ is tuple and frames.get(track.frame) is not track:
+                # A call after a path that ended the frame's track (a return
+                # counted before its value): it joins here, as _flush_caller's.
+                track.join(generation)
+                track.emitted = len(number)
+                frames.setdefault(track.frame, track)
+                continue
+            try:
+                if number.__class__ is tuple:  # a call's blocks up to it
+                    prefix: tuple[int, ...] = number
+                    emitted = track.emitted
+                    if len(prefix) <= emitted:
+                        continue
+                    if self._held or track.held or track.stream[0] == "hold":
+                        if run:
+                            self._send(run_stream, run)
+                            run = []
+                        self._emit(track, prefix[emitted:])
+                        track.emitted = len(prefix)
+                        continue
+                    if track.stream != run_stream:
+                        if run:
+                            self._send(run_stream, run)
+                            run = []
+                        run_stream = track.stream
+                    run += self._idents(track.state, track.index, prefix)[emitted:]
+                    track.sent += len(prefix) - emitted
+                    track.emitted = len(prefix)
+                    track.ended_at = None
+                    continue
+                decoded = track.decoded
+                if decoded is None:
+                    decoded = track.decoded = self._decoded.setdefault(
+                        (id(track.state), track.index), {})
+                found = decoded.get(number)
+                if found is None:
+                    found = decoded[number] = self._decode_noted(track, number)
+                if track.held or self._held or track.stream[0] == "hold":
+                    if run:
+                        self._send(run_stream, run)
+                        run = []
+                    self._ended(track, number)
+                    continue
+                # Nothing held (the common case): as _ended does it, the blocks of
+                # the path not out yet go out, in one run with the next ones.
+                idents, ended, last = found
+                stream = track.stream
+                if stream != run_stream:
+                    if run:
+                        self._send(run_stream, run)
+                        run = []
+                    run_stream = stream
+                run += idents[track.emitted:] if track.emitted else idents
+                track.emitted = track.sent = 0
+                track.ended_at = last
+                if ended:  # the call is over
+                    if frames.get(track.frame) is track:  # (its id may be reused)
+                        del frames[track.frame]
+                    if stream == ("frame", track.frame):
+                        if run:
+                            self._send(run_stream, run)
+                            run = []
+                        self._close(stream)
+            except Exception:  # never let the sampler change the program
+                self._failed_track(track)
+        if run:
+            self._send(run_stream, run)
+
+    def _decode_noted(self, track: _Track, number: int
+                      ) -> tuple[list[int], bool, int | None]:
+        blocks, ended = self._path(track.state, track.index, number)
+        return (self._idents(track.state, track.index, blocks), ended,
+                blocks[-1] if blocks else None)
+
+    def enter(self, state: Any, index: int, frame: Any) -> Any:
+        """A call of an instrumented function begins. Returns its frame's track, or
+        None."""
         with self._lock:
             if not self.observing or self._busy:
-                return
+                return None
             self._busy = 1
             try:
-                self._enter(state, index, frame)
+                return self._enter(state, index, frame)
             except Exception:  # never let the sampler change the program
                 self._failed(frame)
+                return None
             finally:
                 self._busy = 0
 
-    def _enter(self, state: Any, index: int, frame: Any) -> None:
+    def _enter(self, state: Any, index: int, frame: Any) -> _Track:
         caller = frame.f_back
         found = None
         while caller is not None:
@@ -284,6 +462,13 @@ class SubpathProfiler:
                 break
             caller = caller.f_back  # a comprehension, a wrapper pathprof does not measure
         caller_track = self._frames.get(id(caller)) if caller is not None else None
+        # The caller's blocks up to the call are noted after its path ends noted so
+        # far, unless what comes next depends on its track as they leave it.
+        noted = caller_track is not None and not self._held \
+            and caller_track.stream[0] != "hold" and frame.f_code.co_name != _EXIT
+        if not noted and caller is not None:
+            self.take_notes()
+            caller_track = self._frames.get(id(caller))
         if (caller_track is not None and caller is frame.f_back
                 and caller_track.stream[0] != "hold"
                 and not frame.f_code.co_flags & _OWN_STREAM
@@ -291,6 +476,7 @@ class SubpathProfiler:
             stream = caller_track.stream  # stream_key(frame), without the walk
         else:
             stream = stream_key(frame)
+        home = stream
         if caller_track is not None and caller_track.stream[0] == "hold" and (
                 stream[0] == "thread" or stream == caller_track.stream):
             stream = caller_track.stream  # called by a held __exit__: held too
@@ -299,8 +485,10 @@ class SubpathProfiler:
             if held is not None:
                 stream = held
         elif found is not None:
-            self._flush_caller(caller, found)
-        self._frames[id(frame)] = _Track(state, index, stream)
+            self._flush_caller(caller, found, noted)
+        track = self._frames[id(frame)] = _Track(state, index, stream, frame=id(frame),
+                                                 home=home, generation=self._generation)
+        return track
 
     def _hold_exit(self, caller: Any, frame: Any) -> Any:
         """A with statement's ``__exit__`` called by ``caller``: its blocks (and its
@@ -343,6 +531,7 @@ class SubpathProfiler:
                 return
             self._busy = 1
             try:
+                self.take_notes()
                 self._cut(state, index, frame, located, register)
             except Exception:  # never let the sampler change the program
                 self._failed(frame)
@@ -387,6 +576,15 @@ class SubpathProfiler:
             traceback.print_exc()
         self._frames.pop(id(frame), None)
 
+    def _failed_track(self, track: _Track) -> None:
+        """As :meth:`_failed`, for a noted path end."""
+        self.failures += 1
+        if os.environ.get("PATHPROF_DEBUG_SUBPATHS"):
+            import traceback
+
+            traceback.print_exc()
+        self._frames.pop(track.frame, None)
+
     # -- the stream --------------------------------------------------------------
 
     def _start_observing(self, frame: Any) -> bool:
@@ -421,7 +619,7 @@ class SubpathProfiler:
                 prefix = self._frame_prefix(caller, state, index)
                 done = len(prefix) if prefix is not None else 0
                 unseen += done
-                self._frames[id(caller)] = _Track(state, index, key, done, done)
+                self._adopt(caller, state, index, key, done, done)
         remaining = far - unseen
         self._needs.append(self._lead - remaining)
         self._coming_lead = self._next_lead()
@@ -432,9 +630,10 @@ class SubpathProfiler:
         self._observe()
         return True
 
-    def _flush_caller(self, caller: Any, found: tuple[Any, int]) -> None:
+    def _flush_caller(self, caller: Any, found: tuple[Any, int], noted: bool = False) -> None:
         """A call from ``caller`` (``found``: its module state and function index): its
-        blocks up to the one making the call go out before the callee's."""
+        blocks up to the one making the call go out before the callee's; with
+        ``noted``, as a note ``(track, blocks)`` after its path ends noted so far."""
         state, index = found
         prefix = self._frame_prefix(caller, state, index)
         if prefix is None:
@@ -442,7 +641,10 @@ class SubpathProfiler:
         track = self._frames.get(id(caller))
         if track is None or track.state is not state or track.index != index:
             # Not seen since observation began (another thread's frame): it joins here.
-            self._frames[id(caller)] = _Track(state, index, stream_key(caller), len(prefix))
+            self._adopt(caller, state, index, stream_key(caller), len(prefix))
+            return
+        if noted:
+            runtime.osp_notes.append((track, prefix))
             return
         self._emit(track, prefix[track.emitted:])
         track.emitted = max(track.emitted, len(prefix))
@@ -466,7 +668,26 @@ class SubpathProfiler:
     def _track(self, frame: Any, state: Any, index: int) -> _Track:
         track = self._frames.get(id(frame))
         if track is None or track.state is not state or track.index != index:
-            track = self._frames[id(frame)] = _Track(state, index, stream_key(frame))
+            track = self._adopt(frame, state, index, stream_key(frame))
+        return track
+
+    def _adopt(self, frame: Any, state: Any, index: int, stream: Any, done: int = 0,
+               sent: int = 0) -> _Track:
+        """The track of ``frame``, which joins the stream with ``done`` blocks of its
+        path out (``sent`` of them counted in the positions): the one its code
+        holds if it holds one, so that its notes and the profiler's own events
+        name the same track, else a new one."""
+        held = _track_of(frame)
+        if (isinstance(held, _Track) and held.state is state and held.index == index
+                and held.frame == id(frame)):
+            track = held
+            track.join(self._generation)
+            track.stream = stream
+            track.emitted, track.sent = done, sent
+        else:
+            track = _Track(state, index, stream, done, sent, frame=id(frame),
+                           generation=self._generation)
+        self._frames[id(frame)] = track
         return track
 
     def _emit(self, track: _Track, blocks: tuple[int, ...]) -> None:
@@ -777,6 +998,17 @@ def _jumps_out(function: FunctionInfo, block: int, first: int, last: int) -> boo
     targets = [function.edges[e].dst for e in function.backedges
                if function.edges[e].src == block]
     return bool(targets) and not any(_inside(function, t, first, last) for t in targets)
+
+
+def _track_of(frame: Any) -> Any:
+    """The track an instrumented frame holds (``@pp_track``: a local, or kept outside
+    the frame as its register is, see :func:`_register_of`), or None."""
+    code = frame.f_code
+    if "@pp_track" in code.co_varnames:
+        return frame.f_locals.get("@pp_track")
+    if "registers" in code.co_names or "assign" in code.co_names:
+        return runtime._outside_registers.get(id(frame), {}).get("@pp_track")
+    return None
 
 
 def _register_of(frame: Any) -> int | None:

@@ -48,6 +48,7 @@ from pathprof.python.names import (
     COUNTDOWN,
     LOCAL_PREFIX,
     MODULE,
+    NOTE,
     OBSERVING,
     PARKED,
     RUNTIME,
@@ -400,7 +401,7 @@ def path_lengths(fp: FunctionPlan) -> tuple[int, ...] | None:
 
 
 def _subpath_prologue(plans: list[FunctionPlan], register: ast.Call) -> list[ast.stmt]:
-    """``_@pp_Q``, ``_@pp_O`` and each function's ``_@pp_l<i>`` (path lengths): see
+    """``_@pp_Q``, ``_@pp_O``, ``_@pp_note`` and each function's ``_@pp_l<i>`` (path lengths): see
     :func:`pathprof.python.rewrite._count_down`."""
     register.keywords.append(ast.keyword(arg="subpaths", value=ast.Tuple(
         elts=[const(path_lengths(fp)) for fp in plans], ctx=ast.Load())))
@@ -409,6 +410,9 @@ def _subpath_prologue(plans: list[FunctionPlan], register: ast.Call) -> list[ast
             value=load(RUNTIME), attr="countdown", ctx=ast.Load())),
         ast.Assign(targets=[store(OBSERVING)], value=ast.Attribute(
             value=load(RUNTIME), attr="blocks_observed", ctx=ast.Load())),
+        ast.Assign(targets=[store(NOTE)], value=ast.Attribute(value=ast.Attribute(
+            value=load(RUNTIME), attr="osp_notes", ctx=ast.Load()), attr="append",
+            ctx=ast.Load())),
     ]
     if plans:
         targets = ast.Tuple(elts=[store(lengths_name(fp.index)) for fp in plans],

@@ -66,6 +66,15 @@ LOCAL_TABLE = "@pp_c"
 #: shared by every module, and the flag that is true while blocks are observed.
 COUNTDOWN = "_@pp_Q"
 OBSERVING = "_@pp_O"
+#: While blocks are observed, each frame's handle in the observer (its track, set
+#: by the runtime's calls), and the bound ``append`` of the list path ends are
+#: noted in as ``(track, path)`` without a call into Python.
+TRACK = "@pp_track"
+NOTE = "_@pp_note"
+#: The countdown's floor while blocks are observed: above it path ends are noted;
+#: at or below it the runtime is called to take the notes (see
+#: :mod:`pathprof.measure.subpaths`).
+OBSERVED_FLOOR = -(1 << 29)
 #: Path mode's coverage that stops paying, loop by loop: the parked register (the
 #: runtime's :data:`pathprof.runtime.stopping.PARKED`), a module global. Event mode:
 #: the list of exits by exception noted but not counted yet

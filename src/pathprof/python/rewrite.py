@@ -49,12 +49,15 @@ from pathprof.python.names import (
     CODE_VERSION,
     COUNTDOWN,
     LOCAL_TABLE,
+    NOTE,
     NOW,
+    OBSERVED_FLOOR,
     OBSERVING,
     PARKED,
     PATH_START,
     REGISTER,
     RETURN_VALUE,
+    TRACK,
     counter_name,
     flag_name,
     lengths_name,
@@ -709,18 +712,43 @@ def _path_index(probe: Probe) -> ast.expr:
 
 
 def _count_down(index: int, probe: Probe) -> list[ast.stmt]:
-    """OSP's bulk skipping where a path ends (:mod:`pathprof.measure.subpaths`):
-    ``_@pp_Q[0] -= _@pp_l<i>[path]``, and ``if _@pp_Q[0] <= 0: _@pp_m.osp_path(i,
-    path)`` -- the runtime is called when a sample is near, and for every path while
-    blocks are observed."""
-    countdown = ast.Subscript(value=load(COUNTDOWN), slice=const(0), ctx=ast.Store())
-    step = ast.AugAssign(target=countdown, op=ast.Sub(), value=ast.Subscript(
+    """OSP's bulk skipping where a path ends (:mod:`pathprof.measure.subpaths`)::
+
+        _@pp_Q[0] -= _@pp_l<i>[path]
+        if _@pp_Q[0] <= 0:
+            if (@pp_track is not None) & _@pp_O & (_@pp_Q[0] > OBSERVED_FLOOR):
+                _@pp_note((@pp_track, path))
+            else:
+                @pp_track = _@pp_m.osp_path(i, path, @pp_track)
+
+    Far from a sample that is one subtraction and one test. While blocks are
+    observed, a frame the runtime has met (its track set) notes its path ends
+    in a list -- a C-level append, no Python frame -- and the runtime is called
+    when the countdown falls to the floor, to decode the notes in bulk; the
+    first path end of a frame it has not met, and a sample coming near, call it
+    directly."""
+    def countdown(ctx: ast.expr_context) -> ast.Subscript:
+        return ast.Subscript(value=load(COUNTDOWN), slice=const(0), ctx=ctx)
+
+    step = ast.AugAssign(target=countdown(ast.Store()), op=ast.Sub(), value=ast.Subscript(
         value=load(lengths_name(index)), slice=_path_index(probe), ctx=ast.Load()))
-    near = ast.Compare(left=ast.Subscript(value=load(COUNTDOWN), slice=const(0),
-                                          ctx=ast.Load()),
-                       ops=[ast.LtE()], comparators=[const(0)])
-    call = ast.Expr(value=call_module("osp_path", const(index), _path_index(probe)))
-    return [artificial(step), artificial(ast.If(test=near, body=[call], orelse=[]))]
+    near = ast.Compare(left=countdown(ast.Load()), ops=[ast.LtE()], comparators=[const(0)])
+    met = ast.Compare(left=load(TRACK), ops=[ast.IsNot()], comparators=[const(None)])
+    above = ast.Compare(left=countdown(ast.Load()), ops=[ast.Gt()],
+                        comparators=[const(OBSERVED_FLOOR)])
+    # ``&`` rather than ``and``: CPython 3.13 and 3.14 copy a block with no line
+    # number that ends at a loop's back edge once per jump into it (gh-107901),
+    # and for an ``and`` of three tests the copies of the ``else`` ran on into one
+    # another: the runtime was called up to three times for one path end. With
+    # ``&`` one jump leads to the ``else``.
+    noted = ast.BinOp(left=ast.BinOp(left=met, op=ast.BitAnd(), right=load(OBSERVING)),
+                      op=ast.BitAnd(), right=above)
+    note = ast.Expr(value=ast.Call(func=load(NOTE), args=[ast.Tuple(
+        elts=[load(TRACK), _path_index(probe)], ctx=ast.Load())], keywords=[]))
+    call = assign(TRACK, call_module("osp_path", const(index), _path_index(probe),
+                                     load(TRACK)))
+    observed = ast.If(test=noted, body=[note], orelse=[call])
+    return [artificial(step), artificial(ast.If(test=near, body=[observed], orelse=[]))]
 
 
 def _names(stmts: list[ast.stmt], name: str) -> bool:
@@ -773,8 +801,10 @@ def _wrap_function(fp: FunctionPlan) -> None:
     if first is not None and not fp.mark_probes:
         locate_at([init], first)
     if fp.subpaths:  # OSP: while blocks are observed, the runtime hears of the call
-        call = ast.Expr(value=call_module("osp_enter", const(fp.index)))
-        starts.append(artificial(ast.If(test=load(OBSERVING), body=[call], orelse=[])))
+        # and hands back the frame's track (see _count_down)
+        call = assign(TRACK, call_module("osp_enter", const(fp.index)))
+        starts += [assign(TRACK, const(None)),
+                   artificial(ast.If(test=load(OBSERVING), body=[call], orelse=[]))]
     table = ([artificial(assign(LOCAL_TABLE, load(counter_name(fp.index))))]
              if fp.local_table else [])
     if not fp.mark_probes:

@@ -344,20 +344,23 @@ class ModuleState(InstrumentedModule):
 
     # -- called by instrumented code for subpath sampling ----------------------
 
-    def osp_path(self, index: int, number: int) -> None:
+    def osp_path(self, index: int, number: int, track: Any = None) -> Any:
         """A path ended and the countdown is at or below 0: a sample is near, or
-        blocks are being observed."""
+        blocks are observed and the frame has no track yet (``track`` None) or the
+        notes are due. Returns the frame's track (see
+        :func:`pathprof.python.rewrite._count_down`)."""
         sampler = subpath_sampler
         if sampler is None:
             countdown[0] = FAR
-            return
-        sampler.path_end(self, index, number, getframe(1))
+            return None
+        return sampler.path_end(self, index, number, getframe(1), track)
 
-    def osp_enter(self, index: int) -> None:
-        """A call begins while blocks are observed."""
+    def osp_enter(self, index: int) -> Any:
+        """A call begins while blocks are observed: returns the frame's track."""
         sampler = subpath_sampler
-        if sampler is not None:
-            sampler.enter(self, index, getframe(1))
+        if sampler is None:
+            return None
+        return sampler.enter(self, index, getframe(1))
 
     # -- called by instrumented code on exceptions --------------------------
 
@@ -593,6 +596,10 @@ FAR = (1 << 30) - 1
 #: What every module instrumented for subpaths counts down as its paths end
 #: (``_@pp_Q[0] -= length``); the sampler sets it, and calls come when it reaches 0.
 countdown = [FAR]
+#: While blocks are observed, instrumented code notes ``(track, path number)`` here
+#: at each path end (and the sampler ``(track, blocks)`` at a call) and the sampler
+#: decodes the notes in bulk; the list is never replaced (modules hold its ``append``).
+osp_notes: list[tuple[Any, Any]] = []
 _subpath_modules: list[ModuleState] = []
 #: The most blocks on one path of the functions instrumented for subpaths (those
 #: with too many paths to list count as LONGEST_LISTED): how soon before a sample

@@ -312,12 +312,17 @@ class StreamState:
         """The next blocks of the stream: as :meth:`block` for each, in bulk while
         they start no sample and fill no window."""
         sampler = self.sampler
-        if not self.windows and sampler.gap > len(blocks):
-            sampler.gap -= len(blocks)
-            sampler.positions += len(blocks)
-            return
-        for block in blocks:
-            self.block(block)
+        at, count = 0, len(blocks)
+        while at < count:
+            if not self.windows:
+                passed = min(sampler.gap - 1, count - at)  # before the next start
+                if passed > 0:
+                    sampler.gap -= passed
+                    sampler.positions += passed
+                    at += passed
+                    continue
+            self.block(blocks[at])
+            at += 1
 
     def block(self, block: Hashable) -> None:
         """The next block of the stream."""
