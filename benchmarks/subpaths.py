@@ -11,7 +11,8 @@ against the exact subpath counts (Oren 2002, §4: Tables 4.3, 4.8-4.10).
   lengths) and at period 1,000. Ratios to plain: total overhead = sampling / plain
   - 1, skipping = skip / plain - 1, sampling alone = the difference. Memory: the
   sample at the end of the default run, distinct subpaths against the budget, and
-  its bytes.
+  its bytes. With ``--exact-overhead``, each workload is also timed once under
+  ``--exact`` (every block observed and every subpath counted).
 - **Accuracy**: one run with ``--exact`` (the sampler and the exact counter see
   the same stream), at a period of 1,000 and a reduced number of loops, or with
   ``--accuracy-seconds S`` at the default settings on runs of about S seconds
@@ -52,7 +53,7 @@ def _hot(name: str, loops: int, *options: str) -> list[str]:
             str(HERE / "workloads.py"), name, str(loops)]
 
 
-def overhead(name: str, repeat: int) -> dict[str, Any]:
+def overhead(name: str, repeat: int, exact: bool = False) -> dict[str, Any]:
     loops = WORKLOADS[name].loops
     plain = [sys.executable, str(HERE / "workloads.py"), name, str(loops)]
     with tempfile.TemporaryDirectory() as tmp:
@@ -63,6 +64,8 @@ def overhead(name: str, repeat: int) -> dict[str, Any]:
                  "hot1000": _hot(name, loops, "--period", "1000")}
         best = {mode: min(_timed(command) for _ in range(repeat))
                 for mode, command in modes.items()}
+        if exact:  # every block observed and counted: slow, so timed once
+            best["exact"] = _timed(_hot(name, loops, "--exact"))
         # The sample's memory at the default period, at the end of the run (the JSON
         # is written after the timed call).
         memory = json.loads(report.read_text())
@@ -164,19 +167,23 @@ def main() -> None:
     parser.add_argument("--no-exact", action="store_true",
                         help="with --accuracy-seconds: no --exact (bounds only)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--exact-overhead", action="store_true",
+                        help="also time each workload once under --exact")
     parser.add_argument("--incremental", default="", help="a workload for Table 4.11")
     args = parser.parse_args()
     names = [n for n in args.workloads.split(",") if n]
     if names:
         _row("workload", "plain (s)", "skipping", "sampling (default: every length)",
              "one length per start (Oren's)", "every length, period 1,000",
-             "samples kept (default)", "sample: subpaths / budget, KiB")
-        _row("---", *["---:"] * 7)
+             "samples kept (default)", "sample: subpaths / budget, KiB",
+             *(["--exact (once)"] if args.exact_overhead else []))
+        _row("---", *["---:"] * (8 if args.exact_overhead else 7))
         for name in names:
-            r = overhead(name, args.repeat)
+            r = overhead(name, args.repeat, args.exact_overhead)
             _row(name, f"{r['plain_seconds']:.3f}", f"{r['skip']:.2f}x", f"{r['hot']:.2f}x",
                  f"{r['geometric']:.2f}x", f"{r['hot1000']:.2f}x", f"{r['sampled']:,}",
-                 f"{r['distinct']:,} / {r['budget']:,}, {r['sample_bytes'] / 1024:,.1f}")
+                 f"{r['distinct']:,} / {r['budget']:,}, {r['sample_bytes'] / 1024:,.1f}",
+                 *([f"{r['exact']:.1f}x"] if args.exact_overhead else []))
     picked = [n for n in args.accuracy.split(",") if n]
     if picked and args.accuracy_seconds:
         exact = not args.no_exact

@@ -9,6 +9,7 @@ import random
 import statistics
 import sys
 from collections import Counter
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -323,18 +324,24 @@ def test_the_samples_bytes_stay_within_what_the_budget_allows_however_long_the_r
 @given(st.lists(st.tuples(st.integers(0, 2), st.lists(st.integers(0, 4), max_size=9)),
                 max_size=40),
        st.integers(1, 12), st.sampled_from(["exact", "rotation"]),
-       st.sampled_from([[2], [2, 4], [1, 3, 8]]))
+       st.sampled_from([[2], [2, 4], [1, 3, 8]]),
+       st.sampled_from(["small", "large", "negative", "text"]))
 def test_the_exact_counter_in_chunks_and_streams_counts_what_one_by_one_counts(
         runs: list[tuple[int, list[int]]], chunk: int, encoding: str,
-        lengths: list[int]) -> None:
+        lengths: list[int], kind: str) -> None:
     """Runs of blocks handed to three interleaved streams, counted in chunks of any
     size (and read part-way): the counts are every window that ended in each stream,
-    as brute force finds them; a closed stream keeps its windows counted."""
+    as brute force finds them; a closed stream keeps its windows counted. Blocks
+    are ids below 2**16 and above (packed in two or four bytes), or negative ints
+    and strings (counted as tuples)."""
+    block_of = {"small": lambda b: b, "large": lambda b: b + 70_000,
+                "negative": lambda b: -b - 1, "text": lambda b: f"b{b}"}[kind]
+    runs = [(which, [block_of(b) for b in blocks]) for which, blocks in runs]
     first = ExactSubpathCounter(lengths, encoding)
     streams = [first, first.stream(), first.stream()]
     for counter in streams:
         counter.CHUNK = chunk
-    whole: list[list[int]] = [[], [], []]
+    whole: list[list[Any]] = [[], [], []]
     for number, (which, blocks) in enumerate(runs):
         streams[which].blocks(blocks)
         whole[which] += blocks

@@ -96,7 +96,7 @@ class BlockInfo:
     lines: tuple[int, int] | None  #: first and last source line, None for none
 
 
-@dataclass
+@dataclass(slots=True)
 class _Track:
     """A frame being observed: its function, its stream, how many blocks of its
     current path are already in the stream, and the blocks of a with statement's
@@ -124,7 +124,8 @@ class _Track:
     #: path number -> (the stream ids of its blocks, whether it returns, its last
     #: block or None)
     decoded: dict[int, tuple[list[int], bool, int | None]] | None = None
-    #: the observation the track was made in (:attr:`SubpathProfiler._generation`)
+    #: the observation the track was made in (:attr:`SubpathProfiler._generation`,
+    #: which changes as each observation ends)
     generation: int = 0
 
     def join(self, generation: int) -> None:
@@ -224,6 +225,7 @@ class SubpathProfiler:
         self._armed = runtime.countdown[0] = runtime.FAR
         self.observing = False
         self._frames.clear()
+        self._generation += 1
 
     def _count_down(self) -> None:
         """Back to bulk skipping: the countdown ends :meth:`_next_lead` blocks before
@@ -236,6 +238,7 @@ class SubpathProfiler:
         # count it down again in full: those blocks are taken back from the positions.
         self.sampler.positions -= sum(track.sent for track in self._frames.values())
         self._frames.clear()
+        self._generation += 1  # the tracks frames hold are stale now
         for stream, _exact in self._streams.values():
             stream.close()
         self._streams.clear()
@@ -261,7 +264,6 @@ class SubpathProfiler:
 
     def _observe(self) -> None:
         del runtime.osp_notes[:]  # noted as observation stopped: counted down
-        self._generation += 1
         self.observing = True
         self._arm_notes()
         runtime.observe_blocks(True)
@@ -619,7 +621,11 @@ class SubpathProfiler:
                 prefix = self._frame_prefix(caller, state, index)
                 done = len(prefix) if prefix is not None else 0
                 unseen += done
-                self._adopt(caller, state, index, key, done, done)
+                # (a frame's track from an earlier observation is matched to
+                # this one where its notes are taken: no read of its locals here)
+                self._frames[id(caller)] = _Track(state, index, key, done, done,
+                                                  frame=id(caller),
+                                                  generation=self._generation)
         remaining = far - unseen
         self._needs.append(self._lead - remaining)
         self._coming_lead = self._next_lead()
