@@ -324,14 +324,14 @@ class SubpathProfiler:
 
     def _arm_notes(self) -> None:
         """The countdown to the floor after as many blocks as may pass before a
-        window opens or closes: the longest window while one is open, else the gap
-        to the next start and a window (with ``exact``, NOTES_TAKEN blocks)."""
+        window opens or closes, so that observing stops soon after the last closes:
+        the most an open window still takes, else the gap to the next start (with
+        ``exact``, NOTES_TAKEN blocks)."""
         if self.exact is not None:
             due = NOTES_TAKEN
         else:
-            longest = self.sampler.lengths.longest
-            due = longest if any(s.windows for s, _ in self._streams.values()) \
-                else self.sampler.gap + longest
+            due = max((w.length - len(w.blocks) for s, _ in self._streams.values()
+                       for w in s.windows), default=self.sampler.gap)
         runtime.countdown[0] = OBSERVED_FLOOR + min(max(due, 1), NOTES_TAKEN)
 
     def take_notes(self) -> None:

@@ -56,6 +56,7 @@ import threading
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["ENCODINGS", "ExactSubpathCounter", "LengthDistribution", "SubpathSampler",
            "encode"]
@@ -460,9 +461,10 @@ def _long_windows(buffer: list[Hashable], longest: int, complete: int
     (the stream's ids), the windows are slices of their bytes packed in an
     :class:`array.array`: hashing a 64-byte slice costs about half what building
     and hashing a 32-tuple does. Other blocks are counted as tuples."""
+    ids: Any = buffer  # ints, if the try below succeeds
     try:
-        code = "H" if max(buffer) < 1 << 16 else "I"  # TypeError: not ints
-        packed = array.array(code, buffer)  # OverflowError: negative, or too big
+        code = "H" if max(ids) < 1 << 16 else "I"  # TypeError: not ints
+        packed = array.array(code, ids)  # OverflowError: negative, or too big
     except (TypeError, OverflowError):
         windows = Counter(zip(*(itertools.islice(buffer, i, None) for i in range(longest)),
                               strict=False))  # windows end where the shortest view does
