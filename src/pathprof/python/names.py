@@ -33,7 +33,8 @@ import re
 #: 17: the end of an except* clause flows on; its hand-over is noted and counted later.
 #: 18: the runtime reached through the module state only; generators read pathprof's
 #: globals into locals as they start; inserted code located with no width.
-CODE_VERSION = 18
+#: 19: OSP's observed path ends noted in a list by the code (``@pp_track``).
+CODE_VERSION = 19
 
 #: The prefix of the locals inserted code uses.
 LOCAL_PREFIX = "@pp_"
