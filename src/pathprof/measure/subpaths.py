@@ -1007,37 +1007,38 @@ def _jumps_out(function: FunctionInfo, block: int, first: int, last: int) -> boo
 
 
 def _track_of(frame: Any) -> Any:
-    """The track an instrumented frame holds (``@pp_track``: a local, or kept outside
-    the frame as its register is, see :func:`_register_of`), or None."""
-    code = frame.f_code
-    if "@pp_track" in code.co_varnames:
-        return frame.f_locals.get("@pp_track")
-    if "registers" in code.co_names or "assign" in code.co_names:
-        return runtime._outside_registers.get(id(frame), {}).get("@pp_track")
-    return None
+    """The track an instrumented frame holds (``@pp_track``, kept where its
+    register is), or None."""
+    return _frame_local(frame, "@pp_track", None)
 
 
 def _register_of(frame: Any) -> int | None:
-    """The Ball-Larus register of an instrumented frame: a local, or kept outside the
-    frame for a function whose code can reach its own frame (its code then calls
-    ``registers``), or 0 for a function that keeps none (all its paths are counted
-    by constants). The outside table is read for such functions only: it keeps the
-    entries of frames that are gone, under ids new frames may have."""
-    code = frame.f_code
-    kept = _REGISTER_KEPT.get(code)
-    if kept is None:
-        kept = _REGISTER_KEPT[code] = ("local" if "@pp_r" in code.co_varnames else
-                                       "outside" if "registers" in code.co_names
-                                       or "assign" in code.co_names else "none")
-    if kept == "local":
-        value = frame.f_locals.get("@pp_r", 0)
-    elif kept == "outside":
-        value = runtime._outside_registers.get(id(frame), {}).get("@pp_r", 0)
-    else:
-        value = 0
+    """The Ball-Larus register of an instrumented frame, or 0 for a function that
+    keeps none (all its paths are counted by constants)."""
+    value = _frame_local(frame, "@pp_r", 0)
     return value if isinstance(value, int) else None
 
 
-#: code object -> where its frames keep the register: "local", "outside" or "none"
+def _frame_local(frame: Any, name: str, default: Any) -> Any:
+    """One of pathprof's names (``@pp_*``) in an instrumented frame: a local, or kept
+    outside the frame for a function whose code can reach its own frame (its code
+    then calls ``registers``); ``default`` for a function that keeps none. The
+    outside table is read for such functions only: it keeps the entries of frames
+    that are gone, under ids new frames may have."""
+    code = frame.f_code
+    kept = _REGISTER_KEPT.get(code)
+    if kept is None:
+        kept = _REGISTER_KEPT[code] = ("local" if "@pp_r" in code.co_varnames
+                                       or "@pp_track" in code.co_varnames else
+                                       "outside" if "registers" in code.co_names
+                                       or "assign" in code.co_names else "none")
+    if kept == "local":
+        return frame.f_locals.get(name, default)
+    if kept == "outside":
+        return runtime._outside_registers.get(id(frame), {}).get(name, default)
+    return default
+
+
+#: code object -> where its frames keep pathprof's names: "local", "outside" or "none"
 #: (worked out once per code: instrumented code, which the module states keep anyway)
 _REGISTER_KEPT: dict[Any, str] = {}
