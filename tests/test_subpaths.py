@@ -264,12 +264,39 @@ RETURN_IN_A_WITH_COUNTED_IN_A_FINALLY = PRELUDE + '''def f(c, n):
 '''
 
 
+#: A return inside a try/finally inside a with: the return runs on through the
+#: finally's copy into the with's exit, which was decoded as the normal one (the
+#: blocks after the try went out, though they never ran: found at 97255ab).
+RETURN_THROUGH_A_FINALLY_IN_A_WITH = PRELUDE + '''def f(c, n):
+    x = 0
+    try:
+        with Gate(c):
+            try:
+                return x
+            finally:
+                x += 1
+            x += 1
+    except Boom:
+        x += 1
+    finally:
+        if c():
+            x += 1
+        elif c():
+            x += 1
+        if c():
+            raise Boom()
+    return x
+'''
+
+
 @pytest.mark.parametrize(("program", "inputs"), [
+    (RETURN_THROUGH_A_FINALLY_IN_A_WITH, [(0, 0), (1, 1), (2, 0), (3, 3)]),
     (BREAK_IN_FINALLY, [(0, 0)]), (CONTINUE_THROUGH_FINALLY_IN_WITH, [(2, 2)]),
     (BREAK_OUT_OF_A_WITH, [(1, 1)]), (BREAK_OUT_OF_A_LOOP_IN_A_WITH, [(3, 0)]),
     (BREAK_THROUGH_A_FINALLY_IN_A_WITH, [(4, 1)]), (RETURN_IN_A_WITH_IN_A_HANDLER, [(3, 0)]),
     (RETURN_IN_A_WITH_COUNTED_IN_A_FINALLY, [(2, 2)])],
-    ids=["break-out-of-a-with-in-a-finally", "continue-through-a-finally-in-a-with",
+    ids=["return-through-a-finally-in-a-with",
+         "break-out-of-a-with-in-a-finally", "continue-through-a-finally-in-a-with",
          "break-out-of-a-with", "break-out-of-a-loop-in-a-with",
          "break-through-a-finally-in-a-with", "return-in-a-with-in-a-handler",
          "return-in-a-with-counted-in-a-finally"])

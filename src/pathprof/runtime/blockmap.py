@@ -265,11 +265,17 @@ class BlockMap:
         ``return``/``break``/``continue`` whose code comes just before the ``__exit__``
         call and runs on into it, or else the block after the with (the code just
         before the with's normal exit can be a return ending the body, whose own
-        exit came before its ``RETURN_VALUE``)."""
+        exit came before its ``RETURN_VALUE``). The return may reach the exit through
+        the copies of finally clauses inside the with: then the exit is placed at the
+        last of them to run, the nearest piece of the body before the call."""
         whole = compound.span
         enters = {o for _span, o in self._enters(compound)}
+        nearest = None  # the last piece of the with's body to run before the exit
+        body = False  # whether any code of the body runs on into the exit
         for back in range(offset - 2, -1, -2):
             if back in enters:
+                if body:
+                    break  # the body ran on from the start into the exit
                 block = _block(compound.with_enter)
                 return block, self.piece_index(block, "with-enter", compound.header), "cut"
             span = self.position(back)
@@ -277,14 +283,19 @@ class BlockMap:
                 continue
             if any(span == item for item, _o in self._enters(compound)):
                 continue
+            if self.opname(back) in _NO_FALL_THROUGH:
+                break  # the program's code that does not run on into the exit
             piece = self.piece_at(span)
             if piece is None or not _contains(whole, piece[0]) or piece[2] == "with-enter":
                 continue
+            body = True
+            if nearest is None and piece[2] != "with-exit":  # (an inner with's exit)
+                nearest = piece
             if piece[3] in ("return", "break", "continue"):
-                if self.opname(back) in _NO_FALL_THROUGH:
-                    break
+                # Its code runs on into the exit, through the copies of the finally
+                # clauses it leaves (the nearest piece): the exit is on its way out.
                 how = "cut" if piece[3] == "break" else f"{piece[3]}-exit"
-                return piece[1], piece[4], how
-            break
+                nearest = nearest or piece
+                return nearest[1], nearest[4], how
         block = _block(compound.with_exit)
         return block, self.piece_index(block, "with-exit", compound.header), "cut"
