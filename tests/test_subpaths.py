@@ -15,8 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pathprof import runtime
 from pathprof.measure.subpaths import NOTES_TAKEN, SubpathProfiler, stream_key
 from pathprof.runtime.subpaths import LengthDistribution, SubpathSampler
+from pathprof.runtime.tracks import CALL_NOTE, Track, fill_dropped, new_track
 
 from .loading import corpus_programs, load_instrumented, program_examples
 from .oracles import BlockTraceOracle
@@ -394,10 +396,10 @@ def main():
 def test_path_ends_are_noted_and_decoded_in_bulk(tmp_path: Path) -> None:
     """While blocks are observed, a frame the profiler has met notes its path ends
     (a list append in its own code) instead of calling it. Under ``exact``, which
-    observes the whole run: each call still reaches the profiler (it notes the
-    caller's blocks up to the call); the notes are taken each time the countdown
+    observes the whole run: the notes are taken each time the countdown
     has fallen NOTES_TAKEN blocks, and at the stop; the stream is still the
-    instruction trace's."""
+    instruction trace's. Calls are noted too when the caller holds a track: only
+    the first (main's, from code pathprof does not measure) reaches the profiler."""
     path = tmp_path / "noted.py"
     path.write_text(NOTED_LOOP, encoding="utf-8")
     loaded = load_instrumented(path, f"pathprof_noted_{next(_runs)}", subpaths=True)
@@ -406,12 +408,16 @@ def test_path_ends_are_noted_and_decoded_in_bulk(tmp_path: Path) -> None:
     oracle = StreamOracle(infos)
     profiler = SubpathProfiler(SubpathSampler(period=50, seed=1), exact=True, record=True)
     calls = {"path_end": 0, "enter": 0, "take_notes": 0}
+    call_notes = 0
 
     def counted(name: str) -> Any:
         method = getattr(profiler, name)
 
         def call(*args: Any) -> Any:
+            nonlocal call_notes
             calls[name] += 1
+            if name == "take_notes":
+                call_notes += sum(len(note) == CALL_NOTE for note in runtime.osp_notes)
             return method(*args)
         return call
 
@@ -424,15 +430,163 @@ def test_path_ends_are_noted_and_decoded_in_bulk(tmp_path: Path) -> None:
         profiler.stop()
         sys.modules.pop(loaded.module.__name__, None)
     assert profiler.failures == 0
-    assert calls["enter"] == 3 + 1_000  # main, total, spin, and step 1,000 times
+    assert calls["enter"] == 1  # main
+    assert call_notes == 2 + 1_000  # noted: total, spin, and step 1,000 times
     # Every frame gets its track as it is entered: a path end calls only when the
     # countdown (path lengths, as they end) falls to the floor, every NOTES_TAKEN
     # blocks of the stream.
     blocks = profiler.sampler.positions
     assert blocks > 40_000
     assert blocks // NOTES_TAKEN - 1 <= calls["path_end"] <= blocks // NOTES_TAKEN
-    # The notes are taken at each of those calls and at the stop (and, for
-    # nothing here, at a call whose caller's track must be up to date).
-    assert calls["take_notes"] == calls["path_end"] + 1
+    # The notes are taken at each of those calls, at main's call and at the stop.
+    assert calls["take_notes"] == calls["path_end"] + 2
+    expected = sorted(tuple(s) for s in oracle.streams.values() if s)
+    assert pathprof_streams(profiler, infos) == expected
+
+
+CALLS_NOTED_OR_NOT = '''import sys
+
+
+class Ctx:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def helper(i):
+    return i + 1
+
+
+def gen(n):
+    for i in range(n):
+        yield helper(i)
+
+
+def peek():
+    return sys._getframe().f_lineno * 0 + helper(1)
+
+
+def main():
+    with Ctx():
+        t = sum(gen(3))
+    t += peek()
+    t += sum([helper(i) for i in range(2)])
+    return t
+'''
+
+
+def test_which_calls_are_noted(tmp_path: Path) -> None:
+    """A call is noted by the callee's code when its caller holds a track; the
+    profiler is called instead for a generator (a stream of its own), a with
+    statement's ``__exit__`` (held: read from the caller's frame at once), and a
+    caller with no track of its own in its frame: code pathprof does not measure
+    (the test's; a list comprehension's frame before 3.12) or a function whose
+    names live outside its frame (``peek`` reaches its own frame). The stream is
+    the instruction trace's either way."""
+    path = tmp_path / "noted_or_not.py"
+    path.write_text(CALLS_NOTED_OR_NOT, encoding="utf-8")
+    loaded = load_instrumented(path, f"pathprof_noted_or_not_{next(_runs)}", subpaths=True)
+    infos = loaded.function_infos()
+    loaded.execute()
+    oracle = StreamOracle(infos)
+    profiler = SubpathProfiler(SubpathSampler(period=50, seed=1), exact=True, record=True)
+    entered: list[str] = []
+    noted: list[str] = []
+    enter, take_notes = profiler.enter, profiler.take_notes
+
+    def counted_enter(state: Any, index: int, frame: Any) -> Any:
+        entered.append(frame.f_code.co_name)
+        return enter(state, index, frame)
+
+    def counted_take_notes() -> None:
+        noted.extend(state.meta.functions[index].qualname
+                     for _track, state, index, *_ in (n for n in runtime.osp_notes
+                                                       if len(n) == CALL_NOTE))
+        take_notes()
+
+    profiler.enter = counted_enter  # type: ignore[method-assign]
+    profiler.take_notes = counted_take_notes  # type: ignore[method-assign]
+    profiler.start()
+    try:
+        assert oracle.run(loaded.module.main) == (1 + 2 + 3) + 2 + (1 + 2)
+    finally:
+        profiler.stop()
+        sys.modules.pop(loaded.module.__name__, None)
+    assert profiler.failures == 0
+    comprehension = ["helper", "helper"] if sys.version_info < (3, 12) else []
+    assert sorted(entered) == sorted(["main", "__exit__", "gen", "helper", *comprehension])
+    inlined = [] if comprehension else ["helper", "helper"]
+    assert sorted(noted) == sorted(["Ctx.__enter__", "helper", "helper", "helper", "peek",
+                                    *inlined])
+    expected = sorted(tuple(s) for s in oracle.streams.values() if s)
+    assert pathprof_streams(profiler, infos) == expected
+
+
+def test_blank_tracks_in_dropped_notes_are_filled() -> None:
+    """Notes taken unread (made as observation stopped) fill in the blank tracks of
+    the calls they note, as from an earlier observation: the frame's later path
+    ends join the stream afresh, in its caller's stream (its home, if the caller's
+    is held)."""
+    caller = new_track("state", 0, ("thread", 7), 3, 3, frame=11, generation=4)
+    held = new_track("state", 1, ("hold", 12), frame=12, home=("frame", 5), generation=4)
+    blank, blank_of_held = Track(), Track()
+    path_end = (caller, 2)
+    fill_dropped([(blank, "state", 2, 21, None, caller, 40, 1), path_end,
+                  (blank_of_held, "state", 3, 22, None, held, 8, 0)])
+    assert (blank.state, blank.index, blank.frame, blank.stream, blank.generation) == (
+        "state", 2, 21, ("thread", 7), -1)
+    assert (blank_of_held.index, blank_of_held.stream) == (3, ("frame", 5))
+    blank.join(6)
+    assert (blank.generation, blank.emitted, blank.sent, blank.held) == (6, 0, 0, [])
+    assert caller.emitted == 3  # only blanks are touched
+
+
+GHOST = '''def g(i):
+    return i + 1
+
+
+def main():
+    t = 0
+    if t == 0:
+        t = g(1)
+    return t + g(2)
+'''
+
+
+def test_a_call_the_profiler_hears_of_takes_the_notes_first(tmp_path: Path) -> None:
+    """A note may name a frame that is gone, whose id a new frame has taken: the
+    notes are decoded before the profiler reads or writes its frames for a call
+    it hears of directly. Here a note made as if by a frame at main's id, before
+    main's call reaches the profiler, comes first, and main's own track, made
+    after it, stands: main's blocks before each call go out (before the fix, the
+    stale note took main's place and its blocks went missing: a heisenbug of
+    ``test_positions_count_each_block_once_across_calls`` under xdist)."""
+    path = tmp_path / "ghost.py"
+    path.write_text(GHOST, encoding="utf-8")
+    loaded = load_instrumented(path, f"pathprof_ghost_{next(_runs)}", subpaths=True)
+    infos = loaded.function_infos()
+    loaded.execute()
+    oracle = StreamOracle(infos)
+    profiler = SubpathProfiler(SubpathSampler(period=50, seed=1), exact=True, record=True)
+    enter = profiler.enter
+
+    def enter_after_a_ghost(state: Any, index: int, frame: Any) -> Any:
+        if frame.f_code.co_name == "main":
+            gone = new_track(state, index, ("thread", 0), frame=id(frame) + 1,
+                             generation=profiler._generation, code=frame.f_code)
+            runtime.osp_notes.append((Track(), state, index, id(frame), frame.f_code,
+                                      gone, -1, 0))
+        return enter(state, index, frame)
+
+    profiler.enter = enter_after_a_ghost  # type: ignore[method-assign]
+    profiler.start()
+    try:
+        assert oracle.run(loaded.module.main) == 5
+    finally:
+        profiler.stop()
+        sys.modules.pop(loaded.module.__name__, None)
+    assert profiler.failures == 0
     expected = sorted(tuple(s) for s in oracle.streams.values() if s)
     assert pathprof_streams(profiler, infos) == expected

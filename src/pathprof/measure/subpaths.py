@@ -6,13 +6,17 @@ is Ball-Larus path profiling plus, where each path ends, a countdown in bulk:
 costs. When the countdown reaches 0 -- the sampler's gap to its next start is
 within the *lead*: twice what the latest starts needed, at most :func:`horizon`
 blocks -- the runtime calls :meth:`SubpathProfiler.path_end`
-and the profiler starts *observing*: every call of an instrumented function and every
-exception caught then reaches it, and so do path ends -- noted by the code itself
-while the frame holds a track (``_@pp_note((track, path))``, a C-level list append,
-see :func:`~pathprof.python.rewrite._count_down`) and decoded in bulk when the notes
-are taken: before each call into the profiler, and when the countdown, set just
-above :data:`~pathprof.python.names.OBSERVED_FLOOR`, falls to it, which it does after
-as many blocks as may pass before a sample window opens or closes. The profiler
+and the profiler starts *observing*: every path end, every call of an instrumented
+function and every exception caught then reaches it. Path ends and calls are noted
+by the code itself while the frame (for a call, its caller) holds a track:
+``_@pp_note((track, path))`` and ``_@pp_note((blank track, ..., caller's track,
+caller's offset, caller's register))``, a C-level list append with no Python frame
+(see :func:`~pathprof.python.rewrite._count_down` and
+:func:`~pathprof.python.rewrite._note_call`); the rest call the profiler. The notes
+are decoded in bulk when they are taken: before each call into the profiler, and
+when the countdown, set just above :data:`~pathprof.python.names.OBSERVED_FLOOR`,
+falls to it, which it does after as many blocks as may pass before a sample window
+opens or closes. The profiler
 rebuilds the stream of blocks in the order they ran, a callee's blocks where the
 call happened:
 
@@ -50,7 +54,7 @@ import _thread
 import collections
 import contextlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pathprof import runtime
@@ -59,6 +63,8 @@ from pathprof.data.profile import end_kind, numbering_of
 from pathprof.graph.numbering import Numbering, regenerate, regenerate_prefix
 from pathprof.python.names import OBSERVED_FLOOR
 from pathprof.runtime.subpaths import ExactSubpathCounter, SubpathSampler
+from pathprof.runtime.tracks import Track as _Track
+from pathprof.runtime.tracks import fill, fill_dropped, new_track
 
 __all__ = ["BlockInfo", "SubpathProfiler", "horizon", "stream_key"]
 
@@ -96,47 +102,8 @@ class BlockInfo:
     lines: tuple[int, int] | None  #: first and last source line, None for none
 
 
-@dataclass(slots=True)
-class _Track:
-    """A frame being observed: its function, its stream, how many blocks of its
-    current path are already in the stream, and the blocks of a with statement's
-    ``__exit__`` it called that wait for their place (:meth:`SubpathProfiler._hold_exit`)."""
-
-    state: Any
-    index: int
-    stream: Any
-    emitted: int = 0
-    #: of those, the blocks counted in the positions (sent, or counted unseen when
-    #: observation began): the countdown counts them again where the path ends
-    sent: int = 0
-    #: per with statement whose exit is held, innermost first: (held block ids, the
-    #: with's line span, its with-after block, the blocks before the exit as far as
-    #: its call tells)
-    held: list[_Hold] = field(default_factory=list)
-    #: the last block of the path that ended last, until a block of the next goes out
-    ended_at: int | None = None
-    #: the frame's id: its key in :attr:`SubpathProfiler._frames` (the frame holds
-    #: the track in a local, so the id is its own while the track is noted)
-    frame: int = 0
-    #: the stream of a held ``__exit__``'s frame once nothing holds it
-    home: Any = None
-    #: the function's paths as noted path ends need them (shared by its frames):
-    #: path number -> (the stream ids of its blocks, whether it returns, its last
-    #: block or None)
-    decoded: dict[int, tuple[list[int], bool, int | None]] | None = None
-    #: the observation the track was made in (:attr:`SubpathProfiler._generation`,
-    #: which changes as each observation ends)
-    generation: int = 0
-
-    def join(self, generation: int) -> None:
-        """The frame joins the stream afresh (its track is from an earlier
-        observation, or was dropped): nothing of its path went out."""
-        self.generation = generation
-        self.emitted = self.sent = 0
-        self.held = []
-        self.ended_at = None
-        if self.stream[0] == "hold":
-            self.stream = self.home
+#: Not worked out yet (a call's prefix may be None: it cannot be told).
+_UNKNOWN: Any = object()
 
 
 #: Code flags of the frames that have a stream of their own.
@@ -186,6 +153,10 @@ class SubpathProfiler:
         self._generation = 0
         self._paths: dict[tuple[int, int, int], tuple[tuple[int, ...], bool]] = {}
         self._prefixes: dict[tuple[int, int, int, int], tuple[int, ...]] = {}
+        #: (code, offset of a call, register) -> the caller's blocks through the call
+        #: (see :meth:`_call_prefix`)
+        self._call_prefixes: dict[tuple[Any, int, int],
+                                  tuple[int, list[int], tuple[int, ...]] | None] = {}
         self._functions: dict[Any, tuple[Any, int] | None] = {}
         self._frames: dict[int, _Track] = {}
         #: held ``__exit__`` streams -> the track of the frame that called it, and
@@ -263,7 +234,9 @@ class SubpathProfiler:
         return min(most, max(LEAST_LEAD, 2 * max(self._needs)))
 
     def _observe(self) -> None:
-        del runtime.osp_notes[:]  # noted as observation stopped: counted down
+        notes = runtime.osp_notes
+        fill_dropped(notes[:])  # noted as observation stopped: counted down
+        del notes[:]
         self.observing = True
         self._arm_notes()
         runtime.observe_blocks(True)
@@ -335,104 +308,193 @@ class SubpathProfiler:
         runtime.countdown[0] = OBSERVED_FLOOR + min(max(due, 1), NOTES_TAKEN)
 
     def take_notes(self) -> None:
-        """Decode the path ends instrumented code noted since the notes were last
-        taken (:data:`pathprof.runtime.osp_notes`), and the blocks of callers up to
-        their calls (noted by :meth:`enter`), in the order they were noted.
-        Notes left from an earlier observation are dropped: those paths were
-        counted down."""
+        """Decode what instrumented code noted since the notes were last taken
+        (:data:`pathprof.runtime.osp_notes`), in the order it was noted: path ends
+        ``(track, path number)``; calls, ``(blank track, state, index, frame id,
+        code, caller's track, caller's offset, caller's register)``
+        (:func:`pathprof.python.rewrite._note_call`), which fill in the callee's
+        track and send the caller's blocks up to the call. Notes left from an
+        earlier observation are dropped: those paths were counted down.
+
+        The common case -- a track of this observation, nothing held -- is decoded
+        here, runs of blocks going to one stream sent together; any other note is
+        taken on its own by :meth:`_take_note`, in its place."""
         notes = runtime.osp_notes
         if not notes:
             return
         taken = notes[:]
         del notes[:len(taken)]  # what another thread noted meanwhile stays
         if not self.observing:
+            fill_dropped(taken)
             return
         frames = self._frames
+        call_prefixes = self._call_prefixes
         run: list[int] = []  # blocks going to one stream, sent together
         run_stream: Any = None
         generation = self._generation
         track: _Track
-        for track, number in taken:
-            if track.generation != generation:
-                # A track from an earlier observation: the frame's track now, if it
-                # has one, else it joins the stream here.
-                current = frames.get(track.frame)
-                if current is not None and current.state is track.state \
-                        and current.index == track.index:
-                    track = current
-                else:
-                    track.join(generation)
-                    frames[track.frame] = track
-                    if number.__class__ is tuple:
-                        track.emitted = len(number)  # as _flush_caller's join
+        for note in taken:
+            if len(note) == 2:
+                track, number = note
+                stream = track.stream
+                if (track.generation == generation and not track.held and not self._held
+                        and stream[0] != "hold" and number.__class__ is int):
+                    decoded = track.decoded
+                    if decoded is None:
+                        decoded = track.decoded = self._decoded.setdefault(
+                            (id(track.state), track.index), {})
+                    found = decoded.get(number)
+                    if found is None:
+                        try:
+                            found = decoded[number] = self._decode_noted(track, number)
+                        except Exception:  # never let the sampler change the program
+                            self._failed_track(track)
+                            continue
+                    # As _ended does it: the blocks of the path not out yet go out,
+                    # in one run with the next ones.
+                    idents, ended, last = found
+                    if stream != run_stream:
+                        if run:
+                            self._send(run_stream, run)
+                            run = []
+                        run_stream = stream
+                    run += idents[track.emitted:] if track.emitted else idents
+                    track.emitted = track.sent = 0
+                    track.ended_at = last
+                    if ended:  # the call is over
+                        if frames.get(track.frame) is track:  # (its id may be reused)
+                            del frames[track.frame]
+                        if stream == ("frame", track.frame):
+                            if run:
+                                self._send(run_stream, run)
+                                run = []
+                            self._close(stream)
+                    continue
+            else:
+                callee, state, index, ident, code, track, offset, register = note
+                stream = track.stream
+                if (track.generation == generation and not track.held and not self._held
+                        and stream[0] != "hold"):
+                    # The callee's stream is its caller's (generators, coroutines and
+                    # a with's __exit__ call the runtime instead), as in _enter.
+                    callee.state, callee.index, callee.frame = state, index, ident
+                    callee.stream = callee.home = stream
+                    callee.emitted = callee.sent = 0
+                    callee.held = []
+                    callee.ended_at = callee.decoded = None
+                    callee.generation, callee.code = generation, code
+                    frames[ident] = callee
+                    found = (call_prefixes.get((track.code, offset, register), _UNKNOWN)
+                             if register.__class__ is int else None)  # (PARKED: no path)
+                    if found is _UNKNOWN:
+                        found = self._call_prefix(track, offset, register)
+                    if found is None:
                         continue
-            elif number.__class__ is tuple and frames.get(track.frame) is not track:
-                # A call after a path that ended the frame's track (a return
-                # counted before its value): it joins here, as _flush_caller's.
-                track.join(generation)
-                track.emitted = len(number)
-                frames.setdefault(track.frame, track)
-                continue
-            try:
-                if number.__class__ is tuple:  # a call's blocks up to it
-                    prefix: tuple[int, ...] = number
+                    length, idents, _blocks = found
+                    if frames.get(track.frame) is not track:
+                        # A call in the value of a return counted before it: the
+                        # path went out whole, and the frame joins again here.
+                        track.join(generation)
+                        frames.setdefault(track.frame, track)
+                        track.emitted = length
+                        continue
                     emitted = track.emitted
-                    if len(prefix) <= emitted:
+                    if length <= emitted:
                         continue
-                    if self._held or track.held or track.stream[0] == "hold":
+                    if stream != run_stream:
                         if run:
                             self._send(run_stream, run)
                             run = []
-                        self._emit(track, prefix[emitted:])
-                        track.emitted = len(prefix)
-                        continue
-                    if track.stream != run_stream:
-                        if run:
-                            self._send(run_stream, run)
-                            run = []
-                        run_stream = track.stream
-                    run += self._idents(track.state, track.index, prefix)[emitted:]
-                    track.sent += len(prefix) - emitted
-                    track.emitted = len(prefix)
+                        run_stream = stream
+                    run += idents[emitted:] if emitted else idents
+                    track.sent += length - emitted
+                    track.emitted = length
                     track.ended_at = None
                     continue
-                decoded = track.decoded
-                if decoded is None:
-                    decoded = track.decoded = self._decoded.setdefault(
-                        (id(track.state), track.index), {})
-                found = decoded.get(number)
-                if found is None:
-                    found = decoded[number] = self._decode_noted(track, number)
-                if track.held or self._held or track.stream[0] == "hold":
-                    if run:
-                        self._send(run_stream, run)
-                        run = []
-                    self._ended(track, number)
-                    continue
-                # Nothing held (the common case): as _ended does it, the blocks of
-                # the path not out yet go out, in one run with the next ones.
-                idents, ended, last = found
-                stream = track.stream
-                if stream != run_stream:
-                    if run:
-                        self._send(run_stream, run)
-                        run = []
-                    run_stream = stream
-                run += idents[track.emitted:] if track.emitted else idents
-                track.emitted = track.sent = 0
-                track.ended_at = last
-                if ended:  # the call is over
-                    if frames.get(track.frame) is track:  # (its id may be reused)
-                        del frames[track.frame]
-                    if stream == ("frame", track.frame):
-                        if run:
-                            self._send(run_stream, run)
-                            run = []
-                        self._close(stream)
-            except Exception:  # never let the sampler change the program
-                self._failed_track(track)
+            if run:
+                self._send(run_stream, run)
+                run = []
+            self._take_note(note)
         if run:
             self._send(run_stream, run)
+
+    def _take_note(self, note: tuple[Any, ...]) -> None:
+        """One note, on its own (see :meth:`take_notes`): a track from an earlier
+        observation, a frame whose call a return ended, or something held."""
+        generation = self._generation
+        frames = self._frames
+        number: Any
+        if len(note) == 2:
+            track, number = note
+            callee = None
+        else:
+            callee, state, index, ident, code, track, offset, register = note
+            found = (self._call_prefixes.get((track.code, offset, register), _UNKNOWN)
+                     if register.__class__ is int else None)
+            if found is _UNKNOWN:
+                found = self._call_prefix(track, offset, register)
+            number = found[2] if found is not None else None
+        joined = False
+        if track.generation != generation:
+            # A track from an earlier observation: the frame's track now, if it
+            # has one, else it joins the stream here.
+            current = frames.get(track.frame)
+            if current is not None and current.state is track.state \
+                    and current.index == track.index:
+                track = current
+            else:
+                track.join(generation)
+                frames[track.frame] = track
+                joined = number.__class__ is tuple  # as _flush_caller's join
+        elif number.__class__ is tuple and frames.get(track.frame) is not track:
+            # A call after a path that ended the frame's track (a return counted
+            # before its value): it joins here, as _flush_caller's.
+            track.join(generation)
+            frames.setdefault(track.frame, track)
+            joined = True
+        if callee is not None:
+            # The callee's stream is its caller's, held if the caller's is and the
+            # caller's own is its thread's (as _enter).
+            stream = home = track.stream
+            if stream[0] == "hold":
+                home = track.home
+                if home[0] != "thread":
+                    stream = home
+                number = None  # a held caller's blocks wait for the exit's place
+            frames[ident] = fill(callee, state, index, stream, frame=ident, home=home,
+                                 generation=generation, code=code)
+            if number is None:
+                return
+        if joined:
+            track.emitted = len(number)
+            return
+        try:
+            if number.__class__ is tuple:  # a call's blocks up to it
+                emitted = track.emitted
+                if len(number) > emitted:
+                    self._emit(track, number[emitted:])
+                    track.emitted = len(number)
+                return
+            self._ended(track, number)
+        except Exception:  # never let the sampler change the program
+            self._failed_track(track)
+
+    def _call_prefix(self, track: _Track, offset: int, register: int
+                     ) -> tuple[int, list[int], tuple[int, ...]] | None:
+        """The blocks the frame of ``track`` ran of its current path through the
+        call at ``offset`` with ``register`` (as :meth:`_frame_prefix`): how many,
+        their stream ids and the blocks; None if that cannot be told."""
+        found = None
+        try:
+            state, index = track.state, track.index
+            located = _call_site(state._blockmap(index, track.code), offset)
+            if located is not None:
+                prefix = self._prefix(state, index, located[0], register)
+                found = (len(prefix), self._idents(state, index, prefix), prefix)
+        except Exception:  # a frame pathprof cannot read: it joins at its next event
+            return None
+        self._call_prefixes[(track.code, offset, register)] = found
+        return found
 
     def _decode_noted(self, track: _Track, number: int
                       ) -> tuple[list[int], bool, int | None]:
@@ -456,6 +518,9 @@ class SubpathProfiler:
                 self._busy = 0
 
     def _enter(self, state: Any, index: int, frame: Any) -> _Track:
+        # The notes first: the frames they name are the ones they were made in,
+        # which may be gone, their ids taken by this frame or its caller.
+        self.take_notes()
         caller = frame.f_back
         found = None
         while caller is not None:
@@ -464,13 +529,6 @@ class SubpathProfiler:
                 break
             caller = caller.f_back  # a comprehension, a wrapper pathprof does not measure
         caller_track = self._frames.get(id(caller)) if caller is not None else None
-        # The caller's blocks up to the call are noted after its path ends noted so
-        # far, unless what comes next depends on its track as they leave it.
-        noted = caller_track is not None and not self._held \
-            and caller_track.stream[0] != "hold" and frame.f_code.co_name != _EXIT
-        if not noted and caller is not None:
-            self.take_notes()
-            caller_track = self._frames.get(id(caller))
         if (caller_track is not None and caller is frame.f_back
                 and caller_track.stream[0] != "hold"
                 and not frame.f_code.co_flags & _OWN_STREAM
@@ -487,9 +545,10 @@ class SubpathProfiler:
             if held is not None:
                 stream = held
         elif found is not None:
-            self._flush_caller(caller, found, noted)
-        track = self._frames[id(frame)] = _Track(state, index, stream, frame=id(frame),
-                                                 home=home, generation=self._generation)
+            self._flush_caller(caller, found)
+        track = self._frames[id(frame)] = new_track(
+            state, index, stream, frame=id(frame), home=home, generation=self._generation,
+            code=frame.f_code)
         return track
 
     def _hold_exit(self, caller: Any, frame: Any) -> Any:
@@ -623,9 +682,10 @@ class SubpathProfiler:
                 unseen += done
                 # (a frame's track from an earlier observation is matched to
                 # this one where its notes are taken: no read of its locals here)
-                self._frames[id(caller)] = _Track(state, index, key, done, done,
-                                                  frame=id(caller),
-                                                  generation=self._generation)
+                self._frames[id(caller)] = new_track(state, index, key, done, done,
+                                                     frame=id(caller),
+                                                     generation=self._generation,
+                                                     code=caller.f_code)
         remaining = far - unseen
         self._needs.append(self._lead - remaining)
         self._coming_lead = self._next_lead()
@@ -636,10 +696,9 @@ class SubpathProfiler:
         self._observe()
         return True
 
-    def _flush_caller(self, caller: Any, found: tuple[Any, int], noted: bool = False) -> None:
+    def _flush_caller(self, caller: Any, found: tuple[Any, int]) -> None:
         """A call from ``caller`` (``found``: its module state and function index): its
-        blocks up to the one making the call go out before the callee's; with
-        ``noted``, as a note ``(track, blocks)`` after its path ends noted so far."""
+        blocks up to the one making the call go out before the callee's."""
         state, index = found
         prefix = self._frame_prefix(caller, state, index)
         if prefix is None:
@@ -648,9 +707,6 @@ class SubpathProfiler:
         if track is None or track.state is not state or track.index != index:
             # Not seen since observation began (another thread's frame): it joins here.
             self._adopt(caller, state, index, stream_key(caller), len(prefix))
-            return
-        if noted:
-            runtime.osp_notes.append((track, prefix))
             return
         self._emit(track, prefix[track.emitted:])
         track.emitted = max(track.emitted, len(prefix))
@@ -684,15 +740,16 @@ class SubpathProfiler:
         holds if it holds one, so that its notes and the profiler's own events
         name the same track, else a new one."""
         held = _track_of(frame)
-        if (isinstance(held, _Track) and held.state is state and held.index == index
-                and held.frame == id(frame)):
+        if (isinstance(held, _Track) and getattr(held, "state", None) is state
+                and held.index == index and held.frame == id(frame)):
             track = held
             track.join(self._generation)
             track.stream = stream
+            track.code = frame.f_code
             track.emitted, track.sent = done, sent
         else:
-            track = _Track(state, index, stream, done, sent, frame=id(frame),
-                           generation=self._generation)
+            track = new_track(state, index, stream, done, sent, frame=id(frame),
+                              generation=self._generation, code=frame.f_code)
         self._frames[id(frame)] = track
         return track
 

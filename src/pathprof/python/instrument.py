@@ -46,12 +46,17 @@ from pathprof.python.lasti import keep_last_instruction
 from pathprof.python.names import (
     CLOCK,
     COUNTDOWN,
+    GETATTR,
+    GETFRAME,
+    IDENTITY,
     LOCAL_PREFIX,
     MODULE,
+    NO_LOCALS,
     NOTE,
     OBSERVING,
     PARKED,
     RUNTIME,
+    TRACK_TYPE,
     counter_name,
     lengths_name,
     loop_switch_name,
@@ -401,7 +406,8 @@ def path_lengths(fp: FunctionPlan) -> tuple[int, ...] | None:
 
 
 def _subpath_prologue(plans: list[FunctionPlan], register: ast.Call) -> list[ast.stmt]:
-    """``_@pp_Q``, ``_@pp_O``, ``_@pp_note`` and each function's ``_@pp_l<i>`` (path lengths): see
+    """``_@pp_Q``, ``_@pp_O``, ``_@pp_note``, what calls are noted with, and each
+    function's ``_@pp_l<i>`` (path lengths): see
     :func:`pathprof.python.rewrite._count_down`."""
     register.keywords.append(ast.keyword(arg="subpaths", value=ast.Tuple(
         elts=[const(path_lengths(fp)) for fp in plans], ctx=ast.Load())))
@@ -413,6 +419,11 @@ def _subpath_prologue(plans: list[FunctionPlan], register: ast.Call) -> list[ast
         ast.Assign(targets=[store(NOTE)], value=ast.Attribute(value=ast.Attribute(
             value=load(RUNTIME), attr="osp_notes", ctx=ast.Load()), attr="append",
             ctx=ast.Load())),
+        *(ast.Assign(targets=[store(name)], value=ast.Attribute(
+            value=load(RUNTIME), attr=attr, ctx=ast.Load()))
+          for name, attr in ((GETFRAME, "getframe"), (GETATTR, "osp_getattr"),
+                             (IDENTITY, "osp_id"), (NO_LOCALS, "osp_no_locals"),
+                             (TRACK_TYPE, "osp_track_type"))),
     ]
     if plans:
         targets = ast.Tuple(elts=[store(lengths_name(fp.index)) for fp in plans],

@@ -34,7 +34,7 @@ import re
 #: 18: the runtime reached through the module state only; generators read pathprof's
 #: globals into locals as they start; inserted code located with no width.
 #: 19: OSP's observed path ends noted in a list by the code (``@pp_track``).
-CODE_VERSION = 19
+CODE_VERSION = 20
 
 #: The prefix of the locals inserted code uses.
 LOCAL_PREFIX = "@pp_"
@@ -72,6 +72,17 @@ OBSERVING = "_@pp_O"
 #: noted in as ``(track, path)`` without a call into Python.
 TRACK = "@pp_track"
 NOTE = "_@pp_note"
+#: A call that begins while blocks are observed is noted too, when its caller holds
+#: a track (see :func:`pathprof.python.rewrite._note_call`): the caller's locals
+#: (set and cleared on entry), and the module globals the note is made with --
+#: ``sys._getframe``, ``getattr``, ``id``, an empty mapping and the class of a
+#: blank track (:class:`pathprof.runtime.tracks.Track`).
+CALLER_LOCALS = "@pp_callers"
+GETFRAME = "_@pp_getframe"
+GETATTR = "_@pp_getattr"
+IDENTITY = "_@pp_id"
+NO_LOCALS = "_@pp_nolocals"
+TRACK_TYPE = "_@pp_tracktype"
 #: The countdown's floor while blocks are observed: above it path ends are noted;
 #: at or below it the runtime is called to take the notes (see
 #: :mod:`pathprof.measure.subpaths`).

@@ -45,10 +45,16 @@ from pathprof.graph import Probe, ProbeOp
 from pathprof.python.cfg import ROUTE_RAISE, Site, SiteKind
 from pathprof.python.exits import exit_effects
 from pathprof.python.names import (
+    CALLER_LOCALS,
     CLOCK,
     CODE_VERSION,
     COUNTDOWN,
+    GETATTR,
+    GETFRAME,
+    IDENTITY,
     LOCAL_TABLE,
+    MODULE,
+    NO_LOCALS,
     NOTE,
     NOW,
     OBSERVED_FLOOR,
@@ -58,6 +64,7 @@ from pathprof.python.names import (
     REGISTER,
     RETURN_VALUE,
     TRACK,
+    TRACK_TYPE,
     counter_name,
     flag_name,
     lengths_name,
@@ -86,6 +93,7 @@ from pathprof.python.nodes import (
     walk,
 )
 from pathprof.python.plan import FunctionPlan
+from pathprof.python.scan import is_generator
 from pathprof.python.statements import enclosed_lists, loop_exit_line, statement_parents
 from pathprof.python.structural import Structural, apply_structural, mark_route_test
 from pathprof.python.switches import wrap_loop_switches
@@ -751,6 +759,59 @@ def _count_down(index: int, probe: Probe) -> list[ast.stmt]:
     return [artificial(step), artificial(ast.If(test=near, body=[observed], orelse=[]))]
 
 
+def _note_call(fp: FunctionPlan) -> list[ast.stmt]:
+    """A call beginning while blocks are observed (:mod:`pathprof.measure.subpaths`)::
+
+        @pp_callers = _@pp_getattr(_@pp_getframe(0).f_back, "f_locals", _@pp_nolocals)
+        if @pp_callers.get("@pp_track") is None:
+            @pp_track = _@pp_m.osp_enter(i)
+        else:
+            @pp_track = _@pp_tracktype()
+            _@pp_note((@pp_track, _@pp_m, i, _@pp_id(_@pp_getframe(0)),
+                       _@pp_getframe(0).f_code, @pp_callers["@pp_track"],
+                       _@pp_getframe(1).f_lasti, @pp_callers.get("@pp_r", 0)))
+        @pp_callers = None
+
+    When the caller holds a track (an instrumented function the observer has met),
+    the call is noted with the caller's place and register -- C-level calls only,
+    no Python frame -- and the observer fills in the blank track when it takes the
+    note. Otherwise, and always for a generator, a coroutine (a stream of their own)
+    and a with statement's ``__exit__`` (held: the observer must read the caller's
+    frame now), the runtime is called. No frame is kept in a local: the caller's
+    locals are let go before the body runs."""
+    call = assign(TRACK, call_module("osp_enter", const(fp.index)))
+    node = fp.cfg.node
+    if (isinstance(node, ast.AsyncFunctionDef) or is_generator(node)
+            or node.name == "__exit__"):
+        return [call]
+
+    def frame(depth: int) -> ast.Call:
+        return ast.Call(func=load(GETFRAME), args=[const(depth)], keywords=[])
+
+    def attribute(value: ast.expr, attr: str) -> ast.Attribute:
+        return ast.Attribute(value=value, attr=attr, ctx=ast.Load())
+
+    def method(value: ast.expr, name: str, *args: ast.expr) -> ast.Call:
+        return ast.Call(func=attribute(value, name), args=list(args), keywords=[])
+
+    callers = assign(CALLER_LOCALS, ast.Call(func=load(GETATTR), args=[
+        attribute(frame(0), "f_back"), const("f_locals"), load(NO_LOCALS)], keywords=[]))
+    caller_track = method(load(CALLER_LOCALS), "get", const(TRACK))
+    untracked = ast.Compare(left=caller_track, ops=[ast.Is()], comparators=[const(None)])
+    note = ast.Tuple(elts=[
+        load(TRACK), load(MODULE), const(fp.index),
+        ast.Call(func=load(IDENTITY), args=[frame(0)], keywords=[]),
+        attribute(frame(0), "f_code"),
+        ast.Subscript(value=load(CALLER_LOCALS), slice=const(TRACK), ctx=ast.Load()),
+        attribute(frame(1), "f_lasti"),
+        method(load(CALLER_LOCALS), "get", const(REGISTER), const(0)),
+    ], ctx=ast.Load())
+    noted = [assign(TRACK, ast.Call(func=load(TRACK_TYPE), args=[], keywords=[])),
+             ast.Expr(value=ast.Call(func=load(NOTE), args=[note], keywords=[]))]
+    return [callers, ast.If(test=untracked, body=[call], orelse=noted),
+            assign(CALLER_LOCALS, const(None))]
+
+
 def _names(stmts: list[ast.stmt], name: str) -> bool:
     """Whether ``stmts`` name ``name``, outside the functions, classes and lambdas in
     them (scopes of their own)."""
@@ -800,11 +861,10 @@ def _wrap_function(fp: FunctionPlan) -> None:
     first = first_code(body)
     if first is not None and not fp.mark_probes:
         locate_at([init], first)
-    if fp.subpaths:  # OSP: while blocks are observed, the runtime hears of the call
-        # and hands back the frame's track (see _count_down)
-        call = assign(TRACK, call_module("osp_enter", const(fp.index)))
+    if fp.subpaths:  # OSP: while blocks are observed, the call is noted, or the
+        # runtime hears of it, and the frame gets its track (see _count_down)
         starts += [assign(TRACK, const(None)),
-                   artificial(ast.If(test=load(OBSERVING), body=[call], orelse=[]))]
+                   artificial(ast.If(test=load(OBSERVING), body=_note_call(fp), orelse=[]))]
     table = ([artificial(assign(LOCAL_TABLE, load(counter_name(fp.index))))]
              if fp.local_table else [])
     if not fp.mark_probes:

@@ -28,6 +28,7 @@ import collections
 import os
 import sys
 import time
+import types
 import weakref
 from typing import Any, ClassVar
 
@@ -35,6 +36,7 @@ from pathprof.contract import FunctionInfo, ModuleInfo
 from pathprof.runtime import shutdown, stopping
 from pathprof.runtime.blockmap import BlockMap
 from pathprof.runtime.stopping import PARKED, Parked
+from pathprof.runtime.tracks import Track
 
 __all__ = ["InstrumentedModule", "ModuleState", "countdown", "modules", "observe_blocks",
            "own_work", "program_names", "register", "set_hooks", "share", "subpath_modules",
@@ -597,9 +599,16 @@ FAR = (1 << 30) - 1
 #: (``_@pp_Q[0] -= length``); the sampler sets it, and calls come when it reaches 0.
 countdown = [FAR]
 #: While blocks are observed, instrumented code notes ``(track, path number)`` here
-#: at each path end (and the sampler ``(track, blocks)`` at a call) and the sampler
-#: decodes the notes in bulk; the list is never replaced (modules hold its ``append``).
-osp_notes: list[tuple[Any, Any]] = []
+#: at each path end, and a call whose caller holds a track (see
+#: :func:`pathprof.python.rewrite._note_call`), and the sampler decodes the notes in
+#: bulk; the list is never replaced (modules hold its ``append``).
+osp_notes: list[tuple[Any, ...]] = []
+#: What instrumented code notes a call with (:func:`pathprof.python.rewrite._note_call`):
+#: the class of a blank track, and an empty mapping for a caller with no locals.
+osp_track_type = Track
+osp_no_locals: Any = types.MappingProxyType({})
+osp_getattr = builtins.getattr
+osp_id = builtins.id
 _subpath_modules: list[ModuleState] = []
 #: The most blocks on one path of the functions instrumented for subpaths (those
 #: with too many paths to list count as LONGEST_LISTED): how soon before a sample
