@@ -279,12 +279,13 @@ class BlockMap:
                 block = _block(compound.with_enter)
                 return block, self.piece_index(block, "with-enter", compound.header), "cut"
             span = self.position(back)
-            if span is None or span == whole:
-                continue
-            if any(span == item for item, _o in self._enters(compound)):
-                continue
+            if span is None:
+                continue  # pathprof's own code (its jumps are not the program's)
             if self.opname(back) in _NO_FALL_THROUGH:
-                break  # the program's code that does not run on into the exit
+                break  # the program's code that does not run on into the exit (3.12
+                # places a return's RETURN_VALUE at the with's line)
+            if span == whole or any(span == item for item, _o in self._enters(compound)):
+                continue
             piece = self.piece_at(span)
             if piece is None or not _contains(whole, piece[0]) or piece[2] == "with-enter":
                 continue
