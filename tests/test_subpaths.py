@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import sys
+import weakref
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -590,3 +591,53 @@ def test_a_call_the_profiler_hears_of_takes_the_notes_first(tmp_path: Path) -> N
     assert profiler.failures == 0
     expected = sorted(tuple(s) for s in oracle.streams.values() if s)
     assert pathprof_streams(profiler, infos) == expected
+
+
+LIFETIMES = '''import weakref
+
+
+class Big:
+    pass
+
+
+def use(x):
+    return x
+
+
+def let_go():
+    big = Big()
+    ref = weakref.ref(big)
+    use(big)
+    del big
+    return ref() is None
+
+
+def main():
+    return let_go()
+'''
+
+
+def test_observing_keeps_no_value_alive(tmp_path: Path) -> None:
+    """Reading a caller's register and track must not keep its values alive: before
+    3.13 ``frame.f_locals`` is a snapshot the frame keeps, and a value the program
+    deleted stayed in it (``let_go`` saw its object alive under ``exact`` on 3.11
+    and 3.12, a caller pathprof measures or not)."""
+    path = tmp_path / "lifetimes.py"
+    path.write_text(LIFETIMES, encoding="utf-8")
+    loaded = load_instrumented(path, f"pathprof_lifetimes_{next(_runs)}", subpaths=True)
+    loaded.execute()
+    module = loaded.module
+    profiler = SubpathProfiler(SubpathSampler(period=50, seed=1), exact=True)
+    profiler.start()
+    try:
+        measured = module.main()  # let_go's call of use is noted
+        big = module.Big()
+        ref = weakref.ref(big)
+        module.use(big)  # called from this test: the runtime is called
+        del big
+        unmeasured = ref() is None
+    finally:
+        profiler.stop()
+        sys.modules.pop(module.__name__, None)
+    assert profiler.failures == 0
+    assert (measured, unmeasured) == (True, True)

@@ -54,6 +54,7 @@ import _thread
 import collections
 import contextlib
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -1090,11 +1091,22 @@ def _frame_local(frame: Any, name: str, default: Any) -> Any:
                                        "outside" if "registers" in code.co_names
                                        or "assign" in code.co_names else "none")
     if kept == "local":
+        if _LOCALS_SNAPSHOT:
+            # The snapshot would keep the frame's values alive after the program
+            # let go of them; its code cannot reach its frame, so nothing of the
+            # program holds it (see pathprof.python.rewrite._note_call).
+            snapshot = frame.f_locals
+            value = snapshot.get(name, default)
+            snapshot.clear()
+            return value
         return frame.f_locals.get(name, default)
     if kept == "outside":
         return runtime._outside_registers.get(id(frame), {}).get(name, default)
     return default
 
+
+#: Whether ``frame.f_locals`` is a snapshot the frame keeps (before 3.13, PEP 667).
+_LOCALS_SNAPSHOT = sys.version_info < (3, 13)
 
 #: code object -> where its frames keep pathprof's names: "local", "outside" or "none"
 #: (worked out once per code: instrumented code, which the module states keep anyway)

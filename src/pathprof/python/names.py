@@ -33,8 +33,9 @@ import re
 #: 17: the end of an except* clause flows on; its hand-over is noted and counted later.
 #: 18: the runtime reached through the module state only; generators read pathprof's
 #: globals into locals as they start; inserted code located with no width.
-#: 19: OSP's observed path ends noted in a list by the code (``@pp_track``).
-CODE_VERSION = 20
+#: 19: OSP's observed path ends noted in a list by the code (``@pp_track``). 20: calls
+#: noted too. 21: only an instrumented caller's locals read, their snapshot let go.
+CODE_VERSION = 21
 
 #: The prefix of the locals inserted code uses.
 LOCAL_PREFIX = "@pp_"

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -762,7 +763,10 @@ def _count_down(index: int, probe: Probe) -> list[ast.stmt]:
 def _note_call(fp: FunctionPlan) -> list[ast.stmt]:
     """A call beginning while blocks are observed (:mod:`pathprof.measure.subpaths`)::
 
-        @pp_callers = _@pp_getattr(_@pp_getframe(0).f_back, "f_locals", _@pp_nolocals)
+        @pp_callers = _@pp_nolocals
+        if "@pp_track" in _@pp_getattr(_@pp_getattr(_@pp_getframe(0).f_back, "f_code",
+                                                    None), "co_varnames", ()):
+            @pp_callers = _@pp_getframe(1).f_locals
         if @pp_callers.get("@pp_track") is None:
             @pp_track = _@pp_m.osp_enter(i)
         else:
@@ -770,6 +774,7 @@ def _note_call(fp: FunctionPlan) -> list[ast.stmt]:
             _@pp_note((@pp_track, _@pp_m, i, _@pp_id(_@pp_getframe(0)),
                        _@pp_getframe(0).f_code, @pp_callers["@pp_track"],
                        _@pp_getframe(1).f_lasti, @pp_callers.get("@pp_r", 0)))
+        @pp_callers.clear()  # (before 3.13 only)
         @pp_callers = None
 
     When the caller holds a track (an instrumented function the observer has met),
@@ -777,8 +782,12 @@ def _note_call(fp: FunctionPlan) -> list[ast.stmt]:
     no Python frame -- and the observer fills in the blank track when it takes the
     note. Otherwise, and always for a generator, a coroutine (a stream of their own)
     and a with statement's ``__exit__`` (held: the observer must read the caller's
-    frame now), the runtime is called. No frame is kept in a local: the caller's
-    locals are let go before the body runs."""
+    frame now), the runtime is called. No frame is kept in a local. Only the locals
+    of a caller pathprof instrumented are read (its code names ``@pp_track``), and
+    before 3.13, where ``f_locals`` is a snapshot the frame keeps, the snapshot is
+    cleared at once: it would keep the caller's values alive after the program let
+    go of them (such a caller's code cannot reach its own frame, so nothing of the
+    program holds that snapshot)."""
     call = assign(TRACK, call_module("osp_enter", const(fp.index)))
     node = fp.cfg.node
     if (isinstance(node, ast.AsyncFunctionDef) or is_generator(node)
@@ -794,8 +803,16 @@ def _note_call(fp: FunctionPlan) -> list[ast.stmt]:
     def method(value: ast.expr, name: str, *args: ast.expr) -> ast.Call:
         return ast.Call(func=attribute(value, name), args=list(args), keywords=[])
 
-    callers = assign(CALLER_LOCALS, ast.Call(func=load(GETATTR), args=[
-        attribute(frame(0), "f_back"), const("f_locals"), load(NO_LOCALS)], keywords=[]))
+    def getattr_(value: ast.expr, attr: str, default: ast.expr) -> ast.Call:
+        return ast.Call(func=load(GETATTR), args=[value, const(attr), default], keywords=[])
+
+    caller_code = getattr_(attribute(frame(0), "f_back"), "f_code", const(None))
+    instrumented = ast.Compare(left=const(TRACK), ops=[ast.In()], comparators=[
+        getattr_(caller_code, "co_varnames", const(()))])
+    read = [assign(CALLER_LOCALS, load(NO_LOCALS)),
+            ast.If(test=instrumented, body=[assign(CALLER_LOCALS, attribute(frame(1),
+                                                                             "f_locals"))],
+                   orelse=[])]
     caller_track = method(load(CALLER_LOCALS), "get", const(TRACK))
     untracked = ast.Compare(left=caller_track, ops=[ast.Is()], comparators=[const(None)])
     note = ast.Tuple(elts=[
@@ -808,7 +825,9 @@ def _note_call(fp: FunctionPlan) -> list[ast.stmt]:
     ], ctx=ast.Load())
     noted = [assign(TRACK, ast.Call(func=load(TRACK_TYPE), args=[], keywords=[])),
              ast.Expr(value=ast.Call(func=load(NOTE), args=[note], keywords=[]))]
-    return [callers, ast.If(test=untracked, body=[call], orelse=noted),
+    let_go = ([ast.Expr(value=method(load(CALLER_LOCALS), "clear"))]
+              if sys.version_info < (3, 13) else [])
+    return [*read, ast.If(test=untracked, body=[call], orelse=noted), *let_go,
             assign(CALLER_LOCALS, const(None))]
 
 

@@ -28,7 +28,6 @@ import collections
 import os
 import sys
 import time
-import types
 import weakref
 from typing import Any, ClassVar
 
@@ -604,9 +603,10 @@ countdown = [FAR]
 #: bulk; the list is never replaced (modules hold its ``append``).
 osp_notes: list[tuple[Any, ...]] = []
 #: What instrumented code notes a call with (:func:`pathprof.python.rewrite._note_call`):
-#: the class of a blank track, and an empty mapping for a caller with no locals.
+#: the class of a blank track, and the empty locals of a caller pathprof does not
+#: measure (a dict that stays empty: the code clears what it read).
 osp_track_type = Track
-osp_no_locals: Any = types.MappingProxyType({})
+osp_no_locals: dict[str, Any] = {}
 osp_getattr = builtins.getattr
 osp_id = builtins.id
 _subpath_modules: list[ModuleState] = []
