@@ -136,11 +136,46 @@ def xdist_data_files(data_file: str, run: str) -> list[str]:
 # -- The analyses -------------------------------------------------------------------
 
 
-def coverage(measurement: Any) -> Any:
-    """Path and basis path coverage (:class:`~pathprof.analysis.pathcoverage.PathCoverage`)."""
+def coverage(measurement: Any, rules: Any = None, source_files: Sequence[str] = ()) -> Any:
+    """Path and basis path coverage (:class:`~pathprof.analysis.pathcoverage.PathCoverage`)
+    less what ``rules`` exclude (default: the configuration's, :func:`exclusion_rules`),
+    with the functions of ``source_files`` no measured function comes from at 0%."""
     from pathprof.analysis.pathcoverage import path_coverage
 
-    return path_coverage(measurement)
+    if rules is None:
+        from pathprof.config import read_config
+
+        rules = exclusion_rules(read_config())
+    return path_coverage(measurement, rules, source_files)
+
+
+def exclusion_rules(config: Any, enabled: bool = True) -> Any:
+    """The :class:`~pathprof.analysis.exclusions.ExclusionRules` a configuration sets
+    (``exclude_lines``, ``exclude_also``, ``exclude_kinds``, ``coverage_exclusions``);
+    none at all when not ``enabled``."""
+    from pathprof.analysis.exclusions import ExclusionRules
+
+    if not enabled:
+        return ExclusionRules.none()
+    lines, also, kinds = config.exclusion_settings()
+    try:
+        return ExclusionRules.of(lines, also, kinds)
+    except ValueError as err:
+        where = config.path or "the configuration"
+        raise PathprofError(f"{where}: {err}") from err
+
+
+def unmeasured_candidates(config: Any, source: Sequence[str] = (),
+                          include: Sequence[str] = (), omit: Sequence[str] = ()
+                          ) -> list[str]:
+    """The files a report counts at 0% when nothing of them was measured: those of the
+    source given (``--source``, else the configuration's), as coverage.py reports
+    unexecuted files of its ``source``; none when no source is set."""
+    sources = list(source) or list(config.source)
+    if not sources:
+        return []
+    return selected_files(sources, list(include) or config.include,
+                          list(omit) or config.omit, [])
 
 
 def line_coverage(measurement: Any,

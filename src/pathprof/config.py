@@ -8,7 +8,13 @@ the same keys at the top level (or under ``[tool.pathprof]``).
 Keys, named as the flags are (``-`` or ``_``): ``source``, ``include``, ``omit``,
 ``report`` (lists of strings), ``data_file``, ``mode`` (``"path"`` or ``"edge"``),
 ``metric`` (``"time"``), ``context`` (``"test"``), ``stop_counting`` (``"never"``,
-``"basis"`` or ``"paths"``), ``fail_under`` (a number), ``cache_dir`` (a directory).
+``"basis"`` or ``"paths"``), ``fail_under`` (a number), ``cache_dir`` (a directory);
+what coverage leaves out, as coverage.py's ``[report]`` names it: ``exclude_lines``
+(regular expressions, replacing the default ``# pragma: no cover``), ``exclude_also``
+(added to it), ``exclude_kinds`` (the kinds excluded by default: ``"overload"``,
+``"type-checking"``, ``"abstract"``; ``[]`` turns them off) and
+``coverage_exclusions`` (true: also take ``exclude_lines`` and ``exclude_also`` from
+coverage.py's configuration, :func:`coverage_py_exclusions`).
 Relative paths in ``source``, ``data_file`` and ``cache_dir`` are relative to the file's
 directory.
 
@@ -28,7 +34,9 @@ from pathprof.exceptions import ConfigError
 __all__ = ["CACHE_DIR_NAME", "CACHE_DIR_VARIABLE", "CacheDir", "Config", "Threshold",
            "cache_dir", "configured_cache_dir", "read_config"]
 
-_LISTS = ("source", "include", "omit", "report")
+_LISTS = ("source", "include", "omit", "report", "exclude_lines", "exclude_also",
+          "exclude_kinds")
+_BOOLEANS = ("coverage_exclusions",)
 _STRINGS = ("data_file", "mode", "metric", "context", "stop_counting", "cache_dir")
 #: Settings that are paths: relative to the configuration file's directory.
 _PATHS = ("data_file", "cache_dir")
@@ -49,7 +57,25 @@ class Config:
     stop_counting: str | None = None
     fail_under: float | None = None
     cache_dir: str | None = None
+    #: None: coverage.py's default pattern (``# pragma: no cover``)
+    exclude_lines: list[str] | None = None
+    exclude_also: list[str] = field(default_factory=list)
+    #: None: every default kind
+    exclude_kinds: list[str] | None = None
+    coverage_exclusions: bool = False
     path: str | None = None  #: the file read, if any
+
+    def exclusion_settings(self) -> tuple[list[str] | None, list[str], list[str] | None]:
+        """``(exclude_lines, exclude_also, exclude_kinds)``, with coverage.py's own
+        patterns added when ``coverage_exclusions`` asks for them."""
+        lines, also = self.exclude_lines, list(self.exclude_also)
+        if self.coverage_exclusions:
+            start = os.path.dirname(self.path) if self.path else "."
+            theirs_lines, theirs_also = coverage_py_exclusions(start)
+            if theirs_lines is not None:
+                lines = (lines or []) + theirs_lines
+            also += theirs_also
+        return lines, also, self.exclude_kinds
 
 
 @dataclass(frozen=True)
@@ -165,6 +191,10 @@ def read_config(start: str = ".") -> Config:
             if name in _PATHS and not value.strip():
                 raise ConfigError(f"{path}: tool.pathprof.{key} is empty")
             setattr(config, name, os.path.join(base, value) if name in _PATHS else value)
+        elif name in _BOOLEANS:
+            if not isinstance(value, bool):
+                raise ConfigError(f"{path}: tool.pathprof.{key} must be true or false")
+            setattr(config, name, value)
         elif name in _NUMBERS:
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise ConfigError(f"{path}: tool.pathprof.{key} must be a number")
@@ -172,3 +202,44 @@ def read_config(start: str = ".") -> Config:
         else:
             raise ConfigError(f"{path}: unknown setting tool.pathprof.{key}")
     return config
+
+
+#: Where coverage.py reads its settings, in its order, with the section of each.
+_COVERAGE_FILES = ((".coveragerc", "report"), ("setup.cfg", "coverage:report"),
+                   ("tox.ini", "coverage:report"), ("pyproject.toml", None))
+
+
+def coverage_py_exclusions(directory: str = ".") -> tuple[list[str] | None, list[str]]:
+    """coverage.py's ``exclude_lines`` (None when it sets none) and ``exclude_also``,
+    from the first of its configuration files in ``directory`` that sets either
+    (``.coveragerc``'s ``[report]``, ``setup.cfg``'s and ``tox.ini``'s
+    ``[coverage:report]``, ``pyproject.toml``'s ``[tool.coverage.report]``)."""
+    import configparser
+    import tomllib
+
+    for name, section in _COVERAGE_FILES:
+        path = os.path.join(directory, name)
+        if not os.path.isfile(path):
+            continue
+        try:
+            if section is None:
+                with open(path, "rb") as f:
+                    table = tomllib.load(f).get("tool", {}).get("coverage", {}).get(
+                        "report", {})
+                values = {k: v for k, v in table.items()
+                          if k in ("exclude_lines", "exclude_also")}
+            else:
+                parser = configparser.RawConfigParser()
+                parser.read(path, encoding="utf-8")
+                values = {k: [line.strip() for line in parser.get(section, k).splitlines()
+                              if line.strip()]
+                          for k in ("exclude_lines", "exclude_also")
+                          if parser.has_option(section, k)}
+        except (OSError, ValueError, configparser.Error, tomllib.TOMLDecodeError) as err:
+            raise ConfigError(f"cannot read coverage.py's settings in {path}: {err}") from err
+        for key, value in values.items():
+            if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+                raise ConfigError(f"{path}: coverage.py's {key} must be a list of strings")
+        if values:
+            return values.get("exclude_lines"), values.get("exclude_also", [])
+    return None, []

@@ -8,12 +8,13 @@ missed paths, the diff) and by the diff's analysis, which matches paths by them.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from typing import Any
 
 from pathprof.contract import FunctionInfo
 from pathprof.data.profile import FunctionProfile, Path
 
-__all__ = ["decisions", "edge_label", "path_brief"]
+__all__ = ["decisions", "edge_label", "path_brief", "path_steps", "path_story"]
 
 
 def edge_label(meta: FunctionInfo, eid: int) -> str:
@@ -71,3 +72,59 @@ def path_brief(fn: FunctionProfile, path: Path) -> str:
     if path.end not in ("return",):
         parts.append(f"({path.end})")
     return " · ".join(parts)
+
+
+#: how long a line of code a step quotes may be
+CODE_WIDTH = 60
+
+
+def _code(lines: Sequence[str] | None, line: int | None) -> str | None:
+    if lines is None or line is None or not 0 < line <= len(lines):
+        return None
+    text = lines[line - 1].strip()
+    return text if len(text) <= CODE_WIDTH else text[: CODE_WIDTH - 1] + "…"
+
+
+def _decision_line(fn: FunctionProfile, block: int) -> int | None:
+    """The line of the code that decides at ``block``: its last piece's first line."""
+    pieces = fn.meta.blocks[block].pieces
+    return pieces[-1].line if pieces else None
+
+
+def path_steps(fn: FunctionProfile, path: Path, lines: Sequence[str] | None
+               ) -> list[dict[str, Any]]:
+    """The decisions a test must take to run ``path``, as a test writer reads them:
+    each decision's line, its code (from ``lines``, the source, when at hand) and the
+    branch to take; how the path starts (after an iteration, in a handler) and ends
+    (round the loop again, raising) are steps too, with ``line`` None where it has
+    none."""
+    meta = fn.meta
+    steps: list[dict[str, Any]] = []
+    if path.start == "handler" and path.blocks:
+        handler = meta.blocks[path.blocks[0]].label  # "except at line N"
+        line = int(handler.rsplit(" ", 1)[-1]) if handler.rsplit(" ", 1)[-1].isdigit() \
+            else _decision_line(fn, path.blocks[0])
+        steps.append({"line": line, "code": _code(lines, line), "taken": "raised into"})
+    for decision in decisions(fn, path):
+        line = _decision_line(fn, decision["block"])
+        steps.append({"line": line, "code": _code(lines, line), "taken": decision["taken"]})
+    if path.end == "loop-back":
+        steps.append({"line": None, "code": None, "taken": "round the loop again"})
+    elif path.end in ("raise", "reraise"):
+        steps.append({"line": None, "code": None, "taken": "raises"})
+    if path.start == "loop-header":
+        steps.insert(0, {"line": None, "code": None, "taken": "after an iteration"})
+    return steps
+
+
+def path_story(fn: FunctionProfile, path: Path, lines: Sequence[str] | None) -> str:
+    """:func:`path_steps` on one line: ``if not items: → false · for x in xs: →
+    next · (round the loop again)``; where the source is not at hand, line numbers."""
+    parts = []
+    for step in path_steps(fn, path, lines):
+        if step["line"] is None:
+            parts.append(f"({step['taken']})")
+        else:
+            where = step["code"] or f"line {step['line']}"
+            parts.append(f"{where} → {step['taken']}")
+    return " · ".join(parts) or "(straight through)"

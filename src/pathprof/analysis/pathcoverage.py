@@ -24,19 +24,33 @@ A function that stopped counting (``--stop-counting``: it, or a loop of it, went
 to its original code)
 keeps exact basis figures; its paths run are a lower bound, which
 :attr:`CoverageTotals.lower_bound` carries up to its file's and the total's figures.
+
+What a team excluded (:mod:`pathprof.analysis.exclusions`: ``# pragma: no cover``,
+``exclude_lines``, ``@overload`` stubs...) is left out of every figure: an excluded
+function entirely, an excluded branch with its paths and dimensions
+(:mod:`pathprof.analysis.pathspace`); :class:`Excluded` says how much. Files under
+the configured source that were never imported count too, at 0% with their paths
+and dimensions from a parse (:mod:`pathprof.analysis.unmeasured`), as coverage.py
+reports them.
 """
 
 from __future__ import annotations
 
+import ast
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from pathprof.analysis.basis import basis_coverage
+from pathprof.analysis.basis import basis_rank
+from pathprof.analysis.exclusions import ExcludedSource, ExclusionRules, exclusions_of
+from pathprof.analysis.feasibility import FunctionFacts, function_facts
+from pathprof.analysis.nextpaths import NextPaths, next_paths
+from pathprof.analysis.pathspace import PathSpace, path_space
 from pathprof.data.measurement import Measurement
 from pathprof.data.profile import FunctionProfile, Path, decode_paths, numbering_of
 from pathprof.exceptions import PathprofError
-from pathprof.graph import paths_shortest_first
 
-__all__ = ["CoverageTotals", "FileCoverage", "FunctionCoverage", "PathCoverage",
+__all__ = ["CoverageTotals", "Excluded", "FileCoverage", "FunctionCoverage", "PathCoverage",
            "missed_paths", "path_coverage"]
 
 
@@ -77,14 +91,42 @@ class CoverageTotals:
 
 
 @dataclass
+class Excluded:
+    """What exclusions took out of some functions' figures: whole functions (by
+    reason), and the paths and basis dimensions of excluded branches and functions."""
+
+    functions: dict[str, int] = field(default_factory=dict)
+    paths: int = 0
+    dimensions: int = 0
+
+    def add(self, other: Excluded) -> None:
+        for reason, count in other.functions.items():
+            self.functions[reason] = self.functions.get(reason, 0) + count
+        self.paths += other.paths
+        self.dimensions += other.dimensions
+
+    @property
+    def function_count(self) -> int:
+        return sum(self.functions.values())
+
+    def __bool__(self) -> bool:
+        return bool(self.functions or self.paths or self.dimensions)
+
+
+@dataclass
 class FunctionCoverage:
     """One function's path coverage: ``totals`` counts paths run out of possible,
-    ``basis`` basis paths covered out of the dimension; ``missed`` lists the
-    shortest missed paths."""
+    ``basis`` basis paths covered out of the dimension, both within ``space`` (what
+    exclusions left of its paths); ``excluded`` is what they took."""
 
     profile: FunctionProfile
     totals: CoverageTotals
     basis: CoverageTotals = field(default_factory=CoverageTotals)
+    space: PathSpace | None = None
+    excluded: Excluded = field(default_factory=Excluded)
+    #: the function's module, parsed, and its lines (None when its source is not at hand)
+    tree: ast.Module | None = field(default=None, repr=False, compare=False)
+    lines: Sequence[str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def qualname(self) -> str:
@@ -95,8 +137,29 @@ class FunctionCoverage:
         """Path key -> the contexts (tests) that ran it, sorted; empty without contexts."""
         return {key: sorted(names) for key, names in sorted(self.profile.contexts.items())}
 
+    @cached_property
+    def calls(self) -> int:
+        """Complete paths that ran from the function's entry: its calls that returned
+        or raised (paths from loop headers and handlers not counted)."""
+        return sum(p.count for p in self.profile.paths
+                   if p.start == "entry" and not p.key.startswith("cut:"))
+
     def missed(self, limit: int | None = 10) -> list[Path]:
-        return missed_paths(self.profile, limit)
+        return missed_paths(self.profile, limit, self.space)
+
+    @cached_property
+    def facts(self) -> FunctionFacts | None:
+        """What the source says of the function's tests (for paths that cannot run)."""
+        return None if self.tree is None else function_facts(self.profile, self.tree)
+
+    def next_paths(self) -> NextPaths:
+        """The missed paths that would complete the basis (:mod:`pathprof.analysis.nextpaths`)."""
+        cached = self.__dict__.get("_next_paths")
+        if cached is None:
+            space = self.space or path_space(numbering_of(self.profile.meta))
+            cached = self.__dict__["_next_paths"] = next_paths(self.profile, space,
+                                                               self.facts)
+        return cached
 
 
 @dataclass
@@ -105,59 +168,174 @@ class FileCoverage:
     functions: list[FunctionCoverage]
     totals: CoverageTotals
     basis: CoverageTotals = field(default_factory=CoverageTotals)
+    excluded: Excluded = field(default_factory=Excluded)
+    #: no function of it was measured: it is under the source but was never imported
+    imported: bool = True
 
 
 @dataclass
 class PathCoverage:
     """Path coverage of a measurement: files in name order, functions in line order.
-    ``basis`` is the headline (basis path coverage), ``totals`` paths run of possible."""
+    ``basis`` is the headline (basis path coverage), ``totals`` paths run of possible;
+    ``excluded`` what exclusions took out of them; ``unparsed`` files under the source
+    that were never imported and do not parse (left out, with why)."""
 
     files: list[FileCoverage]
     totals: CoverageTotals
     basis: CoverageTotals = field(default_factory=CoverageTotals)
+    excluded: Excluded = field(default_factory=Excluded)
+    unparsed: list[tuple[str, str]] = field(default_factory=list)
 
     def functions(self) -> list[FunctionCoverage]:
         return [fn for f in self.files for fn in f.functions]
 
+    @property
+    def unimported(self) -> list[FileCoverage]:
+        """Files under the source that were never imported (each counted at 0%)."""
+        return [f for f in self.files if not f.imported]
 
-def path_coverage(measurement: Measurement) -> PathCoverage:
-    """Path coverage of every function in ``measurement`` (path mode data only).
+    def where_to_test_next(self, limit: int | None = 10) -> list[FunctionCoverage]:
+        """The functions where tests would add the most basis dimensions: most missing
+        first, then the most called (a test reaches them most easily), then by name."""
+        candidates = [fn for fn in self.functions() if fn.basis.missed]
+        candidates.sort(key=lambda fn: (-fn.basis.missed, -fn.calls, fn.profile.file,
+                                        fn.profile.first_line))
+        return candidates if limit is None else candidates[:limit]
+
+
+def _source_of(measurement: Measurement, fn: FunctionProfile) -> str | None:
+    """The source ``fn`` was measured from: the data file's copy, or the file itself
+    if it is unchanged."""
+    try:
+        return measurement.sources[(fn.file, fn.source_hash)]
+    except KeyError:
+        pass
+    from pathprof.hashing import source_hash
+
+    try:
+        with open(fn.file, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if source_hash(data) != fn.source_hash:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _parse(source: str | None, file: str) -> ast.Module | None:
+    if source is None:
+        return None
+    try:
+        return ast.parse(source, file)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _function_coverage(fn: FunctionProfile, found: ExcludedSource,
+                       tree: ast.Module | None, lines: Sequence[str] | None
+                       ) -> FunctionCoverage | None:
+    """One function's figures within what ``found`` excludes; None if it is excluded."""
+    meta = fn.meta
+    if found.function_reason(meta.first_line) is not None:
+        return None
+    numbering = numbering_of(meta)
+    blocks = [b for b, block in enumerate(meta.blocks) if found.block_excluded(block.pieces)]
+    space = path_space(numbering, blocks)
+    ran = sorted(int(key) for key, count in fn.counts.items() if count)
+    counted = [number for number in ran if space.counts(number)]
+    whole = path_space(numbering) if space.excluded else space
+    excluded = Excluded(paths=whole.possible - space.possible,
+                        dimensions=whole.dimension - space.dimension)
+    totals = CoverageTotals(len(counted), space.possible,
+                            fn.stopped and len(counted) < space.possible)
+    basis = CoverageTotals(basis_rank(numbering, counted, space.dimension), space.dimension)
+    return FunctionCoverage(fn, totals, basis, space, excluded, tree, lines)
+
+
+def _excluded_function(fn: FunctionProfile, reason: str) -> Excluded:
+    whole = path_space(numbering_of(fn.meta))
+    return Excluded({reason: 1}, whole.possible, whole.dimension)
+
+
+def path_coverage(measurement: Measurement, rules: ExclusionRules | None = None,
+                  source_files: Sequence[str] = ()) -> PathCoverage:
+    """Path coverage of every function in ``measurement`` (path mode data only), less
+    what ``rules`` exclude (default: :class:`ExclusionRules`'s defaults), with the
+    files of ``source_files`` that no measured function comes from counted at 0%.
 
     A function measured in several versions of its source (different source
     hashes, e.g. data files combined across an edit) appears once per version.
     """
     if measurement.functions and all(fn.edges and not fn.counts
-                                      for fn in measurement.functions):
+                                     for fn in measurement.functions):
         raise PathprofError("path coverage needs a path profile; this data file holds "
                             "an edge profile (run without --mode edge)")
+    rules = ExclusionRules() if rules is None else rules
     by_file: dict[str, list[FunctionProfile]] = {}
     for fn in measurement.functions:
         if fn.meta.mode == "path":
             by_file.setdefault(fn.file, []).append(fn)
-    files = []
-    totals, basis = CoverageTotals(), CoverageTotals()
-    for file in sorted(by_file):
-        functions = []
-        file_totals, file_basis = CoverageTotals(), CoverageTotals()
-        for fn in sorted(by_file[file], key=lambda f: (f.first_line, f.qualname)):
-            fn_totals = CoverageTotals(fn.paths_run, fn.paths_possible,
-                                       fn.stopped and fn.paths_run < fn.paths_possible)
-            fn_basis = CoverageTotals(*basis_coverage(fn))
-            functions.append(FunctionCoverage(fn, fn_totals, fn_basis))
-            file_totals.add(fn_totals.run, fn_totals.possible, fn_totals.lower_bound)
-            file_basis.add(fn_basis.run, fn_basis.possible)
-        files.append(FileCoverage(file, functions, file_totals, file_basis))
-        totals.add(file_totals.run, file_totals.possible, file_totals.lower_bound)
-        basis.add(file_basis.run, file_basis.possible)
-    return PathCoverage(files, totals, basis)
+    unimported: set[str] = set()
+    unparsed: list[tuple[str, str]] = []
+    if source_files:
+        from pathprof.analysis.unmeasured import unmeasured_profiles
+
+        measured = {fn.file for fn in measurement.functions}
+        added, unparsed = unmeasured_profiles(source_files, measured)
+        for fn in added:
+            by_file.setdefault(fn.file, []).append(fn)
+        unimported = {fn.file for fn in added}  # files with no function left out
+    result = PathCoverage([], CoverageTotals(), CoverageTotals(), Excluded(), unparsed)
+    for file in sorted(set(by_file) | unimported):
+        result.files.append(_file_coverage(measurement, file, by_file.get(file, []),
+                                           rules, file not in unimported))
+        last = result.files[-1]
+        result.totals.add(last.totals.run, last.totals.possible, last.totals.lower_bound)
+        result.basis.add(last.basis.run, last.basis.possible)
+        result.excluded.add(last.excluded)
+    return result
 
 
-def missed_paths(fn: FunctionProfile, limit: int | None = 10) -> list[Path]:
+def _file_coverage(measurement: Measurement, file: str, profiles: list[FunctionProfile],
+                   rules: ExclusionRules, imported: bool) -> FileCoverage:
+    coverage = FileCoverage(file, [], CoverageTotals(), CoverageTotals(),
+                            imported=imported)
+    parsed: dict[str, tuple[ast.Module | None, list[str] | None, ExcludedSource]] = {}
+    for fn in sorted(profiles, key=lambda f: (f.first_line, f.qualname)):
+        if fn.source_hash not in parsed:
+            source = _source_of(measurement, fn)
+            tree = _parse(source, file)
+            found = (exclusions_of(source, rules, file)
+                     if source is not None and tree is not None else ExcludedSource())
+            parsed[fn.source_hash] = (tree, None if source is None else source.splitlines(),
+                                      found)
+        tree, lines, found = parsed[fn.source_hash]
+        reason = found.function_reason(fn.meta.first_line)
+        if reason is not None:
+            coverage.excluded.add(_excluded_function(fn, reason))
+            continue
+        entry = _function_coverage(fn, found, tree, lines)
+        assert entry is not None
+        coverage.functions.append(entry)
+        coverage.totals.add(entry.totals.run, entry.totals.possible,
+                            entry.totals.lower_bound)
+        coverage.basis.add(entry.basis.run, entry.basis.possible)
+        coverage.excluded.add(entry.excluded)
+    return coverage
+
+
+def missed_paths(fn: FunctionProfile, limit: int | None = 10,
+                 space: PathSpace | None = None) -> list[Path]:
     """The complete paths of ``fn`` that never ran, shortest first (then by
-    number), at most ``limit`` of them; each comes with ``count == 0``."""
+    number), at most ``limit`` of them; each comes with ``count == 0``. With
+    ``space``, only the paths it counts (what exclusions left)."""
     numbering = numbering_of(fn.meta)
     ran = {int(key) for key, count in fn.counts.items() if count}
+    space = space or path_space(numbering)
     result = []
-    for number in paths_shortest_first(numbering, ran, limit):
+    for number in space.missed(ran, limit):
         result += decode_paths(fn.meta, {str(number): 0}, {}, numbering=numbering)
     return result

@@ -120,13 +120,37 @@ def add_coverage(commands: Any) -> None:
     coverage.add_argument("--format", choices=("text", "json"), default="text")
     coverage.add_argument("-o", "--output", metavar="FILE", type=file_name,
                           help="write to FILE")
+    coverage_scope_options(coverage)
     coverage.set_defaults(handler=command_coverage)
+
+
+def coverage_scope_options(parser: argparse.ArgumentParser) -> None:
+    """--source and --no-exclude of the commands that report path coverage."""
+    parser.add_argument("--source", action="append", default=[], metavar="DIR|PACKAGE",
+                        help="count the files of this directory or package that were "
+                        "never imported, at 0%% (repeatable; default: tool.pathprof.source)")
+    parser.add_argument("--no-exclude", action="store_true",
+                        help="count what the configuration excludes (# pragma: no cover, "
+                        "exclude_lines, exclude_also, @overload stubs, if TYPE_CHECKING "
+                        "blocks, abstract stubs) as any other code")
+
+
+def coverage_of(args: argparse.Namespace, measurement: Any) -> Any:
+    """Path coverage of ``measurement`` as a reporting command's options and the
+    configuration ask: exclusions (unless --no-exclude), never-imported files."""
+    from pathprof.config import read_config
+
+    config = read_config()
+    rules = api.exclusion_rules(config, enabled=not args.no_exclude)
+    files = api.unmeasured_candidates(config, args.source, args.report_include,
+                                      args.report_omit)
+    return api.coverage(measurement, rules, files)
 
 
 def command_coverage(args: argparse.Namespace) -> int:
     if args.sort is not None:
         api.check_sort(args.sort)
-    found = api.coverage(_load_reported(args))
+    found = coverage_of(args, _load_reported(args))
     with api.output(args.output) as output:
         if args.format == "json":
             api.render("coverage-json", found, output,

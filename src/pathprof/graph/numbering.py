@@ -266,11 +266,13 @@ def iter_paths(numbering: Numbering, limit: int | None = None) -> Iterator[Acycl
 
 
 def paths_shortest_first(numbering: Numbering, skip: Container[PathId] = (),
-                         limit: int | None = None) -> Iterator[PathId]:
+                         limit: int | None = None,
+                         allowed: Container[DagEdgeId] | None = None) -> Iterator[PathId]:
     """Yield path numbers in order of path length (dag edges), shortest first.
 
     Numbers in ``skip`` (the paths that ran) are passed over; at most ``limit``
-    numbers are yielded. Ties in length come in increasing number order. This is
+    numbers are yielded; with ``allowed``, only paths whose every edge it holds.
+    Ties in length come in increasing number order. This is
     how a report lists the *missed* paths of a function with more paths than
     anyone could read: best-first search (A*) over the DAG from ENTRY, with the
     exact shortest distance to EXIT as the heuristic, so the k-th path costs
@@ -294,7 +296,8 @@ def paths_shortest_first(numbering: Numbering, skip: Container[PathId] = (),
     to_exit[dag.exit] = 0
     for block in reversed(dag.topo_order):
         for eid in dag.out_edges[block]:
-            to_exit[block] = min(to_exit[block], to_exit[dag.edges[eid].dst] + 1)
+            if allowed is None or eid in allowed:
+                to_exit[block] = min(to_exit[block], to_exit[dag.edges[eid].dst] + 1)
     # Heap entries: (length bound, partial value sum, edges so far, block). For the same
     # bound, a smaller partial sum is popped first; complete paths end with their number,
     # so ties between complete paths of one length come out in number order.
@@ -312,6 +315,6 @@ def paths_shortest_first(numbering: Numbering, skip: Container[PathId] = (),
             continue
         for eid in dag.out_edges[block]:
             dst = dag.edges[eid].dst
-            if to_exit[dst] < far:
+            if to_exit[dst] < far and (allowed is None or eid in allowed):
                 heapq.heappush(heap, (length + 1 + to_exit[dst], value + numbering.val[eid],
                                       length + 1, dst))

@@ -1,0 +1,51 @@
+"""Files under the source that were never imported: their functions, from a parse.
+
+coverage.py reports a file of the configured source that no test imported at 0%,
+so that a suite that never touches a module cannot look complete. Path coverage
+does the same: each such file is parsed and planned as an import would have it
+(:func:`pathprof.python.instrument.instrument_source`, nothing run), and each of
+its functions gets an empty profile, whose paths possible and basis dimension are
+what a measured run would have found.
+
+Invariant: a profile made here has no counts, and its metadata is what measuring
+the file as it is now would record.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Sequence
+
+from pathprof.data.profile import FunctionProfile
+
+__all__ = ["unmeasured_profiles"]
+
+
+def unmeasured_profiles(files: Sequence[str], measured: Collection[str]
+                        ) -> tuple[list[FunctionProfile], list[tuple[str, str]]]:
+    """Empty profiles of the functions of each of ``files`` not in ``measured`` (file
+    names compared as absolute paths), and the files that could not be read or
+    parsed, with why."""
+    from pathprof.hashing import source_hash
+    from pathprof.python.instrument import instrument_source
+
+    known = {os.path.abspath(f) for f in measured}
+    profiles: list[FunctionProfile] = []
+    problems: list[tuple[str, str]] = []
+    for file in files:
+        if os.path.abspath(file) in known:
+            continue
+        try:
+            with open(file, "rb") as f:
+                data = f.read()
+            module = instrument_source(data, file)
+        except OSError as err:
+            problems.append((file, f"cannot read it: {err.strerror}"))
+            continue
+        except (SyntaxError, ValueError) as err:
+            problems.append((file, f"does not parse: {err}"))
+            continue
+        digest = source_hash(data)
+        profiles += [FunctionProfile.of(file, digest, meta)
+                     for meta in module.metadata.functions]
+    return profiles, problems

@@ -1,0 +1,305 @@
+"""The next tests to write (pathprof.analysis.nextpaths), the path space exclusions
+leave (pathprof.analysis.pathspace) and the paths the source proves cannot run
+(pathprof.analysis.feasibility).
+
+The graph properties check every figure against a brute force that shares nothing
+with the code under test: every path number regenerated, its edges tested against
+the space, ranks by dense rational elimination (``oracle_rank``)."""
+
+from __future__ import annotations
+
+import ast
+import random
+import textwrap
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pathprof.analysis.decisions import decisions, path_brief
+from pathprof.analysis.feasibility import function_facts, infeasible
+from pathprof.analysis.nextpaths import SEARCH_BUDGET, complete_basis, next_paths
+from pathprof.analysis.pathspace import path_space
+from pathprof.data.profile import FunctionProfile, decode_paths, numbering_of
+from pathprof.graph import Cfg, number_paths, regenerate, to_dag
+
+from .graph.strategies import cfgs, examples
+from .loading import load_instrumented
+from .test_basis import edge_vectors, oracle_rank, profiles, write
+
+MAX_PATHS = 400  # brute force over every path number: keep graphs this small
+
+
+def _all_numbers(numbering) -> range:
+    return range(numbering.total)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(cfgs(), st.randoms(use_true_random=False))
+def test_a_space_counts_its_paths_and_spans_its_dimension(g: Cfg, rng: random.Random
+                                                          ) -> None:
+    """Whatever is excluded, ``possible`` is the number of paths that use only the
+    space's edges, ``dimension`` the rank of their vectors, and every path of the
+    space avoids the excluded blocks where the graph allows (no kept edge enters an
+    excluded block from a block with a kept way round it)."""
+    numbering = number_paths(to_dag(g))
+    if not 0 < numbering.total <= MAX_PATHS:
+        return
+    inner = [b for b in range(g.num_blocks) if b not in (g.entry, g.exit)]
+    excluded = {b for b in inner if rng.random() < 0.3}
+    space = path_space(numbering, excluded)
+    counted = [n for n in _all_numbers(numbering)
+               if set(regenerate(numbering, n).edges) <= space.edges]
+    assert [n for n in _all_numbers(numbering) if space.counts(n)] == counted
+    assert space.possible == len(counted)
+    assert space.dimension == (oracle_rank(edge_vectors(numbering, counted))
+                               if counted else 0)
+    dag = numbering.dag
+    for eid in space.edges:
+        edge = dag.edges[eid]
+        if edge.dst in excluded and edge.src not in excluded:
+            assert all(dag.edges[o].dst in excluded for o in dag.out_edges[edge.src]
+                       if o in space.edges)
+    if not excluded:
+        assert space.possible == numbering.total
+        assert not space.removed
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(cfgs(), st.randoms(use_true_random=False))
+def test_suggested_paths_raise_the_rank_by_exactly_their_number(
+        g: Cfg, rng: random.Random) -> None:
+    """The issue's property: adding the suggested paths' edge vectors to those of the
+    paths that ran raises the rank by exactly their number, and with nothing
+    rejected it reaches the dimension."""
+    numbering = number_paths(to_dag(g))
+    if not 0 < numbering.total <= MAX_PATHS:
+        return
+    inner = [b for b in range(g.num_blocks) if b not in (g.entry, g.exit)]
+    space = path_space(numbering, {b for b in inner if rng.random() < 0.2})
+    counted = [n for n in range(numbering.total) if space.counts(n)]
+    ran = [(rng.randint(1, 9), n) for n in counted if rng.random() < 0.3]
+    found = complete_basis(space, ran)
+    before = oracle_rank(edge_vectors(numbering, [n for _c, n in ran])) if ran else 0
+    after = oracle_rank(edge_vectors(numbering, [n for _c, n in ran] + found.added)
+                        ) if ran or found.added else 0
+    assert found.rank == before
+    assert after == before + len(found.added)
+    assert after == space.dimension
+    assert len(set(found.added)) == len(found.added)
+    assert not set(found.added) & {n for _c, n in ran}
+    assert all(space.counts(n) for n in found.added)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(cfgs(), st.randoms(use_true_random=False))
+def test_rejected_paths_are_never_suggested_and_nothing_feasible_is_left(
+        g: Cfg, rng: random.Random) -> None:
+    """With some paths rejected (as the source would prove them infeasible), none is
+    suggested, the rank still rises by one per suggestion, and when the search could
+    look at every path, every path not rejected lies in the span reached."""
+    numbering = number_paths(to_dag(g))
+    if not 0 < numbering.total <= min(MAX_PATHS, SEARCH_BUDGET):
+        return
+    space = path_space(numbering)
+    rejected = {n for n in range(numbering.total) if rng.random() < 0.4}
+    ran = [(1, n) for n in range(numbering.total) if rng.random() < 0.2]
+    found = complete_basis(space, ran, lambda n: "no" if n in rejected else None)
+    assert not set(found.added) & rejected
+    base = [n for _c, n in ran]
+    reached = oracle_rank(edge_vectors(numbering, base + found.added)) if (
+        base or found.added) else 0
+    before = oracle_rank(edge_vectors(numbering, base)) if base else 0
+    assert reached == before + len(found.added)
+    for number in range(numbering.total):
+        if number not in rejected:
+            assert oracle_rank(edge_vectors(numbering, base + found.added + [number])
+                               ) == reached
+    assert all(reason == "no" and n in rejected for n, reason in found.rejected)
+
+
+def test_a_limit_stops_the_suggestions() -> None:
+    g = Cfg(5, 0, 4, [(0, 1), (0, 1), (1, 2), (1, 2), (2, 3), (2, 3), (3, 4)])
+    space = path_space(number_paths(to_dag(g)))
+    assert space.dimension == 4
+    assert len(complete_basis(space, [], limit=2).added) == 2
+    assert len(complete_basis(space, []).added) == 4
+
+
+# -- Functions measured for real --------------------------------------------------
+
+DECIDE = """\
+    def decide(x, items):
+        n = 0
+        if x is None:
+            n = 1
+        for i in items:
+            if i > 2:
+                n += i
+        if x is not None:
+            n += 2
+        if not items:
+            return -1
+        return n
+    """
+
+
+def _function(tmp_path: Path, source: str, name: str, run) -> tuple[FunctionProfile, str]:
+    path = write(tmp_path, source)
+    return profiles(path, run)[name], path.read_text()
+
+
+def _rank(fn: FunctionProfile) -> int:
+    numbering = numbering_of(fn.meta)
+    ran = [int(k) for k, c in fn.counts.items() if c]
+    return oracle_rank(edge_vectors(numbering, ran)) if ran else 0
+
+
+def test_the_opposite_outcome_of_an_identity_test_is_proved_impossible(tmp_path: Path
+                                                                       ) -> None:
+    fn, source = _function(tmp_path, DECIDE, "decide",
+                           lambda m: [m.decide(None, [1, 5]), m.decide(None, [])])
+    facts = function_facts(fn, ast.parse(source))
+    assert facts is not None
+    found = next_paths(fn, path_space(numbering_of(fn.meta)), facts)
+    assert (found.rank, found.dimension) == (_rank(fn), 7)
+    assert len(found.paths) == found.needed == 3
+    assert found.unfound == 0
+    # `x is None` true, then `x is not None` true: the path that cannot run
+    assert found.impossible
+    for _path, why in found.impossible:
+        assert (why.test, why.first_line, why.second_line) == ("x is None", 3, 8)
+    for path in found.paths:
+        assert infeasible(fn, path, facts) is None
+    # every missed path the prover names really has both tests going opposite ways
+    numbering = numbering_of(fn.meta)
+    named = [n for n in range(numbering.total)
+             if infeasible(fn, decode_paths(fn.meta, {str(n): 0}, {})[0], facts)]
+    assert named
+    for n in named:
+        taken = {d["line"]: d["taken"]
+                 for d in decisions(fn, decode_paths(fn.meta, {str(n): 0}, {})[0])}
+        assert taken[3] == taken[8], taken
+
+
+CLASSIFY = """\
+    def classify(x, y, strict):
+        if x is None:
+            return "none"
+        kind = "small"
+        if x > 10:
+            kind = "big"
+        if y:
+            kind += "!"
+        if strict:
+            return kind.upper()
+        return kind
+    """
+
+#: every input of a small domain, to find a call that runs a suggested path
+DOMAIN = [(x, y, strict) for x in (None, 1, 20) for y in (0, 1) for strict in (False, True)]
+
+
+def test_a_test_written_from_each_suggestion_raises_the_basis_by_one(tmp_path: Path
+                                                                      ) -> None:
+    """The suggestions are tests one can write: for each, a call of the domain that
+    runs that very path is found, and running them one after another raises the
+    rank by exactly one each time, to the dimension."""
+    path = write(tmp_path, CLASSIFY)
+    loaded = load_instrumented(path, mark_probes=False)
+    loaded.execute()
+    loaded.snapshot()
+    ran_by: dict[int, tuple] = {}
+    for args in DOMAIN:
+        loaded.module.classify(*args)
+        paths = loaded.snapshot()[0][0]
+        (number,) = [n for n, c in paths.items() if c]
+        ran_by.setdefault(number, args)
+    meta = loaded.metadata.functions[0]
+    fn = FunctionProfile(str(path), meta.qualname, meta.code_line,
+                         loaded.metadata.source_hash, meta)
+    first = ran_by and next(n for n, a in ran_by.items() if a == (1, 0, False))
+    fn.counts = {str(first): 1}
+    facts = function_facts(fn, ast.parse(path.read_text()))
+    found = next_paths(fn, path_space(numbering_of(fn.meta)), facts)
+    assert (found.rank, found.dimension) == (1, 5)
+    assert not found.impossible
+    numbering = numbering_of(fn.meta)
+    done = [first]
+    for suggestion in found.paths:
+        number = int(suggestion.key)
+        assert number in ran_by, path_brief(fn, suggestion)  # a call runs it
+        before = oracle_rank(edge_vectors(numbering, done))
+        done.append(number)
+        assert oracle_rank(edge_vectors(numbering, done)) == before + 1
+    assert oracle_rank(edge_vectors(numbering, done)) == found.dimension
+
+
+NOT_PROVED = """\
+    FLAG = True
+
+    def mutated(items, x):
+        if not items:
+            items.append(1)
+        if items:
+            return 1
+        return 0
+
+    def rebound(x):
+        if x is None:
+            x = 0
+        if x is not None:
+            return x
+        return -1
+
+    def called(x, log):
+        if x is None:
+            log("none")
+        if x is not None:
+            return 1
+        return 0
+
+    def global_flag():
+        if FLAG:
+            pass
+        if not FLAG:
+            return 1
+        return 0
+
+    def closure(x):
+        def reset():
+            nonlocal x
+            x = None
+        if x is None:
+            reset()
+        if x is not None:
+            return 1
+        return 0
+    """
+
+
+def test_what_the_prover_must_not_claim(tmp_path: Path) -> None:
+    """A test whose names were rebound, or whose object a call could change, or a
+    global's, proves nothing; a call does not change an identity test."""
+    path = write(tmp_path, NOT_PROVED)
+    fns = profiles(path, lambda m: None)
+    tree = ast.parse(path.read_text())
+    claims = {}
+    for name in ("mutated", "rebound", "called", "global_flag", "closure"):
+        fn = fns[name]
+        facts = function_facts(fn, tree)
+        numbering = numbering_of(fn.meta)
+        claims[name] = sum(
+            1 for n in range(numbering.total)
+            if infeasible(fn, decode_paths(fn.meta, {str(n): 0}, {})[0], facts))
+    # only the paths where nothing ran between the two tests (the false arm of the
+    # first) are claimed in `mutated` and `rebound`; in `called`, log() cannot change
+    # what `x is None` says, so both arms are; a global or a nonlocal proves nothing
+    assert claims == {"mutated": 1, "rebound": 1, "called": 2, "global_flag": 0,
+                      "closure": 0}
+
+
+def test_source_of_another_version_proves_nothing(tmp_path: Path) -> None:
+    fn, _source = _function(tmp_path, DECIDE, "decide", lambda m: m.decide(None, []))
+    assert function_facts(fn, ast.parse("def other(): pass\n")) is None
+    assert textwrap.dedent(DECIDE).startswith("def decide")
