@@ -62,7 +62,9 @@ def test_path_coverage_of_the_sample_suite(project: Path) -> None:
     assert "pathprof: path coverage" in out
     assert "inventory/stock.py:33 price" in out
     assert "Missed paths" in out
-    assert "10 → true · 11 · (raise)" in out  # reserve's missed path, on the source lines
+    # reserve's missed path, the one test left to write, told as the decision to take
+    assert "+ 1. if quantity <= 0: → true · (raises)" in out
+    assert "1. price  inventory/stock.py:33  3 of 5 missing" in out  # where to test next
     assert "some may be" in out  # the note that possible paths may be infeasible
 
 

@@ -58,7 +58,7 @@ class ParallelSession:
         self.selection = api.selection(sources, config.include, config.omit, [os.getcwd()])
         self.metric = config.metric
         self.append = bool(options.pathprof_append)
-        self.results = CoverageReports(data_file, reports, fail_under)
+        self.results = CoverageReports(data_file, reports, fail_under, sources)
 
     def pytest_cmdline_main(self, config: pytest.Config) -> int | None:
         if any(getattr(config.option, name, False) for name in _INFORMATIONAL):

@@ -220,7 +220,7 @@ class PathprofPlugin:
         self.in_copy = copy is not None
         if copy is not None and copy.data_file:
             self.data_file = copy.data_file
-        self.results = CoverageReports(self.data_file, reports, fail_under)
+        self.results = CoverageReports(self.data_file, reports, fail_under, sources)
         self.context = options.pathprof_context or config.context
         self.worker = os.environ.get("PYTEST_XDIST_WORKER")
         #: said under the coverage table (pytest captures standard error meanwhile)

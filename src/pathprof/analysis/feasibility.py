@@ -70,10 +70,13 @@ class Contradiction:
     test: str
     first_line: int
     second_line: int
+    #: what the test was on ``first_line`` (the opposite on ``second_line``)
+    first_outcome: bool = True
 
     def __str__(self) -> str:
-        return (f"`{self.test}` tested on line {self.first_line} and again on line "
-                f"{self.second_line} with the opposite outcome, nothing changed between")
+        first, second = ("true", "false") if self.first_outcome else ("false", "true")
+        return (f"`{self.test}` is {first} on line {self.first_line} but {second} on line "
+                f"{self.second_line}, and nothing between can change it")
 
 
 @dataclass
@@ -247,7 +250,7 @@ def infeasible(fn: FunctionProfile, path: Path, facts: FunctionFacts
                 outcome = (branch == "true") != test.flipped
                 earlier = known.get(test.key)
                 if earlier is not None and earlier[0] != outcome:
-                    return Contradiction(test.key, earlier[1], piece.line)
+                    return Contradiction(test.key, earlier[1], piece.line, earlier[0])
                 known[test.key] = (outcome, piece.line, test)
                 continue
             effect = facts.effects.get(piece, _OPAQUE)

@@ -43,7 +43,12 @@ from functools import cached_property
 
 from pathprof.analysis.basis import basis_rank
 from pathprof.analysis.exclusions import ExcludedSource, ExclusionRules, exclusions_of
-from pathprof.analysis.feasibility import FunctionFacts, function_facts
+from pathprof.analysis.feasibility import (
+    Contradiction,
+    FunctionFacts,
+    function_facts,
+    infeasible,
+)
 from pathprof.analysis.nextpaths import NextPaths, next_paths
 from pathprof.analysis.pathspace import PathSpace, path_space
 from pathprof.data.measurement import Measurement
@@ -146,6 +151,12 @@ class FunctionCoverage:
 
     def missed(self, limit: int | None = 10) -> list[Path]:
         return missed_paths(self.profile, limit, self.space)
+
+    def impossible(self, path: Path) -> Contradiction | None:
+        """Why the source proves ``path`` cannot run, or None
+        (:mod:`pathprof.analysis.feasibility`)."""
+        facts = self.facts
+        return None if facts is None else infeasible(self.profile, path, facts)
 
     @cached_property
     def facts(self) -> FunctionFacts | None:

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from pathprof.analysis.decisions import path_brief
+from pathprof.analysis.decisions import path_brief, path_story
 from pathprof.analysis.pathcoverage import CoverageTotals, FunctionCoverage, PathCoverage
 from pathprof.report.console import console_for
 from pathprof.report.formatting import BASIS_NOTE, FEASIBILITY_NOTE, format_percent
@@ -33,6 +33,32 @@ def headline(coverage: PathCoverage) -> str:
     return (f"Basis path coverage {format_percent(basis)}: {basis.run:,} of "
             f"{basis.possible:,} independent paths; paths run {at_least}{paths.run:,} of "
             f"{paths.possible:,} ({format_percent(paths)}).")
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def scope_note(coverage: PathCoverage) -> str | None:
+    """What the figures leave out (exclusions) and take in (files never imported),
+    so that totals compared with another tool's can be told apart; None if neither."""
+    parts = []
+    excluded = coverage.excluded
+    if excluded:
+        reasons = ", ".join(f"{reason} {count:,}" for reason, count
+                            in sorted(excluded.functions.items(), key=lambda r: -r[1]))
+        functions = (f"{_plural(excluded.function_count, 'function')} ({reasons}), "
+                     if excluded.functions else "")
+        parts.append(f"Excluded: {functions}{_plural(excluded.paths, 'path')} and "
+                     f"{_plural(excluded.dimensions, 'basis dimension')} "
+                     "(--no-exclude counts them).")
+    unimported = coverage.unimported
+    if unimported:
+        parts.append(f"{_plural(len(unimported), 'file')} under the source never imported, "
+                     "counted at 0%.")
+    for file, why in coverage.unparsed:
+        parts.append(f"{printable_path(file)} under the source {why}: left out.")
+    return " ".join(parts) or None
 
 
 def stopped_note(coverage: PathCoverage) -> str | None:
@@ -98,6 +124,9 @@ def render_coverage(coverage: PathCoverage, console: Console, *, show_missing: b
     _row(table, "TOTAL", coverage.totals, coverage.basis, style="bold")
     console.print(table)
     console.print(Text(headline(coverage), style="bold"))
+    scope = scope_note(coverage)
+    if scope:
+        console.print(Text(scope))
     console.print(Text(BASIS_NOTE, style="dim"))
     console.print(Text(FEASIBILITY_NOTE, style="dim"))
     note = stopped_note(coverage)
@@ -119,11 +148,15 @@ def _function_name(file: Any, fn: FunctionCoverage) -> str:
     return f"{printable_path(file.file)}:{fn.profile.first_line} {fn.qualname}"
 
 
+def _file_name(file: Any) -> str:
+    return printable_path(file.file) + ("" if file.imported else " (never imported)")
+
+
 def _flat_rows(coverage: PathCoverage, per_file: bool, skip_covered: bool
                ) -> list[tuple[str, CoverageTotals, CoverageTotals]]:
     """A row per file, or per function (without the files' own rows)."""
     if per_file:
-        rows = [(printable_path(file.file), file.totals, file.basis) for file in coverage.files]
+        rows = [(_file_name(file), file.totals, file.basis) for file in coverage.files]
     else:
         rows = [(_function_name(file, fn), fn.totals, fn.basis)
                 for file in coverage.files for fn in file.functions]
@@ -139,9 +172,9 @@ def _add_grouped_rows(table: Table, coverage: PathCoverage, skip_covered: bool) 
             continue
         for fn in rows:
             _row(table, _function_name(file, fn), fn.totals, fn.basis)
-        if len(file.functions) > 1:
-            _row(table, f"{printable_path(file.file)} (file)", file.totals, file.basis,
-                 style="bold")
+        if len(file.functions) > 1 or not file.imported:
+            _row(table, f"{_file_name(file)} (file)" if file.imported else _file_name(file),
+                 file.totals, file.basis, style="bold")
         table.add_section()
 
 
@@ -149,11 +182,34 @@ def _render_missing(coverage: PathCoverage, console: Console, limit: int) -> Non
     incomplete = [fn for fn in coverage.functions() if fn.totals.missed]
     if not incomplete:
         return
+    _render_where_next(coverage, console)
     console.print()
-    console.print(Text("Missed paths (shortest first; lines run, → branch taken):",
-                       style="bold"))
+    console.print(Text("Missed paths: first the next tests to write, each adding an "
+                       "independent path (→ the branch to take), then the shortest missed "
+                       "paths (lines run, → branch taken):", style="bold"))
     for fn in incomplete:
         _render_function_missing(fn, console, limit)
+
+
+#: functions the "where to test next" list names
+WHERE_NEXT_SHOWN = 10
+
+
+def _render_where_next(coverage: PathCoverage, console: Console) -> None:
+    """The suite's functions where tests would add the most basis dimensions."""
+    ranked = coverage.where_to_test_next(WHERE_NEXT_SHOWN)
+    if not ranked:
+        return
+    console.print()
+    console.print(Text("Where to test next (most independent paths missing first):",
+                       style="bold"))
+    for number, fn in enumerate(ranked, 1):
+        line = Text(f"{number:>3}. ")
+        line.append(fn.qualname, style="bold")
+        line.append(f"  {printable_path(fn.profile.file)}:{fn.profile.first_line}",
+                    style="dim")
+        line.append(f"  {fn.basis.missed:,} of {fn.basis.possible:,} missing")
+        console.print(line)
 
 
 def _render_function_missing(fn: FunctionCoverage, console: Console, limit: int) -> None:
@@ -166,11 +222,32 @@ def _render_function_missing(fn: FunctionCoverage, console: Console, limit: int)
                     "(it stopped counting: later paths are not known)")
     else:
         head.append(f"  {fn.totals.missed:,} of {fn.totals.possible:,} missed")
+    head.append(f"; basis {fn.basis.run:,} of {fn.basis.possible:,}")
     console.print(head)
-    for path in fn.missed(limit):
-        console.print(Text("    " + path_brief(profile, path)))
-    if fn.totals.missed > limit:
-        console.print(Text(f"    … and {fn.totals.missed - limit:,} more", style="dim"))
+    found = fn.next_paths()
+    for number, path in enumerate(found.paths[:limit], 1):
+        console.print(Text(f"  + {number}. {path_story(profile, path, fn.lines)}"))
+    if len(found.paths) > limit:
+        console.print(Text(f"    … and {len(found.paths) - limit:,} more to write",
+                           style="dim"))
+    if found.unfound:
+        console.print(Text(f"    {found.unfound:,} more independent paths: none found that "
+                           "the source does not prove impossible", style="dim"))
+    for path, why in found.impossible[:limit]:
+        console.print(Text(f"  ✗ cannot run: {path_story(profile, path, fn.lines)} — {why}",
+                           style="dim"))
+    told = {p.key for p in found.paths[:limit]} | {p.key for p, _w in found.impossible[:limit]}
+    shown = [p for p in fn.missed(limit + len(told)) if p.key not in told][:limit]
+    for path in shown:
+        contradiction = fn.impossible(path)
+        if contradiction is None:
+            console.print(Text("    " + path_brief(profile, path)))
+        else:
+            console.print(Text(f"  ✗ cannot run: {path_brief(profile, path)} — {contradiction}",
+                               style="dim"))
+    rest = fn.totals.missed - len(told) - len(shown)
+    if rest > 0:
+        console.print(Text(f"    … and {rest:,} more", style="dim"))
 
 
 def render(coverage: PathCoverage, out: Any, **options: Any) -> None:

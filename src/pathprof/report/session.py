@@ -43,9 +43,11 @@ class CoverageReports:
     basis path coverage against the threshold: what the end of a measured session
     shows."""
 
-    def __init__(self, data_file: str, reports: list[str], fail_under: Threshold | None
-                 ) -> None:
+    def __init__(self, data_file: str, reports: list[str], fail_under: Threshold | None,
+                 sources: list[str] | None = None) -> None:
         self.data_file = data_file
+        #: the sources measured: their files never imported count at 0%
+        self.sources = sources or []
         self.reports = reports
         self.fail_under = fail_under
         self.coverage: Any = None
@@ -55,11 +57,10 @@ class CoverageReports:
 
     def produce(self) -> None:
         """Read the data file, write the report files, check the threshold."""
-        from pathprof import api
         from pathprof.exceptions import PathprofError
 
         try:
-            self.coverage = api.coverage(api.load(self.data_file))
+            self.coverage = self._coverage()
             for report in self.reports:
                 if report.startswith("json"):
                     self._write_json(report.partition(":")[2] or "pathprof.json")
@@ -77,6 +78,16 @@ class CoverageReports:
             self.failed_under = (f"total basis path coverage "
                                  f"{self.coverage.basis.percent:.2f}% is below "
                                  f"{self.fail_under.setting}")
+
+    def _coverage(self) -> Any:
+        """Path coverage of the data file, less the configuration's exclusions, with the
+        files of the sources never imported at 0%."""
+        from pathprof import api
+        from pathprof.config import read_config
+
+        config = read_config()
+        files = api.unmeasured_candidates(config, self.sources) if self.sources else []
+        return api.coverage(api.load(self.data_file), api.exclusion_rules(config), files)
 
     def _write_json(self, path: str) -> None:
         from pathprof import api
