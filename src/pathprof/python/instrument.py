@@ -71,6 +71,7 @@ from pathprof.python.plan import (
     plan_function,
     plan_share_function,
 )
+from pathprof.python.reraise_lines import locate_reraises
 from pathprof.python.rewrite import count_calls, rewrite_function
 from pathprof.python.scan import ModuleScan, scan_module
 from pathprof.python.switches import add_switch, can_switch, original_body, plan_loop_switches
@@ -170,7 +171,7 @@ class InstrumentedModule:
                 moved.function.body = moved.body_in_frame
             self.registers_moved = []
             code = compile(self.tree, filename, "exec", dont_inherit=True)
-        return keep_last_instruction(code)
+        return locate_reraises(keep_last_instruction(code))
 
     def compile_prologue(self, filename: str) -> Any:
         return compile(ast.Module(body=self.prologue, type_ignores=[]), filename, "exec",

@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from types import CodeType
 
-__all__ = ["keep_last_instruction"]
+__all__ = ["keep_last_instruction", "reraises_0"]
 
 _RERAISE = dis.opmap["RERAISE"]
 #: Lines pathprof gives its own code: none, or the marker line of test builds.
@@ -125,7 +125,7 @@ def _opcodes(raw: bytes, op: int, start: int, end: int) -> Iterator[int]:
             at = raw.find(needle, at + 1, end)
 
 
-def _reraises_0(raw: bytes, start: int, end: int) -> Iterator[int]:
+def reraises_0(raw: bytes, start: int, end: int) -> Iterator[int]:
     """The byte offsets of the ``RERAISE 0`` instructions in ``[start, end)``."""
     for at in _opcodes(raw, _RERAISE, start, end):
         if raw[at + 1] == 0 and not (at >= 2 and raw[at - 2] == _EXTENDED_ARG):
@@ -160,7 +160,7 @@ def _observer_end(raw: bytes, lines: _Lines, handler: int) -> int | None:
     after = handler + 2
     located = lines.first_located(after)
     ends = [at for at in (next(_opcodes(raw, _CHECK_EXC_MATCH, after, len(raw)), None),
-                          next(_reraises_0(raw, after, len(raw)), None))
+                          next(reraises_0(raw, after, len(raw)), None))
             if at is not None]
     if not ends or min(ends) >= located:
         return None
@@ -199,7 +199,7 @@ def keep_last_instruction(code: CodeType) -> CodeType:
         elif e.target in cleanups:
             e.depth += 1
             # Every way out of the observer's code (the compiler may copy it)
-            for at in _reraises_0(raw, e.start * 2, e.end * 2):
+            for at in reraises_0(raw, e.start * 2, e.end * 2):
                 patched[at + 1] = 2
     return code.replace(co_code=bytes(patched), co_exceptiontable=_encode(entries),
                         co_stacksize=code.co_stacksize + 1)

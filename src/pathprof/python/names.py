@@ -35,7 +35,9 @@ import re
 #: globals into locals as they start; inserted code located with no width.
 #: 19: OSP's observed path ends noted in a list by the code (``@pp_track``). 20: calls
 #: noted too. 21: only an instrumented caller's locals read, their snapshot let go.
-CODE_VERSION = 21
+#: 22: a re-raise after pathprof's code takes the line before it
+#: (:mod:`pathprof.python.reraise_lines`).
+CODE_VERSION = 22
 
 #: The prefix of the locals inserted code uses.
 LOCAL_PREFIX = "@pp_"
