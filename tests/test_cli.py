@@ -62,6 +62,35 @@ def test_no_command_prints_usage(capsys: pytest.CaptureFixture[str]) -> None:
     assert "usage: pathprof" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(("argv", "command", "unknown"), [
+    (["coverage", "--shwo-missing"], "coverage", "--shwo-missing"),
+    (["coverage", "-m", "--data-file", "d", "--fail-undr=80"], "coverage", "--fail-undr=80"),
+    (["diff", "old", "new", "newer"], "diff", "newer"),
+])
+def test_an_unknown_option_of_a_command_shows_that_commands_usage(
+        capsys: pytest.CaptureFixture[str], argv: list[str], command: str,
+        unknown: str) -> None:
+    """argparse hands what a command does not know up to the top-level parser, whose
+    usage names no option of the command: the command's own usage is shown."""
+    with pytest.raises(SystemExit) as typo:
+        main(argv)
+    assert typo.value.code == USAGE
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: pathprof {command} [-h]")
+    assert err.endswith(f"pathprof {command}: error: unrecognized arguments: {unknown}\n")
+    assert "COMMAND ..." not in err
+
+
+def test_an_unknown_option_before_the_command_is_the_top_level_parsers(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as typo:
+        main(["--bogus", "coverage"])
+    assert typo.value.code == USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("usage: pathprof [-h] [--version] COMMAND ...")
+    assert err.endswith("pathprof: error: unrecognized arguments: --bogus\n")
+
+
 def _measure_demo(data: Path, *options: str) -> None:
     """Measure examples/demo/orders.py with `pathprof run` in a process of its own
     (in this process, its modules may already be imported from an earlier test)."""
