@@ -168,6 +168,25 @@ def test_coverage_refuses_an_edge_profile(tmp_path: Path,
     assert "needs a path profile" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_coverage_names_an_edge_profile_with_a_function_that_never_ran(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], output: str) -> None:
+    """A function that never ran has no edge counts: the file is still an edge
+    profile, said as such with the error status, not reported as nothing measured."""
+    (tmp_path / "m.py").write_text("def f(x):\n    if x:\n        return 1\n    return 2\n\n"
+                                   "def never():\n    return 0\n\nf(1)\n")
+    data = tmp_path / "edge.pathprof"
+    pathprof_cli(tmp_path, "run", "--mode", "edge", "--data-file", str(data),
+                 str(tmp_path / "m.py"))
+    assert main(["coverage", "--data-file", str(data), "--format", output,
+                 "--fail-under", "50"]) == ERR
+    captured = capsys.readouterr()
+    assert captured.err == ("pathprof: path coverage needs a path profile; this data file "
+                            "holds an edge profile (pathprof run --mode edge): measure "
+                            "again without --mode edge\n")
+    assert "No functions were measured" not in captured.out
+
+
 def test_instrument_fills_the_cache_and_lists_what_it_cannot(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PATHPROF_CACHE_DIR", raising=False)  # (pathprof_cli writes bytecode)

@@ -137,9 +137,19 @@ def xdist_data_files(data_file: str, run: str) -> list[str]:
 
 
 def coverage(measurement: Any) -> Any:
-    """Path and basis path coverage (:class:`~pathprof.analysis.pathcoverage.PathCoverage`)."""
+    """Path and basis path coverage (:class:`~pathprof.analysis.pathcoverage.PathCoverage`).
+
+    A measurement that holds functions, none of them measured in path mode (``pathprof
+    run --mode edge``), raises :class:`PathprofError` saying so: path coverage has
+    nothing to count there, and an empty report would read as nothing measured. (Its
+    functions that never ran have no edge counts either, so it is told by the mode
+    each function was measured in, not by the counts it holds.)"""
     from pathprof.analysis.pathcoverage import path_coverage
 
+    if measurement.functions and all(fn.meta.mode != "path" for fn in measurement.functions):
+        raise PathprofError("path coverage needs a path profile; this data file holds an "
+                            "edge profile (pathprof run --mode edge): measure again "
+                            "without --mode edge")
     return path_coverage(measurement)
 
 
