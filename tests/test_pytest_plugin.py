@@ -363,3 +363,48 @@ def test_functions_stop_counting_once_their_basis_is_full(tmp_path: Path) -> Non
                       "--pathprof-stop-counting=basis")
     assert wrong.returncode == 4
     assert "needs every run of every path" in wrong.stderr
+
+
+@pytest.mark.parametrize("report", ["html:a_file/htmlpathprof", "json:a_file/cov.json",
+                                    "lcov:a_file/coverage.lcov", "xml:a_file/coverage.xml"])
+def test_a_report_that_cannot_be_written_fails_the_session(project: Path, report: str
+                                                           ) -> None:
+    """Exit status 3 (pytest's INTERNAL_ERROR): not 0, as if the report were there,
+    nor 1, a failed test or threshold; the other reports are still written."""
+    (project / "a_file").write_text("a regular file, not a directory\n")
+    done = pytest_in(project, "--pathprof", f"--pathprof-report={report}",
+                     "--pathprof-report=json:cov.json")
+    assert done.returncode == 3, done.stdout + done.stderr
+    kind, _colon, destination = report.partition(":")
+    assert (f"pathprof: the {kind} report was not written to {destination}: Not a directory"
+            in done.stdout)
+    assert "pathprof: wrote cov.json" in done.stdout
+    assert (project / "cov.json").is_file()
+    assert "5 passed" in done.stdout
+
+
+def test_failed_tests_keep_their_status_when_a_report_cannot_be_written(project: Path
+                                                                        ) -> None:
+    (project / "tests" / "test_fails.py").write_text("def test_wrong():\n    assert False\n")
+    done = pytest_in(project, "--pathprof", "--pathprof-report=html:/dev/null/html")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "pathprof: the html report was not written to /dev/null/html" in done.stdout
+    assert "1 failed, 5 passed" in done.stdout
+
+
+def test_an_edge_profile_in_the_data_file_is_named_and_fails_the_session(project: Path
+                                                                         ) -> None:
+    """A session appended to a data file of ``pathprof run --mode edge`` (its run is
+    saved aside): the report says the file holds an edge profile, not that nothing
+    was measured, and the session fails with pathprof's error status."""
+    (project / "main.py").write_text("from inventory.stock import reserve\n\n"
+                                     "reserve({'bolt': 5}, 'bolt', 2)\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PATHPROF_"))}
+    subprocess.run([sys.executable, "-m", "pathprof", "run", "--mode", "edge", "main.py"],
+                   cwd=project, env=env, check=True, timeout=300)
+    done = pytest_in(project, "--pathprof", "--pathprof-append")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert ("pathprof: no path coverage of .pathprof: path coverage needs a path profile; "
+            "this data file holds an edge profile (pathprof run --mode edge)") in done.stdout
+    assert "No functions were measured" not in done.stdout
+    assert "holds edge-mode data: a path-mode run cannot be added to it" in done.stderr

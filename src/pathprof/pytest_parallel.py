@@ -80,9 +80,7 @@ class ParallelSession:
         self._show(config, result)
         status = result.returncode
         status = 128 - status if status < 0 else status
-        if self.results.failed_under and status == pytest.ExitCode.OK:
-            status = pytest.ExitCode.TESTS_FAILED
-        return status
+        return self.results.exit_status(status)
 
     def _show(self, config: pytest.Config, result: Any) -> None:
         from _pytest.config import create_terminal_writer

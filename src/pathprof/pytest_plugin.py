@@ -296,12 +296,11 @@ class PathprofPlugin:
                 api.combine(self.data_file, workers)
             except PathprofError as err:
                 self.results.problems.append(str(err))
-                return
         if self.in_copy:
             return
-        self.results.produce()
-        if self.results.failed_under and session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if not self.results.problems:
+            self.results.produce()
+        session.exitstatus = self.results.exit_status(session.exitstatus)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.worker is not None or self.in_copy:

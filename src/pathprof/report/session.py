@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 __all__ = ["REPORT_KINDS", "CoverageReports", "report_kind", "session_settings"]
 
 REPORT_KINDS = ("term", "term-missing", "html", "json", "lcov", "xml")
+#: Where the html and json reports go unless ``KIND:DESTINATION`` says (lcov and xml:
+#: :data:`pathprof.api.EXPORTS`)
+_DESTINATIONS = {"html": "htmlpathprof", "json": "pathprof.json"}
 
 
 def report_kind(text: str) -> str:
@@ -37,11 +40,10 @@ def report_kind(text: str) -> str:
     return text
 
 
-
 class CoverageReports:
     """Path coverage of a data file, the report files asked for, and the check of
     basis path coverage against the threshold: what the end of a measured session
-    shows."""
+    shows, and the exit status it makes (:meth:`exit_status`)."""
 
     def __init__(self, data_file: str, reports: list[str], fail_under: Threshold | None
                  ) -> None:
@@ -50,6 +52,7 @@ class CoverageReports:
         self.fail_under = fail_under
         self.coverage: Any = None
         self.failed_under: str | None = None
+        #: what pathprof could not do: read the data file, write a report asked for
         self.problems: list[str] = []
         self.written: list[str] = []
 
@@ -60,23 +63,53 @@ class CoverageReports:
 
         try:
             self.coverage = api.coverage(api.load(self.data_file))
-            for report in self.reports:
-                if report.startswith("json"):
-                    self._write_json(report.partition(":")[2] or "pathprof.json")
-                elif report.startswith("html"):
-                    self._write_html(report.partition(":")[2] or "htmlpathprof")
-                elif report.startswith(("lcov", "xml")):
-                    self._write_export(report)
         except PathprofError as err:
-            self.problems.append(str(err))
+            self.problems.append(f"no path coverage of {os.path.relpath(self.data_file)}: "
+                                 f"{err}")
             return
-        except OSError as err:
-            self.problems.append(f"cannot write a report: {err}")
-        if (self.coverage is not None and self.fail_under is not None
-                and self.coverage.basis.percent < self.fail_under.percent):
+        for report in self.reports:
+            self._write(report)
+        if self.fail_under is not None and self.coverage.basis.percent < self.fail_under.percent:
             self.failed_under = (f"total basis path coverage "
                                  f"{self.coverage.basis.percent:.2f}% is below "
                                  f"{self.fail_under.setting}")
+
+    def exit_status(self, status: int) -> int:
+        """The session's exit status, given pytest's: a session whose tests passed
+        fails with 3 (pytest's INTERNAL_ERROR) when pathprof could not do what was
+        asked (read the data file, write a report), else with 1 (TESTS_FAILED, as
+        pytest-cov's threshold) when basis path coverage is below the threshold; any
+        other status is kept (failed tests are told first)."""
+        import pytest
+
+        if status != pytest.ExitCode.OK:
+            return status
+        if self.problems:
+            return pytest.ExitCode.INTERNAL_ERROR
+        if self.failed_under:
+            return pytest.ExitCode.TESTS_FAILED
+        return status
+
+    def _write(self, report: str) -> None:
+        """Write one report file (``term`` reports are shown, not written); a report
+        that cannot be written is a problem that names it and says why."""
+        from pathprof import api
+        from pathprof.exceptions import PathprofError
+
+        kind, _colon, destination = report.partition(":")
+        if kind.startswith("term"):
+            return
+        destination = destination or {**_DESTINATIONS, **api.EXPORTS}[kind]
+        try:
+            if kind == "json":
+                self._write_json(destination)
+            elif kind == "html":
+                self._write_html(destination)
+            else:
+                self._write_export(kind, destination)
+        except (OSError, PathprofError) as err:
+            self.problems.append(f"the {kind} report was not written to {destination}: "
+                                 f"{_reason(err)}")
 
     def _write_json(self, path: str) -> None:
         from pathprof import api
@@ -85,11 +118,9 @@ class CoverageReports:
             api.render("coverage-json", self.coverage, f)
         self.written.append(path)
 
-    def _write_export(self, report: str) -> None:
+    def _write_export(self, kind: str, path: str) -> None:
         from pathprof import api
 
-        kind, _colon, path = report.partition(":")
-        path = path or api.EXPORTS[kind]
         api.export(kind, api.load(self.data_file), path)
         self.written.append(path)
 
@@ -129,6 +160,14 @@ class CoverageReports:
         api.render("coverage", self.coverage, console, show_missing=show_missing,
                         skip_covered=skip_covered, per_file=not show_missing)
         return buffer.getvalue()
+
+
+def _reason(err: Exception) -> str:
+    """Why a file could not be written, in a few words (the operating system's)."""
+    cause = err if isinstance(err, OSError) else err.__cause__
+    if isinstance(cause, OSError) and cause.strerror:
+        return cause.strerror
+    return str(err)
 
 
 def session_settings(options: argparse.Namespace) -> tuple[Any, list[str], str, list[str],
