@@ -49,7 +49,7 @@ class ParallelSession:
 
     def __init__(self, options: argparse.Namespace) -> None:
         from pathprof import api
-        from pathprof.report.session import CoverageReports, session_settings
+        from pathprof.report.session import CoverageReports, session_settings, source_in_effect
 
         config, sources, data_file, reports, fail_under = session_settings(options)
         self.copies: int = options.pathprof_parallel
@@ -58,7 +58,8 @@ class ParallelSession:
         self.selection = api.selection(sources, config.include, config.omit, [os.getcwd()])
         self.metric = config.metric
         self.append = bool(options.pathprof_append)
-        self.results = CoverageReports(data_file, reports, fail_under)
+        self.results = CoverageReports(data_file, reports, fail_under,
+                                       source_in_effect(options, config))
 
     def pytest_cmdline_main(self, config: pytest.Config) -> int | None:
         if any(getattr(config.option, name, False) for name in _INFORMATIONAL):

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pathprof.config import Threshold
 
-__all__ = ["REPORT_KINDS", "CoverageReports", "report_kind", "session_settings"]
+__all__ = ["REPORT_KINDS", "CoverageReports", "report_kind", "session_settings",
+           "source_in_effect"]
 
 REPORT_KINDS = ("term", "term-missing", "html", "json", "lcov", "xml")
 #: Where the html and json reports go unless ``KIND:DESTINATION`` says (lcov and xml:
@@ -45,9 +46,13 @@ class CoverageReports:
     basis path coverage against the threshold: what the end of a measured session
     shows, and the exit status it makes (:meth:`exit_status`)."""
 
-    def __init__(self, data_file: str, reports: list[str], fail_under: Threshold | None
-                 ) -> None:
+    def __init__(self, data_file: str, reports: list[str], fail_under: Threshold | None,
+                 source: str = "the default source") -> None:
         self.data_file = data_file
+        #: the source in effect, as :func:`source_in_effect` describes it
+        self.source = source
+        #: the ``source`` entries, as given, that matched no module imported in the session
+        self.unmatched: list[str] = []
         self.reports = reports
         self.fail_under = fail_under
         self.coverage: Any = None
@@ -69,10 +74,26 @@ class CoverageReports:
             return
         for report in self.reports:
             self._write(report)
-        if self.fail_under is not None and self.coverage.basis.percent < self.fail_under.percent:
-            self.failed_under = (f"total basis path coverage "
-                                 f"{self.coverage.basis.percent:.2f}% is below "
-                                 f"{self.fail_under.setting}")
+        self.failed_under = self._below_threshold()
+
+    @property
+    def nothing_measured(self) -> bool:
+        """The data file was read and holds no function measured in path mode."""
+        return self.coverage is not None and not self.coverage.files
+
+    def _below_threshold(self) -> str | None:
+        """What fails the threshold, if one is set and something does: coverage below
+        it, or nothing measured (whose 0 of 0 paths would otherwise pass any
+        threshold; pytest-cov fails it too)."""
+        if self.fail_under is None:
+            return None
+        if self.nothing_measured:
+            return ("nothing was measured: no total basis path coverage to meet "
+                    f"{self.fail_under.setting}")
+        percent = self.coverage.basis.percent
+        if percent >= self.fail_under.percent:
+            return None
+        return f"total basis path coverage {percent:.2f}% is below {self.fail_under.setting}"
 
     def exit_status(self, status: int) -> int:
         """The session's exit status, given pytest's: a session whose tests passed
@@ -131,13 +152,24 @@ class CoverageReports:
         self.written.append(index)
 
     def show(self, write_line: Any, write: Any, width: int, markup: bool) -> None:
-        """The terminal part: problems, the table (``term``/``term-missing``), the
-        files written, a failed threshold."""
+        """The terminal part: problems, sources that matched nothing, the table
+        (``term``/``term-missing``) or that nothing was measured, the files written,
+        a failed threshold."""
         for problem in self.problems:
             write_line(f"pathprof: {problem}", red=True)
+        for entry in self.unmatched:
+            write_line(f"pathprof: source {entry!r} matched no module or file imported "
+                       "during the session: nothing of it was measured", yellow=True)
+        if self.nothing_measured:
+            write_line(f"pathprof: No functions were measured; source: {self.source}.",
+                       yellow=True, bold=True)
+            write_line("pathprof: the session imported no function of it: name the code "
+                       "the tests import with --pathprof=DIR|PACKAGE or source in "
+                       "[tool.pathprof] (the standard library and site-packages are "
+                       "measured only when named)")
         if self.coverage is not None:
             terms = [r.partition(":") for r in self.reports if r.startswith("term")]
-            if terms:
+            if terms and not self.nothing_measured:
                 missing = any(kind == "term-missing" for kind, _c, _o in terms)
                 skip_covered = any(option == "skip-covered" for _k, _c, option in terms)
                 write(self._render_term(missing, skip_covered, width, markup))
@@ -168,6 +200,18 @@ def _reason(err: Exception) -> str:
     if isinstance(cause, OSError) and cause.strerror:
         return cause.strerror
     return str(err)
+
+
+def source_in_effect(options: argparse.Namespace, config: Any) -> str:
+    """The source a session measures, and where it was set, in words: what the
+    summary names when nothing was measured."""
+    given = [s for s in options.pathprof_source or () if s is not True]
+    if given:
+        return f"{', '.join(given)} (--pathprof)"
+    if config.source:
+        where = os.path.relpath(config.path) if config.path else "the configuration"
+        return f"{', '.join(config.source)} (source in {where})"
+    return f"the current directory, {os.getcwd()} (the default)"
 
 
 def session_settings(options: argparse.Namespace) -> tuple[Any, list[str], str, list[str],
