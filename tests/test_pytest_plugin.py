@@ -476,3 +476,18 @@ def test_nothing_measured_from_the_default_source_names_the_directory(tmp_path: 
     assert (f"pathprof: No functions were measured; source: the current directory, "
             f"{project.resolve()} (the default).") in done.stdout
     assert "matched no module" not in done.stdout + done.stderr
+
+
+def test_an_empty_report_option_leaves_no_empty_section(project: Path) -> None:
+    """``--pathprof-report=`` reports nothing: no section header over nothing. What
+    must still be said (a source that matched nothing) keeps the section."""
+    none = pytest_in(project, "--pathprof", "--pathprof-report=")
+    assert none.returncode == 0, none.stdout + none.stderr
+    assert "pathprof: " not in none.stdout
+    assert "5 passed" in none.stdout
+    assert pathprof.load(str(project / ".pathprof")).functions  # measured all the same
+    said = pytest_in(project, "--pathprof=inventory", "--pathprof=nosuch",
+                     "--pathprof-report=")
+    section = said.stdout.split("pathprof: path coverage")[1]
+    assert section.splitlines()[1] == UNMATCHED.format("nosuch")  # under the header
+    assert "TOTAL" not in section

@@ -331,6 +331,8 @@ class PathprofPlugin:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.worker is not None or self.in_copy:
             return
+        if not (self.results.has_output() or self.notes):
+            return  # --pathprof-report= and nothing to say
         terminalreporter.write_sep("-", "pathprof: path coverage")
         width = 100
         with contextlib.suppress(AttributeError):

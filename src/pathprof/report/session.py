@@ -151,6 +151,13 @@ class CoverageReports:
         index = api.render("html", api.load(self.data_file), directory)
         self.written.append(index)
 
+    def has_output(self) -> bool:
+        """Whether :meth:`show` shows anything (``--pathprof-report=`` with nothing to
+        say shows nothing, not even the section's header)."""
+        terms = self.coverage is not None and any(r.startswith("term") for r in self.reports)
+        return bool(self.problems or self.unmatched or self.nothing_measured or terms
+                    or self.written or self.failed_under)
+
     def show(self, write_line: Any, write: Any, width: int, markup: bool) -> None:
         """The terminal part: problems, sources that matched nothing, the table
         (``term``/``term-missing``) or that nothing was measured, the files written,
