@@ -34,8 +34,6 @@ from typing import Any
 
 import pytest
 
-from pathprof.report.console import WIDE
-
 __all__ = ["ParallelSession"]
 
 #: options that make pytest show something instead of running a session
@@ -92,9 +90,9 @@ class ParallelSession:
         writer.sep("-", "pathprof: path coverage")
         for line in parallel_summary(result, self.results.data_file):
             writer.line(f"pathprof: {line}", red=not result.exact, bold=not result.exact)
-        width = writer.fullwidth
+        width: int | None = writer.fullwidth
         if not sys.stdout.isatty() and not os.environ.get("COLUMNS"):
-            width = WIDE  # a CI log: names and locations whole
+            width = None  # a CI log: not fitted to 80 columns (CoverageReports.show)
         self.results.show(writer.line, writer.write, width, writer.hasmarkup)
         writer.flush()
 

@@ -25,7 +25,6 @@ from typing import Any
 
 import pytest
 
-from pathprof.report.console import WIDE
 from pathprof.report.session import (
     CoverageReports,
     report_kind,
@@ -334,11 +333,11 @@ class PathprofPlugin:
         if not (self.results.has_output() or self.notes):
             return  # --pathprof-report= and nothing to say
         terminalreporter.write_sep("-", "pathprof: path coverage")
-        width = 100
+        width: int | None = 100
         with contextlib.suppress(AttributeError):
             width = terminalreporter._tw.fullwidth
         if not getattr(terminalreporter, "isatty", True) and not os.environ.get("COLUMNS"):
-            width = WIDE  # a CI log: names and locations whole, not fitted to 80 columns
+            width = None  # a CI log: not fitted to 80 columns (CoverageReports.show)
         markup = bool(getattr(terminalreporter, "hasmarkup", False))
         self.results.show(terminalreporter.write_line, terminalreporter.write, width, markup)
         for note in self.notes:

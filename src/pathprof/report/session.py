@@ -158,10 +158,15 @@ class CoverageReports:
         return bool(self.problems or self.unmatched or self.nothing_measured or terms
                     or self.written or self.failed_under)
 
-    def show(self, write_line: Any, write: Any, width: int, markup: bool) -> None:
+    def show(self, write_line: Any, write: Any, width: int | None, markup: bool) -> None:
         """The terminal part: problems, sources that matched nothing, the table
         (``term``/``term-missing``) or that nothing was measured, the files written,
-        a failed threshold."""
+        a failed threshold. ``width`` is the terminal's; None for a log (not a
+        terminal, no ``COLUMNS``), which its reader's window wraps: the table is
+        then laid out in :data:`~pathprof.report.console.WIDE` columns, so names come
+        out whole, and the lines of text under it (the headline, the notes, the
+        missed paths) are not wrapped at all, so none breaks mid-sentence at an
+        arbitrary column."""
         for problem in self.problems:
             write_line(f"pathprof: {problem}", red=True)
         for entry in self.unmatched:
@@ -185,17 +190,18 @@ class CoverageReports:
         if self.failed_under:
             write_line(f"FAIL: {self.failed_under}", red=True, bold=True)
 
-    def _render_term(self, show_missing: bool, skip_covered: bool, width: int,
+    def _render_term(self, show_missing: bool, skip_covered: bool, width: int | None,
                      markup: bool) -> str:
         """``term``: a row per file; ``term-missing``: a row per function, and the
-        paths each one missed."""
+        paths each one missed (``width``: :meth:`show`'s)."""
         from rich.console import Console
 
         from pathprof import api
+        from pathprof.report.console import WIDE
 
         buffer = io.StringIO()
-        console = Console(file=buffer, width=width, force_terminal=markup,
-                          color_system="standard" if markup else None)
+        console = Console(file=buffer, width=width or WIDE, soft_wrap=width is None,
+                          force_terminal=markup, color_system="standard" if markup else None)
         api.render("coverage", self.coverage, console, show_missing=show_missing,
                         skip_covered=skip_covered, per_file=not show_missing)
         return buffer.getvalue()
