@@ -187,6 +187,23 @@ def test_coverage_names_an_edge_profile_with_a_function_that_never_ran(
     assert "No functions were measured" not in captured.out
 
 
+def test_nothing_measured_fails_a_threshold_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A data file with no function (a source that matched nothing): its 0 of 0
+    paths are 100% covered, which met any --fail-under; now the check fails, saying
+    why. Without a threshold the report says nothing was measured, with status 0."""
+    (tmp_path / "m.py").write_text("import json\n")
+    pathprof_cli(tmp_path, "run", "--source", "nosuch", "--data-file", "d", "m.py")
+    monkeypatch.chdir(tmp_path)
+    assert main(["coverage", "--data-file", "d"]) == OK
+    assert "No functions were measured." in capsys.readouterr().out
+    for command in (["coverage"], ["lcov", "-o", "-"], ["xml", "-o", "-"]):
+        assert main([*command, "--data-file", "d", "--fail-under", "10"]) == CHECK_FAILED
+        assert capsys.readouterr().err == ("pathprof: nothing was measured: no total basis "
+                                           "path coverage to meet --fail-under 10\n")
+
+
 def test_instrument_fills_the_cache_and_lists_what_it_cannot(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PATHPROF_CACHE_DIR", raising=False)  # (pathprof_cli writes bytecode)
