@@ -1,6 +1,8 @@
 """What the end of a measured test session shows (``pytest --pathprof``): path
 coverage of the data file, the report files asked for, the check of basis path
-coverage against ``--pathprof-fail-under`` (or ``fail_under`` in the configuration).
+coverage against ``--pathprof-fail-under`` (or ``fail_under`` in the configuration),
+sources that matched nothing and what pathprof could not do, and the exit status
+they make.
 Shared by the plugin's session and by a parallel one (:mod:`pathprof.pytest_parallel`)."""
 
 from __future__ import annotations
@@ -96,11 +98,13 @@ class CoverageReports:
         return f"total basis path coverage {percent:.2f}% is below {self.fail_under.setting}"
 
     def exit_status(self, status: int) -> int:
-        """The session's exit status, given pytest's: a session whose tests passed
-        fails with 3 (pytest's INTERNAL_ERROR) when pathprof could not do what was
-        asked (read the data file, write a report), else with 1 (TESTS_FAILED, as
-        pytest-cov's threshold) when basis path coverage is below the threshold; any
-        other status is kept (failed tests are told first)."""
+        """The session's exit status, given pytest's (docs/exit-status.md): a session
+        whose tests passed fails with 3 (pytest's INTERNAL_ERROR) when pathprof could
+        not do what was asked (read the data file, write a report), else with 1
+        (TESTS_FAILED, as pytest-cov's threshold) when the threshold failed (coverage
+        below it, or nothing measured); any other status is kept (failed tests are
+        told first). Nothing measured without a threshold keeps the status: the
+        summary says it."""
         import pytest
 
         if status != pytest.ExitCode.OK:
