@@ -62,6 +62,35 @@ def test_no_command_prints_usage(capsys: pytest.CaptureFixture[str]) -> None:
     assert "usage: pathprof" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(("argv", "command", "unknown"), [
+    (["coverage", "--shwo-missing"], "coverage", "--shwo-missing"),
+    (["coverage", "-m", "--data-file", "d", "--fail-undr=80"], "coverage", "--fail-undr=80"),
+    (["diff", "old", "new", "newer"], "diff", "newer"),
+])
+def test_an_unknown_option_of_a_command_shows_that_commands_usage(
+        capsys: pytest.CaptureFixture[str], argv: list[str], command: str,
+        unknown: str) -> None:
+    """argparse hands what a command does not know up to the top-level parser, whose
+    usage names no option of the command: the command's own usage is shown."""
+    with pytest.raises(SystemExit) as typo:
+        main(argv)
+    assert typo.value.code == USAGE
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: pathprof {command} [-h]")
+    assert err.endswith(f"pathprof {command}: error: unrecognized arguments: {unknown}\n")
+    assert "COMMAND ..." not in err
+
+
+def test_an_unknown_option_before_the_command_is_the_top_level_parsers(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as typo:
+        main(["--bogus", "coverage"])
+    assert typo.value.code == USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("usage: pathprof [-h] [--version] COMMAND ...")
+    assert err.endswith("pathprof: error: unrecognized arguments: --bogus\n")
+
+
 def _measure_demo(data: Path, *options: str) -> None:
     """Measure examples/demo/orders.py with `pathprof run` in a process of its own
     (in this process, its modules may already be imported from an earlier test)."""
@@ -137,6 +166,42 @@ def test_coverage_refuses_an_edge_profile(tmp_path: Path,
     _measure_demo(data, "--mode", "edge")
     assert main(["coverage", "--data-file", str(data)]) == ERR
     assert "needs a path profile" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_coverage_names_an_edge_profile_with_a_function_that_never_ran(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], output: str) -> None:
+    """A function that never ran has no edge counts: the file is still an edge
+    profile, said as such with the error status, not reported as nothing measured."""
+    (tmp_path / "m.py").write_text("def f(x):\n    if x:\n        return 1\n    return 2\n\n"
+                                   "def never():\n    return 0\n\nf(1)\n")
+    data = tmp_path / "edge.pathprof"
+    pathprof_cli(tmp_path, "run", "--mode", "edge", "--data-file", str(data),
+                 str(tmp_path / "m.py"))
+    assert main(["coverage", "--data-file", str(data), "--format", output,
+                 "--fail-under", "50"]) == ERR
+    captured = capsys.readouterr()
+    assert captured.err == ("pathprof: path coverage needs a path profile; this data file "
+                            "holds an edge profile (pathprof run --mode edge): measure "
+                            "again without --mode edge\n")
+    assert "No functions were measured" not in captured.out
+
+
+def test_nothing_measured_fails_a_threshold_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A data file with no function (a source that matched nothing): its 0 of 0
+    paths are 100% covered, which met any --fail-under; now the check fails, saying
+    why. Without a threshold the report says nothing was measured, with status 0."""
+    (tmp_path / "m.py").write_text("import json\n")
+    pathprof_cli(tmp_path, "run", "--source", "nosuch", "--data-file", "d", "m.py")
+    monkeypatch.chdir(tmp_path)
+    assert main(["coverage", "--data-file", "d"]) == OK
+    assert "No functions were measured." in capsys.readouterr().out
+    for command in (["coverage"], ["lcov", "-o", "-"], ["xml", "-o", "-"]):
+        assert main([*command, "--data-file", "d", "--fail-under", "10"]) == CHECK_FAILED
+        assert capsys.readouterr().err == ("pathprof: nothing was measured: no total basis "
+                                           "path coverage to meet --fail-under 10\n")
 
 
 def test_instrument_fills_the_cache_and_lists_what_it_cannot(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -9,11 +11,13 @@ import pytest
 from pathprof.config import (
     CACHE_DIR_VARIABLE,
     CacheDir,
+    Config,
     cache_dir,
     configured_cache_dir,
     read_config,
 )
 from pathprof.exceptions import ConfigError
+from pathprof.report.session import REPORT_KINDS, report_kind
 
 
 def test_pyproject_table_with_the_flag_names(tmp_path: Path) -> None:
@@ -97,3 +101,46 @@ def test_which_cache_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert cache_dir() == CacheDir(str(project / "src" / "from-variable"), True)
     assert configured_cache_dir(config, "from-flag") == "from-flag"
     assert cache_dir("from-flag") == CacheDir(str(project / "src" / "from-flag"), True)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _table_rows(page: str) -> dict[str, str]:
+    """The rows of a Markdown table whose first cell names keys: key -> row."""
+    rows = {}
+    for line in page.splitlines():
+        if line.startswith("| `"):
+            first = line.split("|")[1]
+            for key in re.findall(r"`([a-z_]+)`", first):
+                rows[key] = line
+    return rows
+
+
+def test_the_configuration_page_documents_every_key_and_report_kind() -> None:
+    """docs/configuration.md against pathprof.config: a row per key the files take,
+    and every --pathprof-report kind (lcov and xml were missing)."""
+    rows = _table_rows((ROOT / "docs" / "configuration.md").read_text())
+    keys = {f.name for f in dataclasses.fields(Config)} - {"path"}
+    assert set(rows) == keys
+    for kind in REPORT_KINDS:
+        assert f"`{kind}" in rows["report"], kind
+    assert "`lcov[:FILE]`" in rows["report"]
+    assert "`xml[:FILE]`" in rows["report"]
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/configuration.md"])
+def test_the_documented_examples_are_valid_configurations(tmp_path: Path, page: str
+                                                          ) -> None:
+    """Every ``[tool.pathprof]`` example reads without error, and its reports are
+    ones pytest --pathprof takes."""
+    text = (ROOT / page).read_text()
+    examples = [block for block in re.findall(r"```toml\n(.*?)```", text, re.S)
+                if "[tool.pathprof]" in block]
+    assert examples
+    for example in examples:
+        (tmp_path / "pyproject.toml").write_text(example)
+        config = read_config(str(tmp_path))
+        assert config.source, example
+        for report in config.report:
+            assert report_kind(report) == report

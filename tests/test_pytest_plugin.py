@@ -365,3 +365,131 @@ def test_functions_stop_counting_once_their_basis_is_full(tmp_path: Path) -> Non
                       "--pathprof-stop-counting=basis")
     assert wrong.returncode == 4
     assert "needs every run of every path" in wrong.stderr
+
+
+@pytest.mark.parametrize("report", ["html:a_file/htmlpathprof", "json:a_file/cov.json",
+                                    "lcov:a_file/coverage.lcov", "xml:a_file/coverage.xml"])
+def test_a_report_that_cannot_be_written_fails_the_session(project: Path, report: str
+                                                           ) -> None:
+    """Exit status 3 (pytest's INTERNAL_ERROR): not 0, as if the report were there,
+    nor 1, a failed test or threshold; the other reports are still written."""
+    (project / "a_file").write_text("a regular file, not a directory\n")
+    done = pytest_in(project, "--pathprof", f"--pathprof-report={report}",
+                     "--pathprof-report=json:cov.json")
+    assert done.returncode == 3, done.stdout + done.stderr
+    kind, _colon, destination = report.partition(":")
+    assert (f"pathprof: the {kind} report was not written to {destination}: Not a directory"
+            in done.stdout)
+    assert "pathprof: wrote cov.json" in done.stdout
+    assert (project / "cov.json").is_file()
+    assert "5 passed" in done.stdout
+
+
+def test_failed_tests_keep_their_status_when_a_report_cannot_be_written(project: Path
+                                                                        ) -> None:
+    (project / "tests" / "test_fails.py").write_text("def test_wrong():\n    assert False\n")
+    done = pytest_in(project, "--pathprof", "--pathprof-report=html:/dev/null/html")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "pathprof: the html report was not written to /dev/null/html" in done.stdout
+    assert "1 failed, 5 passed" in done.stdout
+
+
+def test_an_edge_profile_in_the_data_file_is_named_and_fails_the_session(project: Path
+                                                                         ) -> None:
+    """A session appended to a data file of ``pathprof run --mode edge`` (its run is
+    saved aside): the report says the file holds an edge profile, not that nothing
+    was measured, and the session fails with pathprof's error status."""
+    (project / "main.py").write_text("from inventory.stock import reserve\n\n"
+                                     "reserve({'bolt': 5}, 'bolt', 2)\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PATHPROF_"))}
+    subprocess.run([sys.executable, "-m", "pathprof", "run", "--mode", "edge", "main.py"],
+                   cwd=project, env=env, check=True, timeout=300)
+    done = pytest_in(project, "--pathprof", "--pathprof-append")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert ("pathprof: no path coverage of .pathprof: path coverage needs a path profile; "
+            "this data file holds an edge profile (pathprof run --mode edge)") in done.stdout
+    assert "No functions were measured" not in done.stdout
+    assert "holds edge-mode data: a path-mode run cannot be added to it" in done.stderr
+
+
+UNMATCHED = ("pathprof: source {!r} matched no module or file imported during the session: "
+             "nothing of it was measured")
+
+
+def test_a_misspelt_source_is_named_and_nothing_measured_is_said_with_the_source(
+        project: Path) -> None:
+    """As ``pathprof run`` names a source that matched nothing (here in the summary,
+    once, not on stderr); when nothing at all was measured the summary says so with
+    the source in effect and where it came from, and a threshold fails (0 of 0 paths
+    would pass any), as pytest-cov's does; without one the tests' status stands."""
+    done = pytest_in(project, "--pathprof=inventroy")
+    assert done.returncode == 0, done.stdout + done.stderr
+    section = done.stdout.split("pathprof: path coverage")[1]
+    assert UNMATCHED.format("inventroy") in section
+    assert "pathprof: No functions were measured; source: inventroy (--pathprof)." in section
+    assert "name the code the tests import with --pathprof=DIR|PACKAGE" in section
+    assert "matched no module" not in done.stderr
+    assert "TOTAL" not in section
+    threshold = pytest_in(project, "--pathprof=inventroy", "--pathprof-fail-under=10")
+    assert threshold.returncode == 1, threshold.stdout + threshold.stderr
+    assert ("FAIL: nothing was measured: no total basis path coverage to meet "
+            "--pathprof-fail-under 10") in threshold.stdout
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('source = ["inventory"]',
+                                                       'source = ["inventroy"]'))
+    configured = pytest_in(project, "--pathprof")
+    assert ("pathprof: No functions were measured; source: inventroy (source in "
+            "pyproject.toml).") in configured.stdout
+
+
+def test_only_the_sources_that_matched_nothing_are_named(project: Path) -> None:
+    done = pytest_in(project, "--pathprof=inventory", "--pathprof=nosuch")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert UNMATCHED.format("nosuch") in done.stdout
+    assert UNMATCHED.format("inventory") not in done.stdout
+    assert "No functions were measured" not in done.stdout
+    assert "TOTAL" in done.stdout
+
+
+def test_xdist_workers_tell_which_sources_matched_nothing(project: Path) -> None:
+    """The controller imports none of the tests' modules: a source counts as matched
+    when a worker imported it."""
+    pytest.importorskip("xdist")
+    done = pytest_in(project, "-n", "2", "--pathprof=inventory", "--pathprof=nosuch")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert UNMATCHED.format("nosuch") in done.stdout
+    assert UNMATCHED.format("inventory") not in done.stdout
+    assert "TOTAL" in done.stdout
+
+
+def test_nothing_measured_from_the_default_source_names_the_directory(tmp_path: Path
+                                                                      ) -> None:
+    """The code under test lies outside the current directory, the default source."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "mod.py").write_text("def f(x):\n    return x\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\npythonpath = ["../lib"]\n')
+    (project / "test_mod.py").write_text("from mod import f\n\ndef test_f():\n"
+                                         "    assert f(1) == 1\n")
+    done = pytest_in(project, "--pathprof")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (f"pathprof: No functions were measured; source: the current directory, "
+            f"{project.resolve()} (the default).") in done.stdout
+    assert "matched no module" not in done.stdout + done.stderr
+
+
+def test_an_empty_report_option_leaves_no_empty_section(project: Path) -> None:
+    """``--pathprof-report=`` reports nothing: no section header over nothing. What
+    must still be said (a source that matched nothing) keeps the section."""
+    none = pytest_in(project, "--pathprof", "--pathprof-report=")
+    assert none.returncode == 0, none.stdout + none.stderr
+    assert "pathprof: " not in none.stdout
+    assert "5 passed" in none.stdout
+    assert pathprof.load(str(project / ".pathprof")).functions  # measured all the same
+    said = pytest_in(project, "--pathprof=inventory", "--pathprof=nosuch",
+                     "--pathprof-report=")
+    section = said.stdout.split("pathprof: path coverage")[1]
+    assert section.splitlines()[1] == UNMATCHED.format("nosuch")  # under the header
+    assert "TOTAL" not in section

@@ -82,3 +82,86 @@ def test_the_pytest_summary_keeps_names_whole_in_a_log(tmp_path: Path) -> None:
     per_file = _run(project, "-m", "pytest", "-p", "no:cacheprovider", "-q",
                     "--pathprof=a_rather_long_package_name").stdout
     assert any(row.startswith(f"{FILE} ") for row in per_file.splitlines())
+
+
+#: Two functions that stop counting (pytest's default): the note that says so is
+#: longer than WIDE, 200 columns, and "2 functions" put its break at 200 mid-sentence
+STOPPING = '''def two(a, b):
+    n = 0
+    if a:
+        n += 1
+    if b:
+        n += 2
+    return n
+
+
+def pair(a, b):
+    if a:
+        a = [a]
+    if b:
+        b = [b]
+    return a, b
+'''
+STOPPING_TEST = '''import stopping
+
+
+def test_all():
+    # 3 of 4 paths each: their basis (3) is full, so they stop counting, and their
+    # paths run are a lower bound
+    assert [stopping.two(a, b) for a, b in ((1, 1), (1, 0), (0, 1))] == [3, 1, 2]
+    assert stopping.pair(1, 0) == ([1], 0)
+    assert stopping.pair(0, 1) == (0, [1])
+    assert stopping.pair(1, 1) == ([1], [1])
+'''
+#: How the notes under the coverage table start and end
+NOTES = (("Basis: linearly independent paths", "see docs/commands/coverage.md."),
+         ("Paths possible are the acyclic paths", "100% may be out of reach."),
+         ("≥ ≤: 2 functions stopped counting", "lines and branches are exact."))
+
+
+def _stopping_project(tmp_path: Path) -> Path:
+    (tmp_path / "stopping.py").write_text(STOPPING)
+    (tmp_path / "test_stopping.py").write_text(STOPPING_TEST)
+    return tmp_path
+
+
+def _notes(text: str) -> list[list[str]]:
+    """The lines each note under the coverage table takes, in order."""
+    lines = text.splitlines()
+    found = []
+    for first, last in NOTES:
+        start = next(i for i, line in enumerate(lines) if line.startswith(first))
+        end = next(i for i in range(start, len(lines)) if lines[i].rstrip().endswith(last))
+        found.append(lines[start:end + 1])
+    return found
+
+
+def test_the_notes_are_whole_sentences_in_a_log(tmp_path: Path) -> None:
+    """In a log (no terminal, no COLUMNS) each note under the table is one line, in
+    the pytest summary and from ``pathprof coverage``: the log's window wraps it,
+    where a break at column 200 fell mid-sentence ("... are not" / "known. Basis ...")."""
+    project = _stopping_project(tmp_path)
+    session = _run(project, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                   "--pathprof=stopping").stdout
+    command = _run(project, "-m", "pathprof", "coverage").stdout
+    for out in (session, command):
+        notes = _notes(out)
+        assert [len(lines) for lines in notes] == [1, 1, 1], notes
+        assert "the paths it ran after that are not known. Basis figures" in notes[2][0]
+
+
+def test_the_notes_wrap_at_word_boundaries_on_a_terminal(tmp_path: Path) -> None:
+    """With a terminal's width (COLUMNS) the notes fit it, broken between words only:
+    rejoined, each is the sentence the log shows on one line."""
+    project = _stopping_project(tmp_path)
+    args = ("-m", "pytest", "-p", "no:cacheprovider", "-q", "--pathprof=stopping")
+    whole = [lines[0] for lines in _notes(_run(project, *args).stdout)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PATHPROF_", "PYTEST_"))}
+    narrow = subprocess.run([sys.executable, *args], cwd=project, capture_output=True,
+                            env={**env, "COLUMNS": "72"}, text=True, timeout=300)
+    assert narrow.returncode == 0, narrow.stdout + narrow.stderr
+    wrapped = _notes(narrow.stdout)
+    for lines, sentence in zip(wrapped, whole, strict=True):
+        assert len(lines) > 1
+        assert all(len(line) <= 72 for line in lines)
+        assert " ".join(line.strip() for line in lines) == sentence

@@ -139,7 +139,11 @@ def xdist_data_files(data_file: str, run: str) -> list[str]:
 def coverage(measurement: Any, rules: Any = None, source_files: Sequence[str] = ()) -> Any:
     """Path and basis path coverage (:class:`~pathprof.analysis.pathcoverage.PathCoverage`)
     less what ``rules`` exclude (default: the configuration's, :func:`exclusion_rules`),
-    with the functions of ``source_files`` no measured function comes from at 0%."""
+    with the functions of ``source_files`` no measured function comes from at 0%.
+
+    A measurement that holds functions, none of them measured in path mode (``pathprof
+    run --mode edge``), raises :class:`PathprofError` saying so
+    (:func:`~pathprof.analysis.pathcoverage.path_coverage`)."""
     from pathprof.analysis.pathcoverage import path_coverage
 
     if rules is None:

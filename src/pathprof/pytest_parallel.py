@@ -34,8 +34,6 @@ from typing import Any
 
 import pytest
 
-from pathprof.report.console import WIDE
-
 __all__ = ["ParallelSession"]
 
 #: options that make pytest show something instead of running a session
@@ -49,7 +47,7 @@ class ParallelSession:
 
     def __init__(self, options: argparse.Namespace) -> None:
         from pathprof import api
-        from pathprof.report.session import CoverageReports, session_settings
+        from pathprof.report.session import CoverageReports, session_settings, source_in_effect
 
         config, sources, data_file, reports, fail_under = session_settings(options)
         self.copies: int = options.pathprof_parallel
@@ -58,7 +56,8 @@ class ParallelSession:
         self.selection = api.selection(sources, config.include, config.omit, [os.getcwd()])
         self.metric = config.metric
         self.append = bool(options.pathprof_append)
-        self.results = CoverageReports(data_file, reports, fail_under, sources)
+        self.results = CoverageReports(data_file, reports, fail_under,
+                                       source_in_effect(options, config), sources)
 
     def pytest_cmdline_main(self, config: pytest.Config) -> int | None:
         if any(getattr(config.option, name, False) for name in _INFORMATIONAL):
@@ -80,9 +79,7 @@ class ParallelSession:
         self._show(config, result)
         status = result.returncode
         status = 128 - status if status < 0 else status
-        if self.results.failed_under and status == pytest.ExitCode.OK:
-            status = pytest.ExitCode.TESTS_FAILED
-        return status
+        return self.results.exit_status(status)
 
     def _show(self, config: pytest.Config, result: Any) -> None:
         from _pytest.config import create_terminal_writer
@@ -93,9 +90,9 @@ class ParallelSession:
         writer.sep("-", "pathprof: path coverage")
         for line in parallel_summary(result, self.results.data_file):
             writer.line(f"pathprof: {line}", red=not result.exact, bold=not result.exact)
-        width = writer.fullwidth
+        width: int | None = writer.fullwidth
         if not sys.stdout.isatty() and not os.environ.get("COLUMNS"):
-            width = WIDE  # a CI log: names and locations whole
+            width = None  # a CI log: not fitted to 80 columns (CoverageReports.show)
         self.results.show(writer.line, writer.write, width, writer.hasmarkup)
         writer.flush()
 

@@ -25,14 +25,20 @@ from typing import Any
 
 import pytest
 
-from pathprof.report.console import WIDE
-from pathprof.report.session import CoverageReports, report_kind, session_settings
+from pathprof.report.session import (
+    CoverageReports,
+    report_kind,
+    session_settings,
+    source_in_effect,
+)
 
 __all__ = ["EventsFixture", "PathprofPlugin", "pathprof_events"]
 
 #: Set by the controlling pytest process; inherited by xdist workers.
 TOKEN_VARIABLE = "PATHPROF_PYTEST_TOKEN"
 CONTEXTS = ("test",)
+#: The key of an xdist worker's output that lists its sources that matched nothing
+UNMATCHED = "pathprof_unmatched"
 #: When a function stops counting (:data:`pathprof.measure.stopping.WHEN`)
 STOP_COUNTING = ("never", "basis", "paths")
 
@@ -220,7 +226,10 @@ class PathprofPlugin:
         self.in_copy = copy is not None
         if copy is not None and copy.data_file:
             self.data_file = copy.data_file
-        self.results = CoverageReports(self.data_file, reports, fail_under, sources)
+        self.results = CoverageReports(self.data_file, reports, fail_under,
+                                       source_in_effect(options, config), sources)
+        #: each xdist worker's sources that matched nothing (:meth:`pytest_testnodedown`)
+        self.unmatched_in_workers: list[list[str]] = []
         self.context = options.pathprof_context or config.context
         self.worker = os.environ.get("PYTEST_XDIST_WORKER")
         #: said under the coverage table (pytest captures standard error meanwhile)
@@ -240,7 +249,9 @@ class PathprofPlugin:
                                      append=(bool(options.pathprof_append)
                                              and self.worker is None and not self.in_copy),
                                      stop_counting=self._stop_counting(options, config),
-                                     cache_dir=configured_cache_dir(config))
+                                     cache_dir=configured_cache_dir(config),
+                                     # said in the summary (a copy reports nothing)
+                                     warn_unmatched=self.in_copy)
 
     def _stop_counting(self, options: argparse.Namespace, config: Any) -> str:
         """When functions stop counting: coverage needs to know whether each path
@@ -289,29 +300,44 @@ class PathprofPlugin:
         self.profiler.stop()
         self.profiler.save()
         if self.worker is not None:
+            # for the controller, which imports no test's modules (as pytest-cov hands
+            # its data over); xdist sends it once this hook is done
+            output = getattr(session.config, "workeroutput", None)
+            if output is not None:
+                output[UNMATCHED] = self.profiler.unmatched()
             return
+        self.results.unmatched = [entry for entry in self.profiler.unmatched()
+                                  if all(entry in w for w in self.unmatched_in_workers)]
         workers = api.xdist_data_files(self.data_file, self.token)
         if workers:
             try:
                 api.combine(self.data_file, workers)
             except PathprofError as err:
                 self.results.problems.append(str(err))
-                return
         if self.in_copy:
             return
-        self.results.produce()
-        if self.results.failed_under and session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if not self.results.problems:
+            self.results.produce()
+        session.exitstatus = self.results.exit_status(session.exitstatus)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """An xdist worker is done: keep the sources that matched nothing in it."""
+        output = getattr(node, "workeroutput", None) or {}
+        if UNMATCHED in output:
+            self.unmatched_in_workers.append(list(output[UNMATCHED]))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.worker is not None or self.in_copy:
             return
+        if not (self.results.has_output() or self.notes):
+            return  # --pathprof-report= and nothing to say
         terminalreporter.write_sep("-", "pathprof: path coverage")
-        width = 100
+        width: int | None = 100
         with contextlib.suppress(AttributeError):
             width = terminalreporter._tw.fullwidth
         if not getattr(terminalreporter, "isatty", True) and not os.environ.get("COLUMNS"):
-            width = WIDE  # a CI log: names and locations whole, not fitted to 80 columns
+            width = None  # a CI log: not fitted to 80 columns (CoverageReports.show)
         markup = bool(getattr(terminalreporter, "hasmarkup", False))
         self.results.show(terminalreporter.write_line, terminalreporter.write, width, markup)
         for note in self.notes:

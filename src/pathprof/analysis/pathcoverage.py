@@ -280,10 +280,12 @@ def path_coverage(measurement: Measurement, rules: ExclusionRules | None = None,
     A function measured in several versions of its source (different source
     hashes, e.g. data files combined across an edit) appears once per version.
     """
-    if measurement.functions and all(fn.edges and not fn.counts
-                                     for fn in measurement.functions):
-        raise PathprofError("path coverage needs a path profile; this data file holds "
-                            "an edge profile (run without --mode edge)")
+    # told by the mode each function was measured in: one that never ran has no edge
+    # counts either, so the counts cannot tell an edge profile
+    if measurement.functions and all(fn.meta.mode != "path" for fn in measurement.functions):
+        raise PathprofError("path coverage needs a path profile; this data file holds an "
+                            "edge profile (pathprof run --mode edge): measure again "
+                            "without --mode edge")
     rules = ExclusionRules() if rules is None else rules
     by_file: dict[str, list[FunctionProfile]] = {}
     for fn in measurement.functions:

@@ -37,7 +37,8 @@ _COMMANDS = (reports.add_plan, program.add_run, program.add_count, program.add_h
              datafile.add_erase)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The top-level parser, and each command's by name."""
     parser = argparse.ArgumentParser(
         prog="pathprof",
         description="Exact acyclic path profiles (Ball-Larus) for Python programs.",
@@ -46,12 +47,34 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in _COMMANDS:
         add(commands)
-    return parser
+    return parser, dict(commands.choices)
+
+
+def _parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    """The top-level parser and the arguments, or a usage error (exit status
+    :data:`USAGE`) from the parser they went wrong in: an option a command does not
+    know is that command's error, shown with the command's usage (argparse would
+    hand it up to the top-level parser, whose usage names no option of the command)."""
+    parser, commands = _parser()
+    given = sys.argv[1:] if argv is None else list(argv)
+    args, unknown = parser.parse_known_args(given)
+    if unknown:
+        blamed = commands.get(args.command, parser)
+        if _before_command(unknown[0], args.command, given):
+            blamed = parser  # pathprof --bogus coverage
+        blamed.error(f"unrecognized arguments: {' '.join(unknown)}")
+    return parser, args
+
+
+def _before_command(argument: str, command: str | None, given: list[str]) -> bool:
+    """Whether ``argument`` came before the command's name on the command line."""
+    if command is None or command not in given or argument not in given:
+        return True
+    return given.index(argument) < given.index(command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    parser, args = _parse(argv)
     if args.command is None:
         parser.print_help()
         return USAGE

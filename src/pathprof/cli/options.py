@@ -120,11 +120,19 @@ def apply_config(args: argparse.Namespace) -> None:
         args.fail_under = Threshold.choose("--fail-under", args.fail_under, config)
 
 
-def fail_under_status(percent: float, fail_under: Threshold | None) -> int:
+def fail_under_status(percent: float, fail_under: Threshold | None, *,
+                      measured: bool = True) -> int:
     """Exit status for ``--fail-under``: :data:`CHECK_FAILED` (3) when the
-    total basis path coverage is below the threshold, with a message on stderr naming
-    the setting it came from; otherwise 0."""
-    if fail_under is None or percent >= fail_under.percent:
+    total basis path coverage is below the threshold, or nothing was measured (whose
+    0 of 0 paths would meet any threshold; coverage.py has no data to report then),
+    with a message on stderr naming the setting it came from; otherwise 0."""
+    if fail_under is None:
+        return OK
+    if not measured:
+        print("pathprof: nothing was measured: no total basis path coverage to meet "
+              f"{fail_under.setting}", file=sys.stderr)
+        return CHECK_FAILED
+    if percent >= fail_under.percent:
         return OK
     print(f"pathprof: total basis path coverage {percent:.2f}% is below "
           f"{fail_under.setting}", file=sys.stderr)

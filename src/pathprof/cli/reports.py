@@ -159,7 +159,7 @@ def command_coverage(args: argparse.Namespace) -> int:
             api.render("coverage", found, output, show_missing=args.show_missing,
                        missed_per_function=5 if args.missed is None else args.missed,
                        skip_covered=args.skip_covered, sort=args.sort)
-    return fail_under_status(found.basis.percent, args.fail_under)
+    return fail_under_status(found.basis.percent, args.fail_under, measured=bool(found.files))
 
 
 def add_html(commands: Any) -> None:
@@ -224,7 +224,8 @@ def command_export(args: argparse.Namespace) -> int:
     for file, versions in coverage.older_versions:
         print(f"pathprof: {os.path.relpath(file)} was measured in {versions + 1} versions "
               "of its source; only one is exported", file=sys.stderr)
-    return fail_under_status(coverage.basis_rate.percent, args.fail_under)
+    return fail_under_status(coverage.basis_rate.percent, args.fail_under,
+                             measured=bool(coverage.files))
 
 
 def add_diff(commands: Any) -> None:

@@ -76,7 +76,9 @@ class Profiler:
     ``cache_dir`` is where instrumented code is cached outside ``__pycache__``
     (:func:`pathprof.config.cache_dir`: by default ``PATHPROF_CACHE_DIR``, else
     ``.pathprof_cache`` beside the configuration file; a directory given, or that
-    variable, is always used).
+    variable, is always used). A ``source`` entry that matched nothing imported is
+    named on stderr when the profiler stops, unless ``warn_unmatched`` is false (the
+    pytest plugin names it in its summary instead: :meth:`unmatched`).
     """
 
     def __init__(self, *, data_file: str = DEFAULT_DATA_FILE, source: Sequence[str] = (),
@@ -84,7 +86,8 @@ class Profiler:
                  default_dirs: Sequence[str] | None = None, mode: str = "path",
                  metric: str | None = None, append: bool = False, cache: bool = True,
                  argv: Sequence[str] | None = None, stop_counting: str = "never",
-                 cache_dir: str | CacheDir | None = None) -> None:
+                 cache_dir: str | CacheDir | None = None, warn_unmatched: bool = True
+                 ) -> None:
         require_gil()
         if mode not in MODES:
             raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -118,6 +121,7 @@ class Profiler:
         self.calls: dict[str, int] = {}
         self.selection = Selection(source, include, omit,
                                    [os.getcwd()] if default_dirs is None else default_dirs)
+        self.warn_unmatched = warn_unmatched
         self.hook = ImportHook(self.selection, self.options)
         self.append = append
         self.argv = list(sys.argv if argv is None else argv)
@@ -175,13 +179,18 @@ class Profiler:
             self._stopping.stop()
         if self._started:
             self._hold(self._take(include_unrun=False))  # counted while running: ours
-            for entry in self.selection.unmatched():
+            for entry in self.unmatched() if self.warn_unmatched else ():
                 warn(f"source {entry!r} matched no module or file imported while "
                      "measuring: nothing of it was measured")
         self._started = False
         if _active is self:
             _active = None
             runtime.set_hooks(after_fork_in_child=None)
+
+    def unmatched(self) -> list[str]:
+        """The ``source`` entries, as given, that no module or file imported while
+        measuring fell under: nothing of them was measured."""
+        return self.selection.unmatched()
 
     def __enter__(self) -> Profiler:
         return self.start()

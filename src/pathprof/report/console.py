@@ -4,7 +4,9 @@ On a terminal, rich fits a report to the window. Anywhere else -- a CI log, a pi
 a file (``-o``) -- nobody resizes the window, and a log is read, not fitted to a
 screen: the console is :data:`WIDE` columns wide unless ``COLUMNS`` says otherwise,
 so names, locations and labels come out whole (tables still take only the room they
-need, and a column that must wrap folds its text: it never cuts it).
+need, and a column that must wrap folds its text: it never cuts it); lines of text (a
+headline, the notes under a table) are not wrapped there at all: the window the log is
+read in wraps them, where a break at column 200 would fall mid-sentence.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ def report_console(file: IO[str] | None = None, *, stderr: bool = False) -> Any:
         terminal = target.isatty()
     except (AttributeError, ValueError):
         terminal = False
-    width = None if terminal or os.environ.get("COLUMNS") else WIDE
-    return Console(file=file, stderr=stderr, width=width)
+    log = not terminal and not os.environ.get("COLUMNS")
+    return Console(file=file, stderr=stderr, width=WIDE if log else None, soft_wrap=log)
 
 
 def console_for(out: Any) -> Any:

@@ -1,6 +1,8 @@
 """What the end of a measured test session shows (``pytest --pathprof``): path
 coverage of the data file, the report files asked for, the check of basis path
-coverage against ``--pathprof-fail-under`` (or ``fail_under`` in the configuration).
+coverage against ``--pathprof-fail-under`` (or ``fail_under`` in the configuration),
+sources that matched nothing and what pathprof could not do, and the exit status
+they make.
 Shared by the plugin's session and by a parallel one (:mod:`pathprof.pytest_parallel`)."""
 
 from __future__ import annotations
@@ -13,9 +15,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pathprof.config import Threshold
 
-__all__ = ["REPORT_KINDS", "CoverageReports", "report_kind", "session_settings"]
+__all__ = ["REPORT_KINDS", "CoverageReports", "report_kind", "session_settings",
+           "source_in_effect"]
 
 REPORT_KINDS = ("term", "term-missing", "html", "json", "lcov", "xml")
+#: Where the html and json reports go unless ``KIND:DESTINATION`` says (lcov and xml:
+#: :data:`pathprof.api.EXPORTS`)
+_DESTINATIONS = {"html": "htmlpathprof", "json": "pathprof.json"}
 
 
 def report_kind(text: str) -> str:
@@ -37,21 +43,26 @@ def report_kind(text: str) -> str:
     return text
 
 
-
 class CoverageReports:
     """Path coverage of a data file, the report files asked for, and the check of
     basis path coverage against the threshold: what the end of a measured session
-    shows."""
+    shows, and the exit status it makes (:meth:`exit_status`)."""
 
     def __init__(self, data_file: str, reports: list[str], fail_under: Threshold | None,
-                 sources: list[str] | None = None) -> None:
+                 source: str = "the default source", sources: list[str] | None = None
+                 ) -> None:
         self.data_file = data_file
+        #: the source in effect, as :func:`source_in_effect` describes it
+        self.source = source
+        #: the ``source`` entries, as given, that matched no module imported in the session
+        self.unmatched: list[str] = []
         #: the sources measured: their files never imported count at 0%
         self.sources = sources or []
         self.reports = reports
         self.fail_under = fail_under
         self.coverage: Any = None
         self.failed_under: str | None = None
+        #: what pathprof could not do: read the data file, write a report asked for
         self.problems: list[str] = []
         self.written: list[str] = []
 
@@ -61,23 +72,71 @@ class CoverageReports:
 
         try:
             self.coverage = self._coverage()
-            for report in self.reports:
-                if report.startswith("json"):
-                    self._write_json(report.partition(":")[2] or "pathprof.json")
-                elif report.startswith("html"):
-                    self._write_html(report.partition(":")[2] or "htmlpathprof")
-                elif report.startswith(("lcov", "xml")):
-                    self._write_export(report)
         except PathprofError as err:
-            self.problems.append(str(err))
+            self.problems.append(f"no path coverage of {os.path.relpath(self.data_file)}: "
+                                 f"{err}")
             return
-        except OSError as err:
-            self.problems.append(f"cannot write a report: {err}")
-        if (self.coverage is not None and self.fail_under is not None
-                and self.coverage.basis.percent < self.fail_under.percent):
-            self.failed_under = (f"total basis path coverage "
-                                 f"{self.coverage.basis.percent:.2f}% is below "
-                                 f"{self.fail_under.setting}")
+        for report in self.reports:
+            self._write(report)
+        self.failed_under = self._below_threshold()
+
+    @property
+    def nothing_measured(self) -> bool:
+        """The data file was read and holds no function measured in path mode."""
+        return self.coverage is not None and not self.coverage.files
+
+    def _below_threshold(self) -> str | None:
+        """What fails the threshold, if one is set and something does: coverage below
+        it, or nothing measured (whose 0 of 0 paths would otherwise pass any
+        threshold; pytest-cov fails it too)."""
+        if self.fail_under is None:
+            return None
+        if self.nothing_measured:
+            return ("nothing was measured: no total basis path coverage to meet "
+                    f"{self.fail_under.setting}")
+        percent = self.coverage.basis.percent
+        if percent >= self.fail_under.percent:
+            return None
+        return f"total basis path coverage {percent:.2f}% is below {self.fail_under.setting}"
+
+    def exit_status(self, status: int) -> int:
+        """The session's exit status, given pytest's (docs/exit-status.md): a session
+        whose tests passed fails with 3 (pytest's INTERNAL_ERROR) when pathprof could
+        not do what was asked (read the data file, write a report), else with 1
+        (TESTS_FAILED, as pytest-cov's threshold) when the threshold failed (coverage
+        below it, or nothing measured); any other status is kept (failed tests are
+        told first). Nothing measured without a threshold keeps the status: the
+        summary says it."""
+        import pytest
+
+        if status != pytest.ExitCode.OK:
+            return status
+        if self.problems:
+            return pytest.ExitCode.INTERNAL_ERROR
+        if self.failed_under:
+            return pytest.ExitCode.TESTS_FAILED
+        return status
+
+    def _write(self, report: str) -> None:
+        """Write one report file (``term`` reports are shown, not written); a report
+        that cannot be written is a problem that names it and says why."""
+        from pathprof import api
+        from pathprof.exceptions import PathprofError
+
+        kind, _colon, destination = report.partition(":")
+        if kind.startswith("term"):
+            return
+        destination = destination or {**_DESTINATIONS, **api.EXPORTS}[kind]
+        try:
+            if kind == "json":
+                self._write_json(destination)
+            elif kind == "html":
+                self._write_html(destination)
+            else:
+                self._write_export(kind, destination)
+        except (OSError, PathprofError) as err:
+            self.problems.append(f"the {kind} report was not written to {destination}: "
+                                 f"{_reason(err)}")
 
     def _coverage(self) -> Any:
         """Path coverage of the data file, less the configuration's exclusions, with the
@@ -96,11 +155,9 @@ class CoverageReports:
             api.render("coverage-json", self.coverage, f)
         self.written.append(path)
 
-    def _write_export(self, report: str) -> None:
+    def _write_export(self, kind: str, path: str) -> None:
         from pathprof import api
 
-        kind, _colon, path = report.partition(":")
-        path = path or api.EXPORTS[kind]
         api.export(kind, api.load(self.data_file), path)
         self.written.append(path)
 
@@ -110,14 +167,37 @@ class CoverageReports:
         index = api.render("html", api.load(self.data_file), directory)
         self.written.append(index)
 
-    def show(self, write_line: Any, write: Any, width: int, markup: bool) -> None:
-        """The terminal part: problems, the table (``term``/``term-missing``), the
-        files written, a failed threshold."""
+    def has_output(self) -> bool:
+        """Whether :meth:`show` shows anything (``--pathprof-report=`` with nothing to
+        say shows nothing, not even the section's header)."""
+        terms = self.coverage is not None and any(r.startswith("term") for r in self.reports)
+        return bool(self.problems or self.unmatched or self.nothing_measured or terms
+                    or self.written or self.failed_under)
+
+    def show(self, write_line: Any, write: Any, width: int | None, markup: bool) -> None:
+        """The terminal part: problems, sources that matched nothing, the table
+        (``term``/``term-missing``) or that nothing was measured, the files written,
+        a failed threshold. ``width`` is the terminal's; None for a log (not a
+        terminal, no ``COLUMNS``), which its reader's window wraps: the table is
+        then laid out in :data:`~pathprof.report.console.WIDE` columns, so names come
+        out whole, and the lines of text under it (the headline, the notes, the
+        missed paths) are not wrapped at all, so none breaks mid-sentence at an
+        arbitrary column."""
         for problem in self.problems:
             write_line(f"pathprof: {problem}", red=True)
+        for entry in self.unmatched:
+            write_line(f"pathprof: source {entry!r} matched no module or file imported "
+                       "during the session: nothing of it was measured", yellow=True)
+        if self.nothing_measured:
+            write_line(f"pathprof: No functions were measured; source: {self.source}.",
+                       yellow=True, bold=True)
+            write_line("pathprof: the session imported no function of it: name the code "
+                       "the tests import with --pathprof=DIR|PACKAGE or source in "
+                       "[tool.pathprof] (the standard library and site-packages are "
+                       "measured only when named)")
         if self.coverage is not None:
             terms = [r.partition(":") for r in self.reports if r.startswith("term")]
-            if terms:
+            if terms and not self.nothing_measured:
                 missing = any(kind == "term-missing" for kind, _c, _o in terms)
                 skip_covered = any(option == "skip-covered" for _k, _c, option in terms)
                 write(self._render_term(missing, skip_covered, width, markup))
@@ -126,20 +206,41 @@ class CoverageReports:
         if self.failed_under:
             write_line(f"FAIL: {self.failed_under}", red=True, bold=True)
 
-    def _render_term(self, show_missing: bool, skip_covered: bool, width: int,
+    def _render_term(self, show_missing: bool, skip_covered: bool, width: int | None,
                      markup: bool) -> str:
         """``term``: a row per file; ``term-missing``: a row per function, and the
-        paths each one missed."""
+        paths each one missed (``width``: :meth:`show`'s)."""
         from rich.console import Console
 
         from pathprof import api
+        from pathprof.report.console import WIDE
 
         buffer = io.StringIO()
-        console = Console(file=buffer, width=width, force_terminal=markup,
-                          color_system="standard" if markup else None)
+        console = Console(file=buffer, width=width or WIDE, soft_wrap=width is None,
+                          force_terminal=markup, color_system="standard" if markup else None)
         api.render("coverage", self.coverage, console, show_missing=show_missing,
                         skip_covered=skip_covered, per_file=not show_missing)
         return buffer.getvalue()
+
+
+def _reason(err: Exception) -> str:
+    """Why a file could not be written, in a few words (the operating system's)."""
+    cause = err if isinstance(err, OSError) else err.__cause__
+    if isinstance(cause, OSError) and cause.strerror:
+        return cause.strerror
+    return str(err)
+
+
+def source_in_effect(options: argparse.Namespace, config: Any) -> str:
+    """The source a session measures, and where it was set, in words: what the
+    summary names when nothing was measured."""
+    given = [s for s in options.pathprof_source or () if s is not True]
+    if given:
+        return f"{', '.join(given)} (--pathprof)"
+    if config.source:
+        where = os.path.relpath(config.path) if config.path else "the configuration"
+        return f"{', '.join(config.source)} (source in {where})"
+    return f"the current directory, {os.getcwd()} (the default)"
 
 
 def session_settings(options: argparse.Namespace) -> tuple[Any, list[str], str, list[str],
