@@ -152,14 +152,16 @@ class FunctionCoverage:
         """What the source says of the function's tests (for paths that cannot run)."""
         return None if self.tree is None else function_facts(self.profile, self.tree)
 
-    def next_paths(self) -> NextPaths:
-        """The missed paths that would complete the basis (:mod:`pathprof.analysis.nextpaths`)."""
-        cached = self.__dict__.get("_next_paths")
-        if cached is None:
+    def next_paths(self, limit: int | None = None) -> NextPaths:
+        """The missed paths that would complete the basis (:mod:`pathprof.analysis.nextpaths`);
+        with ``limit``, the first ``limit`` of them, found sooner (the search stops
+        there): ``needed`` still counts every missing path, ``unfound`` only those the
+        search ran out of before the limit."""
+        cache: dict[int | None, NextPaths] = self.__dict__.setdefault("_next_paths", {})
+        if limit not in cache:
             space = self.space or path_space(numbering_of(self.profile.meta))
-            cached = self.__dict__["_next_paths"] = next_paths(self.profile, space,
-                                                               self.facts)
-        return cached
+            cache[limit] = next_paths(self.profile, space, self.facts, limit)
+        return cache[limit]
 
 
 @dataclass
