@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pathprof import api
 from pathprof.analysis.exclusions import DEFAULT_PATTERN, ExclusionRules, exclusions_of
 from pathprof.analysis.pathcoverage import path_coverage
 from pathprof.config import coverage_py_exclusions, read_config
@@ -217,8 +218,8 @@ def test_unimported_files_count_at_zero(tmp_path: Path) -> None:
     broken.write_text("def (:\n")
     empty = tmp_path / "empty.py"
     empty.write_text("X = 1\n")
-    coverage = path_coverage(Measurement(functions=fns), ExclusionRules(),
-                             [str(path), str(other), str(broken), str(empty)])
+    coverage = api.coverage(Measurement(functions=fns), ExclusionRules(),
+                            [str(path), str(other), str(broken), str(empty)])
     assert [f.file for f in coverage.unimported] == [str(other)]
     never = coverage.unimported[0]
     assert (never.totals.run, never.totals.possible, never.basis.run,
@@ -227,6 +228,24 @@ def test_unimported_files_count_at_zero(tmp_path: Path) -> None:
     assert "does not parse" in coverage.unparsed[0][1]
     measured = [f for f in coverage.files if f.imported]
     assert coverage.basis.possible == sum(f.basis.possible for f in measured) + 2
+    assert not coverage.notes
+
+
+def test_a_source_elsewhere_than_the_code_measured_is_not_counted(tmp_path: Path) -> None:
+    """``--source NAME`` can find a directory of that name here while the tests ran
+    the installed copy: then no file of the source was measured, and counting them
+    all at 0% would halve the figure for nothing. The report says so instead."""
+    path = write(tmp_path, COVERED)
+    fns = _measure(path, lambda m: m.pick(3))
+    elsewhere = tmp_path / "copy"
+    elsewhere.mkdir()
+    (elsewhere / "subject.py").write_text(path.read_text())
+    coverage = api.coverage(Measurement(functions=fns), ExclusionRules(),
+                            [str(elsewhere / "subject.py")])
+    assert not coverage.unimported
+    assert coverage.notes == [
+        "No file under the source (1) was measured (the code measured is elsewhere: "
+        "is the source the installed copy?), so none is counted at 0%."]
 
 
 def test_configuration_keys(tmp_path: Path) -> None:

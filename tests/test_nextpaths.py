@@ -19,7 +19,9 @@ from hypothesis import strategies as st
 from pathprof.analysis.decisions import decisions, path_brief
 from pathprof.analysis.feasibility import function_facts, infeasible
 from pathprof.analysis.nextpaths import SEARCH_BUDGET, complete_basis, next_paths
+from pathprof.analysis.pathcoverage import path_coverage
 from pathprof.analysis.pathspace import path_space
+from pathprof.data.measurement import Measurement
 from pathprof.data.profile import FunctionProfile, decode_paths, numbering_of
 from pathprof.graph import Cfg, number_paths, regenerate, to_dag
 
@@ -233,6 +235,21 @@ def test_a_test_written_from_each_suggestion_raises_the_basis_by_one(tmp_path: P
         done.append(number)
         assert oracle_rank(edge_vectors(numbering, done)) == before + 1
     assert oracle_rank(edge_vectors(numbering, done)) == found.dimension
+
+
+def test_a_limit_gives_the_first_of_a_functions_next_paths(tmp_path: Path) -> None:
+    """``FunctionCoverage.next_paths(limit)`` stops the search at ``limit`` paths: they
+    are the first of those found without one, and ``needed`` still counts all."""
+    path = write(tmp_path, CLASSIFY)
+    fns = profiles(path, lambda m: m.classify(1, 0, False))
+    (fn,) = path_coverage(Measurement(functions=list(fns.values()))).functions()
+    first_two = fn.next_paths(2)
+    whole = fn.next_paths()
+    assert (whole.needed, len(whole.paths), whole.unfound) == (4, 4, 0)
+    assert [p.key for p in first_two.paths] == [p.key for p in whole.paths[:2]]
+    assert (first_two.needed, first_two.unfound) == (4, 0)
+    assert fn.next_paths(2) is first_two
+    assert fn.next_paths() is whole
 
 
 NOT_PROVED = """\

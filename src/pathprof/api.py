@@ -150,7 +150,22 @@ def coverage(measurement: Any, rules: Any = None, source_files: Sequence[str] = 
         from pathprof.config import read_config
 
         rules = exclusion_rules(read_config())
-    return path_coverage(measurement, rules, source_files)
+    unmeasured: list[Any] = []
+    unparsed: list[tuple[str, str]] = []
+    notes: list[str] = []
+    if source_files:
+        from pathprof.measure.unmeasured import unmeasured_profiles
+
+        measured = {os.path.abspath(fn.file) for fn in measurement.functions}
+        if measured and not measured & {os.path.abspath(f) for f in source_files}:
+            # e.g. --source NAME found a directory of that name here, while the
+            # tests imported the installed copy: counting its files would be wrong
+            notes.append(f"No file under the source ({len(source_files):,}) was measured "
+                         "(the code measured is elsewhere: is the source the installed "
+                         "copy?), so none is counted at 0%.")
+        else:
+            unmeasured, unparsed = unmeasured_profiles(source_files, measured)
+    return path_coverage(measurement, rules, unmeasured, unparsed, notes)
 
 
 def exclusion_rules(config: Any, enabled: bool = True) -> Any:

@@ -30,7 +30,7 @@ What a team excluded (:mod:`pathprof.analysis.exclusions`: ``# pragma: no cover`
 function entirely, an excluded branch with its paths and dimensions
 (:mod:`pathprof.analysis.pathspace`); :class:`Excluded` says how much. Files under
 the configured source that were never imported count too, at 0% with their paths
-and dimensions from a parse (:mod:`pathprof.analysis.unmeasured`), as coverage.py
+and dimensions from a parse (:mod:`pathprof.measure.unmeasured`), as coverage.py
 reports them.
 """
 
@@ -163,14 +163,16 @@ class FunctionCoverage:
         """What the source says of the function's tests (for paths that cannot run)."""
         return None if self.tree is None else function_facts(self.profile, self.tree)
 
-    def next_paths(self) -> NextPaths:
-        """The missed paths that would complete the basis (:mod:`pathprof.analysis.nextpaths`)."""
-        cached = self.__dict__.get("_next_paths")
-        if cached is None:
+    def next_paths(self, limit: int | None = None) -> NextPaths:
+        """The missed paths that would complete the basis (:mod:`pathprof.analysis.nextpaths`);
+        with ``limit``, the first ``limit`` of them, found sooner (the search stops
+        there): ``needed`` still counts every missing path, ``unfound`` only those the
+        search ran out of before the limit."""
+        cache: dict[int | None, NextPaths] = self.__dict__.setdefault("_next_paths", {})
+        if limit not in cache:
             space = self.space or path_space(numbering_of(self.profile.meta))
-            cached = self.__dict__["_next_paths"] = next_paths(self.profile, space,
-                                                               self.facts)
-        return cached
+            cache[limit] = next_paths(self.profile, space, self.facts, limit)
+        return cache[limit]
 
 
 @dataclass
@@ -189,13 +191,15 @@ class PathCoverage:
     """Path coverage of a measurement: files in name order, functions in line order.
     ``basis`` is the headline (basis path coverage), ``totals`` paths run of possible;
     ``excluded`` what exclusions took out of them; ``unparsed`` files under the source
-    that were never imported and do not parse (left out, with why)."""
+    that were never imported and do not parse (left out, with why); ``notes`` what
+    else a report should say of what it counts."""
 
     files: list[FileCoverage]
     totals: CoverageTotals
     basis: CoverageTotals = field(default_factory=CoverageTotals)
     excluded: Excluded = field(default_factory=Excluded)
     unparsed: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def functions(self) -> list[FunctionCoverage]:
         return [fn for f in self.files for fn in f.functions]
@@ -272,10 +276,15 @@ def _excluded_function(fn: FunctionProfile, reason: str) -> Excluded:
 
 
 def path_coverage(measurement: Measurement, rules: ExclusionRules | None = None,
-                  source_files: Sequence[str] = ()) -> PathCoverage:
+                  unmeasured: Sequence[FunctionProfile] = (),
+                  unparsed: Sequence[tuple[str, str]] = (),
+                  notes: Sequence[str] = ()) -> PathCoverage:
     """Path coverage of every function in ``measurement`` (path mode data only), less
     what ``rules`` exclude (default: :class:`ExclusionRules`'s defaults), with the
-    files of ``source_files`` that no measured function comes from counted at 0%.
+    ``unmeasured`` profiles (of files under the source never imported,
+    :mod:`pathprof.measure.unmeasured`) counted at 0%; ``unparsed`` names the files
+    of the source that could not be read, with why, and ``notes`` what else the
+    report should say of what it counts.
 
     A function measured in several versions of its source (different source
     hashes, e.g. data files combined across an edit) appears once per version.
@@ -291,17 +300,11 @@ def path_coverage(measurement: Measurement, rules: ExclusionRules | None = None,
     for fn in measurement.functions:
         if fn.meta.mode == "path":
             by_file.setdefault(fn.file, []).append(fn)
-    unimported: set[str] = set()
-    unparsed: list[tuple[str, str]] = []
-    if source_files:
-        from pathprof.analysis.unmeasured import unmeasured_profiles
-
-        measured = {fn.file for fn in measurement.functions}
-        added, unparsed = unmeasured_profiles(source_files, measured)
-        for fn in added:
-            by_file.setdefault(fn.file, []).append(fn)
-        unimported = {fn.file for fn in added}  # files with no function left out
-    result = PathCoverage([], CoverageTotals(), CoverageTotals(), Excluded(), unparsed)
+    for fn in unmeasured:
+        by_file.setdefault(fn.file, []).append(fn)
+    unimported = {fn.file for fn in unmeasured}  # files with no function left out
+    result = PathCoverage([], CoverageTotals(), CoverageTotals(), Excluded(), list(unparsed),
+                          list(notes))
     for file in sorted(set(by_file) | unimported):
         result.files.append(_file_coverage(measurement, file, by_file.get(file, []),
                                            rules, file not in unimported))

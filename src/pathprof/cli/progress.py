@@ -6,7 +6,7 @@ callback ``progress(done, total)``, called after each step (a file instrumented,
 function page written, ...), and a command passes the one :func:`progress` yields::
 
     with progress("writing function pages") as advance:
-        api.render("html", measurement, directory, progress=advance)
+        api.render("html", coverage, directory, progress=advance)
 
 The bar is drawn on standard error, only when that is a terminal (never when it is
 piped or redirected, in a CI job -- ``CI`` set -- or on a dumb terminal), and only

@@ -167,23 +167,26 @@ def add_html(commands: Any) -> None:
     html = commands.add_parser(
         "html",
         help="write the HTML report: an index and a page per function",
-        description="Write an HTML report: an index of functions sortable by file, "
-        "function, paths run, path coverage and hottest path share, and a page per "
-        "function with its paths highlighted on the source and a picture of its CFG.",
+        description="Write an HTML report of path coverage, with the figures of "
+        "pathprof coverage: an index that names where to test next and has a row per "
+        "file, opening onto its functions, sortable by each column; and a page per "
+        "function with the next tests to write, its paths highlighted on the source "
+        "and a picture of its CFG.",
     )
     data_file_option(html)
     report_filter_options(html)
     html.add_argument("-d", "--directory", default="htmlpathprof", metavar="DIR",
                       help="where to write the report (default htmlpathprof)")
     html.add_argument("--title", default="pathprof report", help="the report's title")
+    coverage_scope_options(html)
     html.set_defaults(handler=command_html)
 
 
 def command_html(args: argparse.Namespace) -> int:
-    measurement = _load_reported(args)
+    found = coverage_of(args, _load_reported(args))
     with progress("writing function pages") as advance:
         try:
-            index = api.render("html", measurement, args.directory, title=args.title,
+            index = api.render("html", found, args.directory, title=args.title,
                                progress=advance)
         except OSError as err:
             raise PathprofError(f"cannot write the report to {args.directory}: "

@@ -5,9 +5,9 @@ The one renderer signature::
     render(data, out, **options) -> None | str
 
 - ``data`` is what the renderer shows, already computed: a
-  :class:`~pathprof.data.measurement.Measurement` (``paths_text``, ``paths_json``,
-  ``html``), a :class:`~pathprof.analysis.pathcoverage.PathCoverage`
-  (``coverage_text``, ``coverage_json``), a
+  :class:`~pathprof.data.measurement.Measurement` (``paths_text``, ``paths_json``), a
+  :class:`~pathprof.analysis.pathcoverage.PathCoverage` (``coverage_text``,
+  ``coverage_json``, ``html``), a
   :class:`~pathprof.analysis.linecoverage.LineCoverage` (``lcov``, ``cobertura``), a
   :class:`~pathprof.analysis.pathdiff.ProfileDiff` (``diff_text``), event counts
   (``events_text``), the hottest subpaths (``subpaths_text``; their JSON document for

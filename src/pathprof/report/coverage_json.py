@@ -87,6 +87,7 @@ def coverage_json(coverage: PathCoverage, missed_per_function: int = 10) -> dict
             "pathprof_version": __version__, "totals": _totals(coverage.totals, coverage.basis),
             "excluded": _excluded(coverage.excluded),
             "unparsed": [{"file": file, "why": why} for file, why in coverage.unparsed],
+            "notes": coverage.notes,
             "where_to_test_next": [
                 {"file": fn.profile.file, "qualname": fn.qualname,
                  "first_line": fn.profile.meta.first_line,

@@ -58,6 +58,7 @@ def scope_note(coverage: PathCoverage) -> str | None:
                      "counted at 0%.")
     for file, why in coverage.unparsed:
         parts.append(f"{printable_path(file)} under the source {why}: left out.")
+    parts += coverage.notes
     return " ".join(parts) or None
 
 

@@ -1,16 +1,22 @@
-"""``pathprof html``: an index of functions and a page per function, static files.
+"""``pathprof html``: an index of files and functions and a page per function, static
+files.
 
 Two steps, as coverage.py's HTML report: first plain data (:class:`FunctionPage`,
-:class:`IndexRow`) computed from the measurement, then text filled into small
-templates (:class:`string.Template`), with every piece of source text and every
-name escaped and the per-page data embedded as JSON that cannot close its
-``<script>`` element. The pages need no network: the stylesheet and script are
+:class:`FileRow`, :class:`IndexRow`) computed from the path coverage
+(:class:`~pathprof.analysis.pathcoverage.PathCoverage`: exclusions applied, files
+never imported counted at 0%, the same figures as ``pathprof coverage``), then text
+filled into small templates (:class:`string.Template`), with every piece of source
+text and every name escaped and the per-page data embedded as JSON that cannot close
+its ``<script>`` element. The pages need no network: the stylesheet and script are
 copied beside them, and they open from disk.
 
-A function page shows the function's source; each executed path (hottest first)
-and each of the shortest missed paths can be selected and is then highlighted on
-the source, with the branch taken at each decision, and on the picture of the CFG
-(:mod:`pathprof.report.cfg_picture`).
+The index leads with where to test next (the functions whose tests would add the
+most independent paths, each with the first path to write), then a row per file,
+sortable, each opening onto its functions' rows. A function page shows the
+function's source; each executed path (hottest first), each of the shortest missed
+paths and each of the next paths to write can be selected and is then highlighted
+on the source, with the branch taken at each decision, and on the picture of the
+CFG (:mod:`pathprof.report.cfg_picture`).
 """
 
 from __future__ import annotations
@@ -18,15 +24,19 @@ from __future__ import annotations
 import html
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pathprof.analysis.basis import basis_coverage
-from pathprof.analysis.decisions import decisions
+from pathprof.analysis.decisions import decisions, path_steps, path_story
 from pathprof.analysis.edgepredict import cfg_edge_counts, predict_from_edges, summarize
-from pathprof.analysis.pathcoverage import CoverageTotals, missed_paths
-from pathprof.data.measurement import Measurement
+from pathprof.analysis.pathcoverage import (
+    CoverageTotals,
+    Excluded,
+    FileCoverage,
+    FunctionCoverage,
+    PathCoverage,
+)
 from pathprof.data.profile import FunctionProfile, Path, numbering_of
 from pathprof.graph import EdgeKind, regenerate, regenerate_prefix
 from pathprof.report.cfg_picture import cfg_picture
@@ -37,13 +47,21 @@ from pathprof.report.formatting import (
     format_percent,
 )
 from pathprof.report.htmlfiles import copy_static_files, json_for_script, template
+from pathprof.report.terminal import printable_path
 from pathprof.version import __version__
 
 __all__ = ["HTML_FORMAT_VERSION", "render", "write_html"]
 
-#: Changes when the meaning of the embedded page data changes.
-HTML_FORMAT_VERSION = 1
+#: Changes when the meaning of the embedded page data changes. 2: each path has a
+#: ``kind`` (run, missed, next, impossible, edge-guess); figures leave out what is
+#: excluded.
+HTML_FORMAT_VERSION = 2
+#: missed paths listed per function page
 MISSED_SHOWN = 20
+#: next paths to write listed per function page
+NEXT_SHOWN = 20
+#: functions the index's "where to test next" names
+WHERE_NEXT_SHOWN = 10
 
 
 @dataclass
@@ -65,6 +83,12 @@ class PathView:
     missed: bool = False
     predicted: bool = False
     brief: str = ""  #: the decisions, e.g. "36 true · 40 false"
+    #: run, missed, next (a path to write a test for), impossible, edge-guess
+    kind: str = "run"
+    #: the decisions a test must take (:func:`path_steps`), for a next path
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    story: str = ""  #: :func:`path_story`, for a next or impossible path
+    reason: str = ""  #: why an impossible path cannot run
 
 
 @dataclass
@@ -79,6 +103,21 @@ class IndexRow:
     basis: CoverageTotals = field(default_factory=CoverageTotals)
     #: went back to its original code (--stop-counting): counts are lower bounds
     stopped: bool = False
+    #: the first next path to write, told as decisions, and its index in the page's data
+    first_next: str | None = None
+    first_next_at: int | None = None
+
+
+@dataclass
+class FileRow:
+    """A file's summary row: the sums of its functions' figures."""
+
+    file: str
+    totals: CoverageTotals
+    basis: CoverageTotals
+    executions: int
+    imported: bool
+    functions: list[IndexRow]
 
 
 @dataclass
@@ -90,6 +129,11 @@ class FunctionPage:
     picture_svg: str
     drawn_by: str
     prediction: str | None
+    #: independent paths missing from the basis, and those no feasible path was found for
+    needed: int = 0
+    unfound: int = 0
+    excluded: Excluded = field(default_factory=Excluded)
+    imported: bool = True
 
 
 def _slug(text: str) -> str:
@@ -115,10 +159,13 @@ def _path_view(fn: FunctionProfile, path: Path, total: int, cfg_edges_of: Callab
         time=None if path.time_ns is None else format_duration(path.time_ns),
         contexts=sorted(fn.contexts.get(path.key, ())), missed=missed,
         predicted=path.key == predicted_key,
+        kind="missed" if missed else "run",
         brief=" · ".join(f"{line} {label}" for line, label in taken.items()))
 
 
-def _function_page(measurement: Measurement, fn: FunctionProfile, page: str) -> FunctionPage:
+def _function_page(coverage: FunctionCoverage, page: str, imported: bool = True
+                   ) -> FunctionPage:
+    fn = coverage.profile
     numbering = numbering_of(fn.meta)
     dag = numbering.dag
     backedge_of = {end: cfg for cfg, (end, _start) in dag.backedges.items()}
@@ -141,22 +188,19 @@ def _function_page(measurement: Measurement, fn: FunctionProfile, page: str) -> 
         return cfg_edges(regenerate(numbering, int(path.key)).edges)
 
     edge_counts = cfg_edge_counts(fn, numbering)
-    text = measurement.sources.get((fn.file, fn.source_hash))
-    all_lines = text.splitlines() if text is not None else None
+    all_lines = None if coverage.lines is None else list(coverage.lines)
     prediction = predict_from_edges(fn) if fn.counts else None
     predicted_key = prediction.predicted.key if prediction else None
     total = fn.total
     views = [_path_view(fn, p, total, cfg_edges_of, predicted_key) for p in fn.paths]
     for i, view in enumerate(views, 1):
         view.label = f"#{i}"
-    missed_more = 0
-    if fn.counts or not fn.edges:
-        missed = missed_paths(fn, MISSED_SHOWN)
-        for j, p in enumerate(missed, 1):
-            view = _path_view(fn, p, total, cfg_edges_of, predicted_key, missed=True)
-            view.label = f"missed {j}"
-            views.append(view)
-        missed_more = max(0, fn.paths_possible - fn.paths_run - len(missed))
+    missed = coverage.missed(MISSED_SHOWN)
+    for j, p in enumerate(missed, 1):
+        view = _path_view(fn, p, total, cfg_edges_of, predicted_key, missed=True)
+        view.label = f"missed {j}"
+        views.append(view)
+    missed_more = max(0, coverage.totals.missed - len(missed))
     prediction_text = None
     if prediction is not None and fn.paths_possible > 1:
         if prediction.right:
@@ -171,25 +215,46 @@ def _function_page(measurement: Measurement, fn: FunctionProfile, page: str) -> 
                 view = _path_view(fn, prediction.predicted, total, cfg_edges_of, predicted_key,
                                   missed=True)
                 view.label = "edge guess"
+                view.kind = "edge-guess"
                 if all(v.key != view.key for v in views):
                     views.append(view)
         prediction_text += (f" {prediction.wrong_share:.0%} of path executions took another "
                             "path than the one edge counts predict from where they started.")
+    row = IndexRow(fn.file, fn.qualname, fn.first_line, page, coverage.totals, fn.total,
+                   fn.paths[0].count / fn.total if fn.paths and fn.total else None,
+                   coverage.basis, stopped=fn.stopped)
+    needed = unfound = 0
+    if coverage.basis.missed:
+        found = coverage.next_paths(NEXT_SHOWN)
+        needed, unfound = found.needed, found.unfound
+        for j, p in enumerate(found.paths, 1):
+            view = _path_view(fn, p, total, cfg_edges_of, predicted_key, missed=True)
+            view.label, view.kind = f"next {j}", "next"
+            view.steps = path_steps(fn, p, all_lines)
+            view.story = path_story(fn, p, all_lines)
+            if row.first_next is None:
+                row.first_next, row.first_next_at = view.story, len(views)
+            views.append(view)
+        for j, (p, why) in enumerate(found.impossible, 1):
+            view = _path_view(fn, p, total, cfg_edges_of, predicted_key, missed=True)
+            view.label, view.kind = f"impossible {j}", "impossible"
+            view.story, view.reason = path_story(fn, p, all_lines), str(why)
+            views.append(view)
     picture = cfg_picture(fn, edge_counts, all_lines)
     source = None
     if all_lines is not None:
         first, last = fn.meta.first_line, fn.meta.last_line
         source = [(n, all_lines[n - 1]) for n in range(first, min(last, len(all_lines)) + 1)]
-    row = _index_row(fn, page)
-    row.basis = CoverageTotals(*basis_coverage(fn, numbering))
     return FunctionPage(row, source, views, missed_more, picture.svg, picture.drawn_by,
-                        prediction_text)
+                        prediction_text, needed, unfound, coverage.excluded, imported)
 
 
 STOPPED_NOTE = (" This function, or a loop of it, went back to its original code once the "
                 "paths that ran told all its basis can (--stop-counting): its counts are "
                 "lower bounds, and a path shown as missed may have run after that; its basis "
                 "coverage is exact.")
+NEVER_IMPORTED_NOTE = ("Its file is under the source but was never imported: nothing of it "
+                       "ran, and its paths are those of the file as it is now.")
 
 
 def _at_least(totals: CoverageTotals) -> str:
@@ -201,36 +266,119 @@ def _times(count: int) -> str:
     return "once" if count == 1 else f"{count:,} times"
 
 
-def _index_row(fn: FunctionProfile, page: str) -> IndexRow:
-    paths = fn.paths
-    hottest = paths[0].count / fn.total if paths and fn.total else None
-    return IndexRow(fn.file, fn.qualname, fn.first_line, page,
-                    CoverageTotals(fn.paths_run, fn.paths_possible,
-                                   fn.stopped and fn.paths_run < fn.paths_possible),
-                    fn.total, hottest, stopped=fn.stopped)
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def _excluded_text(excluded: Excluded) -> str:
+    """What exclusions took, in words ("" if nothing)."""
+    if not excluded:
+        return ""
+    functions = ""
+    if excluded.functions:
+        reasons = ", ".join(f"{reason} {count:,}" for reason, count in
+                            sorted(excluded.functions.items(), key=lambda r: (-r[1], r[0])))
+        functions = f"{_plural(excluded.function_count, 'function')} ({reasons}), "
+    return (f"{functions}{_plural(excluded.paths, 'path')} and "
+            f"{_plural(excluded.dimensions, 'basis dimension')}")
+
+
+def scope_sentences(coverage: PathCoverage) -> list[str]:
+    """What the figures leave out (exclusions) and take in (files never imported, and
+    those that could not be read), each a sentence."""
+    sentences = []
+    if coverage.excluded:
+        sentences.append(f"Excluded: {_excluded_text(coverage.excluded)} "
+                         "(--no-exclude counts them).")
+    unimported = coverage.unimported
+    if unimported:
+        sentences.append(f"{_plural(len(unimported), 'file')} under the source never "
+                         "imported, counted at 0%.")
+    for file, why in coverage.unparsed:
+        sentences.append(f"{printable_path(file)} under the source {why}: left out.")
+    return sentences
+
+
+def _steps_html(steps: Sequence[dict[str, Any]]) -> str:
+    esc = html.escape
+    items = []
+    for step in steps:
+        if step["line"] is None:
+            items.append(f'<li class="how">({esc(step["taken"])})</li>')
+            continue
+        code = (f' <code>{esc(step["code"])}</code>' if step["code"] else "")
+        items.append(f'<li><span class="n">{step["line"]}</span>{code} '
+                     f'→ <span class="take">{esc(step["taken"])}</span></li>')
+    if not items:
+        items.append('<li class="how">(straight through: no decision)</li>')
+    return f'<ol class="steps">{"".join(items)}</ol>'
+
+
+def _path_item(index: int, view: PathView) -> str:
+    esc = html.escape
+    classes = "path"
+    if view.missed:
+        classes += " missed"
+    if view.kind in ("next", "impossible"):
+        classes += f" {view.kind}"
+    # ◆ marks the path edge counts predict in the list of paths, not among the next ones
+    badge = " ◆" if view.predicted and view.kind not in ("next", "impossible") else ""
+    head = f'<li class="{classes}" data-index="{index}" tabindex="0">' \
+           f'<span class="label">{esc(view.label)}{badge}</span> '
+    if view.kind == "next":
+        return f"{head}{_steps_html(view.steps)}</li>"
+    if view.kind == "impossible":
+        return (f'{head}<span class="brief">{esc(view.story)}</span>'
+                f'<span class="reason">cannot run: {esc(view.reason)}</span></li>')
+    time = f'<span class="time">{esc(view.time)}</span>' if view.time else ""
+    contexts = ""
+    if view.contexts:
+        shown = "".join(f"<li>{esc(c)}</li>" for c in view.contexts)
+        tests = f"{len(view.contexts)} test" + ("s" if len(view.contexts) > 1 else "")
+        contexts = (f'<details class="contexts"><summary>ran in {tests}'
+                    f"</summary><ul>{shown}</ul></details>")
+    count = "never ran" if view.missed else f"{view.count:,} · {view.share:.1%}"
+    return (f'{head}<span class="count">{count}</span> {time}'
+            f'<span class="ends">{esc(view.start)} → {esc(view.end)}</span>'
+            f'<span class="brief">{esc(view.brief)}</span>{contexts}</li>')
+
+
+def _next_section(page: FunctionPage) -> str:
+    """The next tests to write: the paths, those proved impossible, what is unfound."""
+    row = page.row
+    basis = f"basis {row.basis.run:,} of {row.basis.possible:,}"
+    if not row.basis.missed:
+        return ('<h2>Next tests to write</h2><p class="help" id="next-none">None: the paths '
+                f"that ran span every independent path ({basis}).</p>")
+    items = [_path_item(i, v) for i, v in enumerate(page.paths) if v.kind == "next"]
+    impossible = [_path_item(i, v) for i, v in enumerate(page.paths)
+                  if v.kind == "impossible"]
+    parts = ["<h2>Next tests to write</h2>",
+             f'<p class="help">{_plural(page.needed, "independent path")} missing '
+             f"({basis}). A test that takes the branches listed adds one; select it to "
+             "see it on the source and the graph.</p>"]
+    if items:
+        parts.append(f'<ol id="next-paths" class="paths">{"".join(items)}</ol>')
+    more = page.needed - len(items) - page.unfound
+    if more > 0:
+        parts.append(f'<p class="more">… and {_plural(more, "more path")} to write, once '
+                     "these have run (not listed).</p>")
+    if page.unfound:
+        unfound = _plural(page.unfound, "more independent path")
+        parts.append(f'<p class="note" id="unfound">{unfound}: none found that the source '
+                     "does not prove impossible.</p>")
+    if impossible:
+        parts.append('<h3>Proved impossible</h3><p class="help">Missed paths the source '
+                     "shows cannot run: a test cannot take them.</p>"
+                     f'<ol id="impossible-paths" class="paths">{"".join(impossible)}</ol>')
+    return "\n".join(parts)
 
 
 def _render_function(page: FunctionPage, title: str) -> str:
     esc = html.escape
     row = page.row
-    rows = []
-    for i, view in enumerate(page.paths):
-        badge = " ◆" if view.predicted else ""
-        classes = "path missed" if view.missed else "path"
-        time = f'<span class="time">{esc(view.time)}</span>' if view.time else ""
-        contexts = ""
-        if view.contexts:
-            shown = "".join(f"<li>{esc(c)}</li>" for c in view.contexts)
-            tests = f"{len(view.contexts)} test" + ("s" if len(view.contexts) > 1 else "")
-            contexts = (f'<details class="contexts"><summary>ran in {tests}'
-                        f"</summary><ul>{shown}</ul></details>")
-        count = "never ran" if view.missed else f"{view.count:,} · {view.share:.1%}"
-        rows.append(
-            f'<li class="{classes}" data-index="{i}" tabindex="0">'
-            f'<span class="label">{esc(view.label)}{badge}</span> '
-            f'<span class="count">{count}</span> {time}'
-            f'<span class="ends">{esc(view.start)} → {esc(view.end)}</span>'
-            f'<span class="brief">{esc(view.brief)}</span>{contexts}</li>')
+    rows = [_path_item(i, v) for i, v in enumerate(page.paths)
+            if v.kind in ("run", "missed", "edge-guess")]
     if page.missed_more:
         rows.append(f'<li class="more">… and {page.missed_more:,} more missed paths</li>')
     if page.source is None:
@@ -242,90 +390,166 @@ def _render_function(page: FunctionPage, title: str) -> str:
             f'</code></td><td class="taken"></td></tr>' for n, code in page.source)
         source = f'<table class="source">{source}</table>'
     data = {"format": HTML_FORMAT_VERSION,
-            "paths": [{"key": v.key, "lines": v.lines, "decisions": v.decisions,
-                       "blocks": v.blocks, "edges": v.edges, "missed": v.missed}
+            "paths": [{"key": v.key, "kind": v.kind, "lines": v.lines,
+                       "decisions": v.decisions, "blocks": v.blocks, "edges": v.edges,
+                       "missed": v.missed}
                       for v in page.paths]}
     drawn_by = ("Laid out by Graphviz" if page.drawn_by == "graphviz" else
                 "Laid out by pathprof (Graphviz's dot was not found)")
+    notes = []
+    if not page.imported:
+        notes.append(NEVER_IMPORTED_NOTE)
+    if page.excluded:
+        notes.append(f"Excluded here: {_excluded_text(page.excluded)} (--no-exclude counts "
+                     "them).")
     return template("function.html").substitute(
         title=esc(f"{row.qualname} — {title}"),
         qualname=esc(row.qualname),
-        where=esc(f"{os.path.relpath(row.file)}:{row.first_line}"),
+        where=esc(f"{printable_path(row.file)}:{row.first_line}"),
         run=_at_least(row.totals), possible=f"{row.totals.possible:,}",
         percent=esc(format_percent(row.totals)), executions=f"{row.executions:,}",
         basis_run=f"{row.basis.run:,}", basis_dimension=f"{row.basis.possible:,}",
         basis_percent=esc(format_percent(row.basis)),
         prediction=esc(page.prediction or ""),
+        scope="".join(f'<p class="scope">{esc(n)}</p>' for n in notes),
         note=esc(FEASIBILITY_NOTE + (STOPPED_NOTE if row.stopped else "")),
+        next=_next_section(page),
         paths="\n".join(rows), source=source, picture=page.picture_svg,
         drawn_by=esc(drawn_by), data=json_for_script(data), version=esc(__version__))
 
 
-def _render_index(rows: list[IndexRow], totals: CoverageTotals, basis: CoverageTotals,
+def _figure_cells(totals: CoverageTotals, basis: CoverageTotals, hottest: float | None,
+                  executions: int) -> str:
+    """The number cells of a row: paths run, possible, path %, basis, basis %,
+    hottest path's share, executions."""
+    esc = html.escape
+    hot = "" if hottest is None else f"{hottest:.1%}"
+    return (f'<td class="num" data-sort="{totals.run}">{_at_least(totals)}</td>'
+            f'<td class="num" data-sort="{totals.possible}">{totals.possible:,}</td>'
+            f'<td class="num" data-sort="{totals.percent:.6f}">'
+            f"{esc(format_percent(totals))}</td>"
+            f'<td class="num" data-sort="{basis.possible}">'
+            f"{basis.run:,}/{basis.possible:,}</td>"
+            f'<td class="num" data-sort="{basis.percent:.6f}">'
+            f"{esc(format_percent(basis))}</td>"
+            f'<td class="num" data-sort="{hottest or 0:.6f}">{hot}</td>'
+            f'<td class="num" data-sort="{executions}">{executions:,}</td>')
+
+
+def _file_group(file: FileRow) -> str:
+    """A file's rows: its summary, then its functions' (hidden until it is opened)."""
+    esc = html.escape
+    name = printable_path(file.file)
+    tag = "" if file.imported else ' <span class="tag never">never imported</span>'
+    count = _plural(len(file.functions), "function")
+    rows = [f'<tr class="file-row"><td data-sort="{esc(name)}">'
+            f'<button type="button" class="toggle" aria-expanded="false">{esc(name)}</button>'
+            f'{tag} <span class="count">{count}</span></td>'
+            f"{_figure_cells(file.totals, file.basis, None, file.executions)}</tr>"]
+    for row in file.functions:
+        rows.append(
+            f'<tr class="fn"><td data-sort="{esc(row.qualname)}"><a href="{esc(row.page)}">'
+            f'{esc(row.qualname)}</a> <span class="where">:{row.first_line}</span></td>'
+            f"{_figure_cells(row.totals, row.basis, row.hottest_share, row.executions)}</tr>")
+    never = "" if file.imported else " never"
+    return f'<tbody class="group{never}">\n' + "\n".join(rows) + "\n</tbody>"
+
+
+def _where_next(rows: Sequence[IndexRow]) -> str:
+    """The index's list of functions where tests would add the most basis paths."""
+    esc = html.escape
+    if not rows:
+        return ('<section id="where-next"><h2>Where to test next</h2><p class="help">'
+                "Nowhere: every function's independent paths have run.</p></section>")
+    items = []
+    for row in rows:
+        where = f"{printable_path(row.file)}:{row.first_line}"
+        first = ""
+        if row.first_next is not None:
+            first = (f'<span class="story">first: <a href="{esc(row.page)}#path-'
+                     f'{row.first_next_at}">{esc(row.first_next)}</a></span>')
+        else:
+            first = ('<span class="story">no path found that the source does not prove '
+                     "impossible</span>")
+        items.append(
+            f'<li><a class="fn" href="{esc(row.page)}">{esc(row.qualname)}</a> '
+            f'<a class="where" href="{esc(row.page)}">{esc(where)}</a> · basis '
+            f'<span class="basis">{row.basis.run:,}/{row.basis.possible:,}</span> · '
+            f'<strong class="missing">{row.basis.missed:,}</strong> independent '
+            f"path{'' if row.basis.missed == 1 else 's'} missing{first}</li>")
+    return ('<section id="where-next"><h2>Where to test next</h2><p class="help">The '
+            "functions where tests would add the most independent paths (most missing "
+            "first, then the most called), each with the first path to write: the "
+            "branches its test must take.</p>"
+            f'<ol class="where-next">{"".join(items)}</ol></section>')
+
+
+def _render_index(files: list[FileRow], coverage: PathCoverage, where_next: list[IndexRow],
                   title: str, summary_text: str) -> str:
     esc = html.escape
-    body = []
-    for row in rows:
-        hot = "" if row.hottest_share is None else f"{row.hottest_share:.1%}"
-        body.append(
-            "<tr>"
-            f'<td data-sort="{esc(os.path.relpath(row.file))}">'
-            f"{esc(os.path.relpath(row.file))}</td>"
-            f'<td data-sort="{esc(row.qualname)}"><a href="{esc(row.page)}">'
-            f"{esc(row.qualname)}</a></td>"
-            f'<td class="num" data-sort="{row.totals.run}">{_at_least(row.totals)}</td>'
-            f'<td class="num" data-sort="{row.totals.possible}">{row.totals.possible:,}</td>'
-            f'<td class="num" data-sort="{row.totals.percent:.6f}">'
-            f"{esc(format_percent(row.totals))}</td>"
-            f'<td class="num" data-sort="{row.basis.possible}">'
-            f"{row.basis.run:,}/{row.basis.possible:,}</td>"
-            f'<td class="num" data-sort="{row.basis.percent:.6f}">'
-            f"{esc(format_percent(row.basis))}</td>"
-            f'<td class="num" data-sort="{row.hottest_share or 0:.6f}">{hot}</td>'
-            f'<td class="num" data-sort="{row.executions}">{row.executions:,}</td>'
-            "</tr>")
+    totals, basis = coverage.totals, coverage.basis
+    functions = sum(len(f.functions) for f in files)
+    executions = sum(f.executions for f in files)
+    total_row = (f'<tr class="total"><td>TOTAL</td>'
+                 f"{_figure_cells(totals, basis, None, executions)}</tr>")
     return template("index.html").substitute(
-        title=esc(title), rows="\n".join(body), run=_at_least(totals),
+        title=esc(title), groups="\n".join(_file_group(f) for f in files),
+        total=total_row, run=_at_least(totals),
         possible=f"{totals.possible:,}", percent=esc(format_percent(totals)),
         basis_run=f"{basis.run:,}", basis_dimension=f"{basis.possible:,}",
         basis_percent=esc(format_percent(basis)), basis_note=esc(BASIS_NOTE),
+        scope="".join(f'<p class="scope">{esc(s)}</p>' for s in scope_sentences(coverage)),
         note=esc(FEASIBILITY_NOTE), summary=esc(summary_text), version=esc(__version__),
-        count=f"{len(rows):,}")
+        count=f"{functions:,}", files=_plural(len(files), "file"),
+        where_next=_where_next(where_next))
 
 
-def write_html(measurement: Measurement, directory: str, *, title: str = "pathprof report",
+def _file_row(file: FileCoverage, rows: list[IndexRow]) -> FileRow:
+    return FileRow(file.file, file.totals, file.basis, sum(r.executions for r in rows),
+                   file.imported, rows)
+
+
+def write_html(coverage: PathCoverage, directory: str, *, title: str = "pathprof report",
                progress: Callable[[int, int], None] | None = None) -> str:
-    """Write the report into ``directory`` (created); returns the index file's path.
+    """Write the report of ``coverage`` into ``directory`` (created); returns the index
+    file's path.
 
     ``progress(done, total)`` is called after each function page."""
     os.makedirs(directory, exist_ok=True)
-    functions = sorted(measurement.functions, key=lambda f: (f.file, f.first_line, f.qualname))
-    rows = []
-    totals, basis = CoverageTotals(), CoverageTotals()
+    functions = coverage.functions()
+    rows: dict[int, IndexRow] = {}  # id of a FunctionCoverage -> its row
+    files = []
     used: set[str] = set()
-    for i, fn in enumerate(functions):
-        name = f"{_slug(os.path.basename(fn.file))}_{_slug(fn.qualname)}_{fn.first_line}"
-        page = f"{name}.html"
-        if page in used:
-            page = f"{name}_{i}.html"
-        used.add(page)
-        data = _function_page(measurement, fn, page)
-        with open(os.path.join(directory, page), "w", encoding="utf-8") as f:
-            f.write(_render_function(data, title))
-        rows.append(data.row)
-        totals.add(data.row.totals.run, data.row.totals.possible, data.row.totals.lower_bound)
-        basis.add(data.row.basis.run, data.row.basis.possible)
-        if progress is not None:
-            progress(i + 1, len(functions))
-    summary_text = summarize([f for f in functions if f.counts]).sentence()
+    done = 0
+    for file in coverage.files:
+        file_rows = []
+        for fn in file.functions:
+            name = (f"{_slug(os.path.basename(fn.profile.file))}_{_slug(fn.qualname)}_"
+                    f"{fn.profile.first_line}")
+            page = f"{name}.html"
+            if page in used:
+                page = f"{name}_{done}.html"
+            used.add(page)
+            data = _function_page(fn, page, file.imported)
+            with open(os.path.join(directory, page), "w", encoding="utf-8") as f:
+                f.write(_render_function(data, title))
+            rows[id(fn)] = data.row
+            file_rows.append(data.row)
+            done += 1
+            if progress is not None:
+                progress(done, len(functions))
+        if file_rows:  # a file all of whose functions are excluded has no row
+            files.append(_file_row(file, file_rows))
+    where_next = [rows[id(fn)] for fn in coverage.where_to_test_next(WHERE_NEXT_SHOWN)]
+    summary_text = summarize([fn.profile for fn in functions if fn.profile.counts]).sentence()
     index = os.path.join(directory, "index.html")
     with open(index, "w", encoding="utf-8") as f:
-        f.write(_render_index(rows, totals, basis, title, summary_text))
+        f.write(_render_index(files, coverage, where_next, title, summary_text))
     copy_static_files(directory)
     return index
 
 
-def render(measurement: Measurement, out: str, **options: Any) -> str:
-    """The renderer (see :mod:`pathprof.report`): :func:`write_html` into the directory
-    ``out``; the index file's path."""
-    return write_html(measurement, out, **options)
+def render(coverage: PathCoverage, out: str, **options: Any) -> str:
+    """The renderer (see :mod:`pathprof.report`): :func:`write_html` of a path coverage
+    (:func:`pathprof.api.coverage`) into the directory ``out``; the index file's path."""
+    return write_html(coverage, out, **options)

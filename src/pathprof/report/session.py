@@ -164,7 +164,8 @@ class CoverageReports:
     def _write_html(self, directory: str) -> None:
         from pathprof import api
 
-        index = api.render("html", api.load(self.data_file), directory)
+        # the coverage the terminal report and the threshold use: the same exclusions
+        index = api.render("html", self.coverage, directory)
         self.written.append(index)
 
     def has_output(self) -> bool:
