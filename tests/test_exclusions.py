@@ -57,11 +57,11 @@ def _excluded_functions(source: str, rules: ExclusionRules) -> dict[int, str]:
 
 
 def test_default_kinds() -> None:
-    """@overload stubs, abstract and protocol stubs, ``raise NotImplementedError``
-    bodies; an abstract method with a real body and the implementation stay."""
+    """@overload stubs, abstract and protocol stubs; an abstract method with a real
+    body, a concrete one that raises NotImplementedError (it runs: tests check it
+    raises) and the implementation stay."""
     assert _excluded_functions(STUBS, ExclusionRules()) == {
-        9: "protocol stub", 13: "abstract stub", 20: "raise NotImplementedError",
-        24: "@overload", 26: "@overload"}
+        9: "protocol stub", 13: "abstract stub", 24: "@overload", 26: "@overload"}
     found = exclusions_of(textwrap.dedent(STUBS), ExclusionRules())
     assert found.spans[0][:3] == (6, 4, 6)  # the TYPE_CHECKING import
 
@@ -113,6 +113,48 @@ def test_a_pragma_excludes_the_clause_it_heads_or_its_statement() -> None:
     assert [span.line for span in found.spans] == [3, 9, 11, 15, 18, 21, 26, 29]
     # the def lines of g, its inner function, h and C.m
     assert sorted(found.functions) == [21, 22, 26, 30]
+
+
+DECORATED_FIRST = """\
+    import abc
+
+    class Shape(abc.ABC):
+        @abc.abstractmethod  # pragma: no cover
+        def area(self):
+            return 0
+
+        def describe(self):
+            return "shape"
+
+    def outer(x):
+        @decorate  # pragma: no cover
+        def helper():
+            pass
+        return x
+
+    class Spec(abc.ABC):
+        @property
+        @abc.abstractmethod
+        def level(self):
+            \"\"\"The level.\"\"\"
+
+        @level.setter
+        def level(self, value):
+            \"\"\"Set it.\"\"\"
+
+        @level.setter
+        def other(self, value):
+            self.x = value
+    """
+
+
+def test_a_matched_decorator_of_a_first_statement_excludes_that_statement_only() -> None:
+    """A class's or function's header ends before its first statement's decorators
+    (it took them in: a pragma on the first method's decorator excluded the class);
+    an abstract property's stub setter goes with it, a real one stays."""
+    found = exclusions_of(textwrap.dedent(DECORATED_FIRST), ExclusionRules())
+    assert found.functions == {5: "excluded line", 13: "excluded line",
+                               20: "abstract stub", 24: "abstract stub"}
 
 
 def test_exclude_lines_replaces_and_exclude_also_adds() -> None:

@@ -305,8 +305,8 @@ def test_excluded_functions_are_left_out_and_the_headline_names_them(project: Pa
     assert [p.name for p in (project / "report").glob("*_pick_*.html")] == ["alpha_py_pick_8.html"]
     scope = [p.text() for p in index.all("p", "scope")]
     # the stubs (a path and a dimension each) and the pragma'd raise of pick
-    assert ("Excluded: 2 functions (@overload 2), 3 paths and 3 basis dimensions "
-            "(--no-exclude counts them).") in scope
+    assert ("Excluded: 2 functions (@overload 2), code in 1 other function, 3 paths and 3 "
+            "basis dimensions (--no-exclude counts them).") in scope
     pick = parse(project / "report" / "alpha_py_pick_8.html")
     assert ("Excluded here: 1 path and 1 basis dimension (--no-exclude counts them)."
             in [p.text() for p in pick.all("p", "scope")])

@@ -15,8 +15,10 @@ Three kinds of code are excluded by default (:data:`DEFAULT_KINDS`, each can be
 turned off): functions decorated ``@overload`` (typing stubs that never run),
 ``if TYPE_CHECKING:`` bodies, and abstract stubs (a function decorated
 ``@abstractmethod``, or a method of a ``Protocol`` class, whose body is only a
-docstring, ``...``, ``pass`` or ``raise NotImplementedError``; or any function whose
-body is only ``raise NotImplementedError``).
+docstring, ``...``, ``pass`` or ``raise NotImplementedError``, and the stub setters and
+deleters of such an abstract property). A concrete method whose body only raises
+``NotImplementedError`` is left in (it runs, and tests check it raises); add the
+pattern ``raise NotImplementedError`` to ``exclude_also`` to leave it out.
 
 The result is a function of the source and the rules alone. How an excluded region
 removes paths from a function is :mod:`pathprof.analysis.pathspace`'s business.
@@ -238,10 +240,22 @@ def _default_reason(node: ast.FunctionDef | ast.AsyncFunctionDef, in_protocol: b
             return "abstract stub"
         if in_protocol and _is_stub(node.body, allow_pass=False):
             return "protocol stub"
-        body = node.body[1:] if _docstring(node.body) else node.body
-        if len(body) == 1 and _raises_not_implemented(body[0]):
-            return "raise NotImplementedError"
     return None
+
+
+def _accessor_of(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The property a ``@NAME.setter`` (or ``.deleter``, ``.getter``) method belongs to."""
+    for decorator in node.decorator_list:
+        if (isinstance(decorator, ast.Attribute) and isinstance(decorator.value, ast.Name)
+                and decorator.attr in ("setter", "deleter", "getter")):
+            return decorator.value.id
+    return None
+
+
+def _first_line(node: ast.stmt) -> int:
+    """A statement's first line: its first decorator's, if it has any."""
+    decorators = getattr(node, "decorator_list", [])
+    return min([node.lineno] + [d.lineno for d in decorators])
 
 
 def _docstring(body: Sequence[ast.stmt]) -> bool:
@@ -278,32 +292,40 @@ class _Finder:
         return any(line in self.lines for line in range(first, last + 1))
 
     def walk(self, body: Sequence[ast.stmt], in_protocol: bool = False) -> None:
+        abstract: set[str] = set()  # a class's abstract stub properties, by name
         for node in body:
-            self.visit(node, in_protocol)
+            reason = self.visit(node, in_protocol, abstract)
+            if reason == "abstract stub" and isinstance(node, ast.FunctionDef
+                                                        | ast.AsyncFunctionDef):
+                abstract.add(node.name)
 
-    def visit(self, node: ast.stmt, in_protocol: bool) -> None:
+    def visit(self, node: ast.stmt, in_protocol: bool, abstract: set[str]) -> str | None:
+        """Look at one statement; the reason it was excluded for, if it was."""
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            header_end = max(node.lineno, node.body[0].lineno - 1)
-            if self.matched(first, header_end):
+            header_end = max(node.lineno, _first_line(node.body[0]) - 1)
+            if self.matched(_first_line(node), header_end):
                 self.exclude([node], "excluded line")
-                return
+                return "excluded line"
             if isinstance(node, ast.ClassDef):
                 self.walk(node.body, _is_protocol(node))
-                return
+                return None
             reason = _default_reason(node, in_protocol, self.rules.kinds)
+            if (reason is None and "abstract" in self.rules.kinds
+                    and _accessor_of(node) in abstract and _is_stub(node.body)):
+                reason = "abstract stub"
             if reason is not None:
                 self.exclude([node], reason)
-                return
+                return reason
             self.walk(node.body)
-            return
+            return None
         clauses = list(_clauses(node, self.keywords))
         if not clauses:
             if self.matched(node.lineno, node.end_lineno or node.lineno):
                 self.exclude([node], "excluded line")
-            return
+                return "excluded line"
+            return None
         for index, (header, clause_body) in enumerate(clauses):
-            body_start = clause_body[0].lineno
+            body_start = _first_line(clause_body[0])
             if header is None:
                 self.walk(clause_body)
             elif self.matched(header, max(header, body_start - 1)):
@@ -313,6 +335,7 @@ class _Finder:
                 self.exclude(clause_body, "if TYPE_CHECKING")
             else:
                 self.walk(clause_body)
+        return None
 
 
 def exclusions_of(source: str, rules: ExclusionRules, filename: str = "<source>"

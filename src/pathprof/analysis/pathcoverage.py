@@ -103,12 +103,15 @@ class Excluded:
     functions: dict[str, int] = field(default_factory=dict)
     paths: int = 0
     dimensions: int = 0
+    #: functions that lost some of their paths (an excluded branch), not all
+    partly: int = 0
 
     def add(self, other: Excluded) -> None:
         for reason, count in other.functions.items():
             self.functions[reason] = self.functions.get(reason, 0) + count
         self.paths += other.paths
         self.dimensions += other.dimensions
+        self.partly += other.partly
 
     @property
     def function_count(self) -> int:
@@ -144,10 +147,10 @@ class FunctionCoverage:
 
     @cached_property
     def calls(self) -> int:
-        """Complete paths that ran from the function's entry: its calls that returned
-        or raised (paths from loop headers and handlers not counted)."""
-        return sum(p.count for p in self.profile.paths
-                   if p.start == "entry" and not p.key.startswith("cut:"))
+        """The function's calls: the paths that started at its entry, those an
+        exception cut short included (paths from loop headers and handlers are not
+        calls)."""
+        return sum(p.count for p in self.profile.paths if p.start == "entry")
 
     def missed(self, limit: int | None = 10) -> list[Path]:
         return missed_paths(self.profile, limit, self.space)
@@ -263,7 +266,8 @@ def _function_coverage(fn: FunctionProfile, found: ExcludedSource,
     counted = [number for number in ran if space.counts(number)]
     whole = path_space(numbering) if space.excluded else space
     excluded = Excluded(paths=whole.possible - space.possible,
-                        dimensions=whole.dimension - space.dimension)
+                        dimensions=whole.dimension - space.dimension,
+                        partly=int(whole.possible != space.possible))
     totals = CoverageTotals(len(counted), space.possible,
                             fn.stopped and len(counted) < space.possible)
     basis = CoverageTotals(basis_rank(numbering, counted, space.dimension), space.dimension)

@@ -36,7 +36,8 @@ def _totals(totals: CoverageTotals, basis: CoverageTotals) -> dict[str, Any]:
 
 def _excluded(excluded: Excluded) -> dict[str, Any]:
     return {"functions": dict(sorted(excluded.functions.items())),
-            "paths": str(excluded.paths), "dimensions": excluded.dimensions}
+            "partly": excluded.partly, "paths": str(excluded.paths),
+            "dimensions": excluded.dimensions}
 
 
 def _path(fn: FunctionCoverage, path: Path) -> dict[str, Any]:

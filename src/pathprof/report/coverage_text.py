@@ -18,10 +18,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from pathprof.analysis.decisions import path_brief, path_story
+from pathprof.analysis.decisions import path_story
 from pathprof.analysis.pathcoverage import CoverageTotals, FunctionCoverage, PathCoverage
 from pathprof.report.console import console_for
-from pathprof.report.formatting import BASIS_NOTE, FEASIBILITY_NOTE, format_percent
+from pathprof.report.formatting import (
+    BASIS_NOTE,
+    FEASIBILITY_NOTE,
+    format_percent,
+    scope_sentences,
+)
 from pathprof.report.terminal import printable_path
 
 __all__ = ["headline", "render", "render_coverage"]
@@ -35,31 +40,10 @@ def headline(coverage: PathCoverage) -> str:
             f"{paths.possible:,} ({format_percent(paths)}).")
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
-
-
 def scope_note(coverage: PathCoverage) -> str | None:
-    """What the figures leave out (exclusions) and take in (files never imported),
-    so that totals compared with another tool's can be told apart; None if neither."""
-    parts = []
-    excluded = coverage.excluded
-    if excluded:
-        reasons = ", ".join(f"{reason} {count:,}" for reason, count
-                            in sorted(excluded.functions.items(), key=lambda r: -r[1]))
-        functions = (f"{_plural(excluded.function_count, 'function')} ({reasons}), "
-                     if excluded.functions else "")
-        parts.append(f"Excluded: {functions}{_plural(excluded.paths, 'path')} and "
-                     f"{_plural(excluded.dimensions, 'basis dimension')} "
-                     "(--no-exclude counts them).")
-    unimported = coverage.unimported
-    if unimported:
-        parts.append(f"{_plural(len(unimported), 'file')} under the source never imported, "
-                     "counted at 0%.")
-    for file, why in coverage.unparsed:
-        parts.append(f"{printable_path(file)} under the source {why}: left out.")
-    parts += coverage.notes
-    return " ".join(parts) or None
+    """What the figures leave out and take in, in sentences (:func:`scope_sentences`);
+    None if nothing."""
+    return " ".join(scope_sentences(coverage)) or None
 
 
 def stopped_note(coverage: PathCoverage) -> str | None:
@@ -185,9 +169,9 @@ def _render_missing(coverage: PathCoverage, console: Console, limit: int) -> Non
         return
     _render_where_next(coverage, console)
     console.print()
-    console.print(Text("Missed paths: first the next tests to write, each adding an "
-                       "independent path (→ the branch to take), then the shortest missed "
-                       "paths (lines run, → branch taken):", style="bold"))
+    console.print(Text("Missed paths, told as the decisions a test takes (→ the branch): "
+                       "first the next tests to write (+), each adding an independent path, "
+                       "then the other missed paths, shortest first:", style="bold"))
     for fn in incomplete:
         _render_function_missing(fn, console, limit)
 
@@ -241,11 +225,11 @@ def _render_function_missing(fn: FunctionCoverage, console: Console, limit: int)
     shown = [p for p in fn.missed(limit + len(told)) if p.key not in told][:limit]
     for path in shown:
         contradiction = fn.impossible(path)
+        story = path_story(profile, path, fn.lines)
         if contradiction is None:
-            console.print(Text("    " + path_brief(profile, path)))
+            console.print(Text("    " + story))
         else:
-            console.print(Text(f"  ✗ cannot run: {path_brief(profile, path)} — {contradiction}",
-                               style="dim"))
+            console.print(Text(f"  ✗ cannot run: {story} — {contradiction}", style="dim"))
     rest = fn.totals.missed - len(told) - len(shown)
     if rest > 0:
         console.print(Text(f"    … and {rest:,} more", style="dim"))

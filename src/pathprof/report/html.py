@@ -21,6 +21,7 @@ CFG (:mod:`pathprof.report.cfg_picture`).
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import os
 import re
@@ -43,8 +44,11 @@ from pathprof.report.cfg_picture import cfg_picture
 from pathprof.report.formatting import (
     BASIS_NOTE,
     FEASIBILITY_NOTE,
+    excluded_text,
     format_duration,
     format_percent,
+    plural,
+    scope_sentences,
 )
 from pathprof.report.htmlfiles import copy_static_files, json_for_script, template
 from pathprof.report.terminal import printable_path
@@ -266,37 +270,6 @@ def _times(count: int) -> str:
     return "once" if count == 1 else f"{count:,} times"
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
-
-
-def _excluded_text(excluded: Excluded) -> str:
-    """What exclusions took, in words ("" if nothing)."""
-    if not excluded:
-        return ""
-    functions = ""
-    if excluded.functions:
-        reasons = ", ".join(f"{reason} {count:,}" for reason, count in
-                            sorted(excluded.functions.items(), key=lambda r: (-r[1], r[0])))
-        functions = f"{_plural(excluded.function_count, 'function')} ({reasons}), "
-    return (f"{functions}{_plural(excluded.paths, 'path')} and "
-            f"{_plural(excluded.dimensions, 'basis dimension')}")
-
-
-def scope_sentences(coverage: PathCoverage) -> list[str]:
-    """What the figures leave out (exclusions) and take in (files never imported, and
-    those that could not be read), each a sentence."""
-    sentences = []
-    if coverage.excluded:
-        sentences.append(f"Excluded: {_excluded_text(coverage.excluded)} "
-                         "(--no-exclude counts them).")
-    unimported = coverage.unimported
-    if unimported:
-        sentences.append(f"{_plural(len(unimported), 'file')} under the source never "
-                         "imported, counted at 0%.")
-    for file, why in coverage.unparsed:
-        sentences.append(f"{printable_path(file)} under the source {why}: left out.")
-    return sentences
 
 
 def _steps_html(steps: Sequence[dict[str, Any]]) -> str:
@@ -354,17 +327,17 @@ def _next_section(page: FunctionPage) -> str:
     impossible = [_path_item(i, v) for i, v in enumerate(page.paths)
                   if v.kind == "impossible"]
     parts = ["<h2>Next tests to write</h2>",
-             f'<p class="help">{_plural(page.needed, "independent path")} missing '
+             f'<p class="help">{plural(page.needed, "independent path")} missing '
              f"({basis}). A test that takes the branches listed adds one; select it to "
              "see it on the source and the graph.</p>"]
     if items:
         parts.append(f'<ol id="next-paths" class="paths">{"".join(items)}</ol>')
     more = page.needed - len(items) - page.unfound
     if more > 0:
-        parts.append(f'<p class="more">… and {_plural(more, "more path")} to write, once '
+        parts.append(f'<p class="more">… and {plural(more, "more path")} to write, once '
                      "these have run (not listed).</p>")
     if page.unfound:
-        unfound = _plural(page.unfound, "more independent path")
+        unfound = plural(page.unfound, "more independent path")
         parts.append(f'<p class="note" id="unfound">{unfound}: none found that the source '
                      "does not prove impossible.</p>")
     if impossible:
@@ -400,8 +373,8 @@ def _render_function(page: FunctionPage, title: str) -> str:
     if not page.imported:
         notes.append(NEVER_IMPORTED_NOTE)
     if page.excluded:
-        notes.append(f"Excluded here: {_excluded_text(page.excluded)} (--no-exclude counts "
-                     "them).")
+        own = dataclasses.replace(page.excluded, partly=0)  # no "other function" here
+        notes.append(f"Excluded here: {excluded_text(own)} (--no-exclude counts them).")
     return template("function.html").substitute(
         title=esc(f"{row.qualname} — {title}"),
         qualname=esc(row.qualname),
@@ -441,7 +414,7 @@ def _file_group(file: FileRow) -> str:
     esc = html.escape
     name = printable_path(file.file)
     tag = "" if file.imported else ' <span class="tag never">never imported</span>'
-    count = _plural(len(file.functions), "function")
+    count = plural(len(file.functions), "function")
     rows = [f'<tr class="file-row"><td data-sort="{esc(name)}">'
             f'<button type="button" class="toggle" aria-expanded="false">{esc(name)}</button>'
             f'{tag} <span class="count">{count}</span></td>'
@@ -500,7 +473,7 @@ def _render_index(files: list[FileRow], coverage: PathCoverage, where_next: list
         basis_percent=esc(format_percent(basis)), basis_note=esc(BASIS_NOTE),
         scope="".join(f'<p class="scope">{esc(s)}</p>' for s in scope_sentences(coverage)),
         note=esc(FEASIBILITY_NOTE), summary=esc(summary_text), version=esc(__version__),
-        count=f"{functions:,}", files=_plural(len(files), "file"),
+        count=f"{functions:,}", files=plural(len(files), "file"),
         where_next=_where_next(where_next))
 
 
