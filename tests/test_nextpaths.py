@@ -9,6 +9,7 @@ the space, ranks by dense rational elimination (``oracle_rank``)."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import random
 import textwrap
 from pathlib import Path
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 
 from pathprof.analysis.decisions import decisions, path_brief
 from pathprof.analysis.feasibility import function_facts, infeasible
-from pathprof.analysis.nextpaths import SEARCH_BUDGET, complete_basis, next_paths
+from pathprof.analysis.nextpaths import SEARCH_BUDGET, CutShort, complete_basis, next_paths
 from pathprof.analysis.pathcoverage import path_coverage
 from pathprof.analysis.pathspace import path_space
 from pathprof.data.measurement import Measurement
@@ -309,10 +310,11 @@ def test_what_the_prover_must_not_claim(tmp_path: Path) -> None:
         claims[name] = sum(
             1 for n in range(numbering.total)
             if infeasible(fn, decode_paths(fn.meta, {str(n): 0}, {})[0], facts))
-    # only the paths where nothing ran between the two tests (the false arm of the
-    # first) are claimed in `mutated` and `rebound`; in `called`, log() cannot change
-    # what `x is None` says, so both arms are; a global or a nonlocal proves nothing
-    assert claims == {"mutated": 1, "rebound": 1, "called": 2, "global_flag": 0,
+    # `mutated`: only the path where nothing ran between the two tests (the false
+    # arm of the first); `rebound`: that one, and the one through `x = 0` that then
+    # finds `x is not None` false; in `called`, log() cannot change what `x is None`
+    # says, so both arms are; a global or a nonlocal proves nothing
+    assert claims == {"mutated": 1, "rebound": 2, "called": 2, "global_flag": 0,
                       "closure": 0}
 
 
@@ -320,3 +322,180 @@ def test_source_of_another_version_proves_nothing(tmp_path: Path) -> None:
     fn, _source = _function(tmp_path, DECIDE, "decide", lambda m: m.decide(None, []))
     assert function_facts(fn, ast.parse("def other(): pass\n")) is None
     assert textwrap.dedent(DECIDE).startswith("def decide")
+
+
+# -- The prover against execution ----------------------------------------------------
+
+#: Tests a provable function draws (local names, constants, operators) and the
+#: statements between them: rebinding to constants or not, calls that reach a name's
+#: object or do not, loops over literals and over a list.
+_TESTS = ["a", "not a", "a is None", "a is not None", "a == 1", "a == 2", "1 == a",
+          "a in (1, 2)", "a not in (1, 2)", "b > 0", "b", "items", "not items",
+          "a == b", "(a, b) == (1, 0)", "a is None or b"]
+_STATEMENTS = ["a = None", "a = 1", "a = 2", "b = b - 1", "b = 0", "log(a)",
+               "items.append(1) if len(items) < 4 else None",  # loops over it end
+               "log(items)", "pass", "a = b", "items = []",
+               "c = a", "c.append(1) if isinstance(c, list) else None"]
+
+
+@st.composite
+def provable_functions(draw: st.DrawFn) -> str:
+    """``f(a, b, items, log)``: ifs on drawn tests, loops over literals and over
+    ``items``, the drawn statements between."""
+    lines = ["def f(a, b, items, log):", "    c = None"]
+
+    def block(depth: int, indent: str) -> None:
+        for _ in range(draw(st.integers(1, 3))):
+            kind = draw(st.sampled_from(["stmt", "stmt", "if", "if", "for"])
+                        if depth < 3 else st.just("stmt"))
+            if kind == "stmt":
+                lines.append(indent + draw(st.sampled_from(_STATEMENTS)))
+            elif kind == "if":
+                lines.append(f"{indent}if {draw(st.sampled_from(_TESTS))}:")
+                block(depth + 1, indent + "    ")
+                if draw(st.booleans()):
+                    lines.append(f"{indent}else:")
+                    block(depth + 1, indent + "    ")
+            else:
+                iterable = draw(st.sampled_from(["(1, 2)", "[a]", "'xy'", "range(2)",
+                                                 "items", "range(b)"]))
+                lines.append(f"{indent}for x in {iterable}:")
+                block(depth + 1, indent + "    ")
+    block(1, "    ")
+    lines.append("    return a")
+    return "\n".join(lines) + "\n"
+
+
+_INPUTS = [(a, b, items) for a in (None, 0, 1, 2) for b in (-1, 0, 1, 2)
+           for items in ([], [1], [0, 2])]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(provable_functions())
+def test_no_path_that_ran_is_proved_impossible(tmp_path_factory, source: str) -> None:
+    """Soundness against execution: run ``f`` on every input of a small domain; the
+    prover must call none of the paths that ran impossible."""
+    path = tmp_path_factory.mktemp("prove") / "subject.py"
+    path.write_text(source)
+    loaded = load_instrumented(path, mark_probes=False)
+    loaded.execute()
+    loaded.snapshot()
+    for a, b, items in _INPUTS:
+        loaded.module.f(a, b, list(items), lambda value: None)
+    ran = loaded.snapshot()[0][0]
+    meta = loaded.metadata.functions[0]
+    fn = FunctionProfile(str(path), meta.qualname, meta.code_line,
+                         loaded.metadata.source_hash, meta)
+    facts = function_facts(fn, ast.parse(source))
+    assert facts is not None
+    for number, count in ran.items():
+        if count:
+            claimed = infeasible(fn, decode_paths(meta, {str(number): 0}, {})[0], facts)
+            assert claimed is None, (source, number, str(claimed))
+
+
+PROVED = """\
+    def equal(name):
+        if name == "cp":
+            kind = 1
+        else:
+            kind = 2
+        if name == "pp":
+            kind = 3
+        return kind
+
+    def constant(tokens):
+        position = None
+        for token in tokens:
+            pass
+        if position is None:
+            return 0
+        return 1
+
+    def literal(a):
+        for version in (10, 11):
+            a = version
+        return a
+
+    def tuple_test(version, out):
+        if version >= (11, 0):
+            out.append(1)
+        if version >= (11, 0):
+            return 1
+        return 0
+    """
+
+
+def test_what_the_prover_proves(tmp_path: Path) -> None:
+    """Two equalities on one name, a name set to a constant, a loop over a literal,
+    a test of a tuple with a call between that does not reach `version`."""
+    path = write(tmp_path, PROVED)
+    fns = profiles(path, lambda m: None)
+    tree = ast.parse(path.read_text())
+    found = {}
+    for name in ("equal", "constant", "literal", "tuple_test"):
+        fn = fns[name]
+        facts = function_facts(fn, tree)
+        numbering = numbering_of(fn.meta)
+        found[name] = sorted(
+            str(why) for n in range(numbering.total)
+            if (why := infeasible(fn, decode_paths(fn.meta, {str(n): 0}, {})[0], facts)))
+    assert found["equal"] == [
+        '`name == \'cp\'` is true on line 2, so `name == \'pp\'` cannot be true on line '
+        '6, and nothing between changes `name`']
+    assert found["constant"] == [
+        "`position` set to a constant on line 11, so `position is None` can only be true "
+        "on line 14"]
+    assert found["literal"] == [
+        "the loop on line 19 goes over `(10, 11)`, which is never empty: it cannot be "
+        "exhausted before its first item"]
+    # `out.append(1)` cannot reach `version`'s object: both mixed paths go
+    assert found["tuple_test"] == [
+        "`version >= (11, 0)` is false on line 24 but true on line 26, and nothing "
+        "between can change it",
+        "`version >= (11, 0)` is true on line 24 but false on line 26, and nothing "
+        "between can change it"]
+
+
+ALWAYS_RAISES = """\
+    def fail(message):
+        raise ValueError(message)
+
+    def check(x, strict):
+        if x < 0:
+            fail("negative")
+        if strict:
+            return 1
+        return 0
+    """
+
+
+def test_a_path_the_tests_saw_cut_short_every_time_is_suggested_last(tmp_path: Path
+                                                                      ) -> None:
+    """``fail()`` always raises, which the CFG cannot know: the paths through it are
+    cut short at its block every time the tests take them. The data file's cut paths
+    say so; such a path is suggested only when nothing else completes the basis, and
+    the evidence comes with it."""
+    def run(m):
+        m.check(1, False)
+        for _ in range(3):
+            with contextlib.suppress(ValueError):
+                m.check(-1, False)
+
+    fn, source = _function(tmp_path, ALWAYS_RAISES, "check", run)
+    assert sum(fn.cuts.values()) == 3
+    found = next_paths(fn, path_space(numbering_of(fn.meta)),
+                       function_facts(fn, ast.parse(source)))
+    assert (found.rank, found.dimension) == (1, 3)
+    briefs = [path_brief(fn, p) for p in found.paths]
+    # the path a test can take first; then one through fail(), the last resort
+    assert briefs[0] == "5 → false · 7 → true · 8"
+    assert len(briefs) == 2
+    assert briefs[1].startswith("5 → true · 6")
+    assert found.unfound == 0
+    assert list(found.cut_short) == [found.paths[1].key]
+    why = found.cut_short[found.paths[1].key]
+    assert isinstance(why, CutShort)
+    assert (why.line, why.times) == (6, 3)
+    assert str(why) == ("the tests ran this path as far as line 6 3 times, and an "
+                        "exception ended it there each time")

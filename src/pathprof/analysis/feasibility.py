@@ -1,35 +1,52 @@
-"""Paths the source proves cannot run: one test, on names nothing changed in between,
-taken both ways on one path.
+"""Paths the source proves cannot run.
 
 The CFG knows nothing of what its tests mean, so some of its paths are infeasible
-(Ball-Larus 1996, §1: "a path profile may include infeasible paths"; here, paths
-that no input can run). This module proves the simplest and commonest kind
-infeasible: the same condition is tested twice on a path, with opposite outcomes,
-and nothing between the two tests can change its value. ``if x is None: ...`` and
-later ``if x is not None:``, or one flag tested in two places, are the cases that
-fill a function's missed paths with paths no test can run.
+(Ball-Larus 1996, §1: a path profile may count paths no input can run; here, the
+missed paths of a function). This module proves the commonest kinds infeasible,
+each from the source and the path alone:
+
+* **one test, both ways**: the same condition is tested twice on the path with
+  opposite outcomes, and nothing between can change it (``if x is None:`` and later
+  ``if x is not None:``; one flag tested in two places);
+* **two equalities**: ``name == c1`` held, and later ``name == c2`` holds for a
+  different constant (``interp == "cp"`` then ``interp == "pp"``);
+* **a test of constants**: every name a test reads was last bound, on the path, to a
+  constant (``pos = None`` ... ``if pos is None:`` → false);
+* **a loop over a literal**: a ``for`` over a non-empty tuple, list, set, string or
+  ``range`` of constants, entered on the path, exhausted at once.
 
 A test is *provable* when it is built of local names of the function (parameters
 and names its own body binds, none declared ``global`` or ``nonlocal``, none a
-nested function rebinds), constants, comparisons, ``and``/``or``/``not`` and
-arithmetic; ``not E`` is ``E`` with the outcome flipped (so are ``is not`` and
-``not in``). Between the two tests, a
-statement that binds or deletes one of its names ends what is known of it; a call,
-an ``await``, a ``yield``, a store into an attribute or item, or any part of a
-compound statement other than a plain statement or test (a ``for``'s next item, a
-``with``'s enter and exit) could change an object the names refer to, so it ends
-what is known of every test but identity tests (``x is None``, ``a is b``), which
-only rebinding can change. Operators' special methods are taken to change nothing.
+nested function rebinds), constants, tuples, lists and sets of those, comparisons,
+``and``/``or``/``not`` and arithmetic; ``not E`` is ``E`` with the outcome flipped
+(so are ``is not`` and ``not in``).
 
-Invariant: a path :func:`infeasible` names is one no execution can take (under the
-assumption just stated); a path it does not name may still be infeasible (the
-proof is sound, not complete).
+What can change a test between its two places on the path: a statement that binds
+or deletes one of its names ends what is known of it. A call, an ``await``, a
+``yield``, a store into an attribute or item, or any part of a compound statement
+other than a plain statement or test (a ``for``'s next item, a ``with``'s enter and
+exit) runs code that could change objects, but only objects it can reach: it ends
+what is known of a test only if one of the test's names *escapes*, that is, the
+function passes its object on somewhere (as an argument, a receiver ``x.f()``, an
+attribute or item read, a value assigned or put in a container, a loop's iterable,
+a name a nested function or lambda reads). Identity tests (``x is None``) and names
+bound to constants survive any call: only rebinding changes them.
+
+The assumptions, stated: operators' special methods (``==``, ``<``, ``in``, ``+``,
+truth) change nothing and answer the same for the same objects; an object a name
+refers to is changed only through this function's own names (no other reference to
+it, held outside the function, is used to change it meanwhile); builtins ``range``
+is the builtin. Under them, a path :func:`infeasible` names is one no execution
+can take; a path it does not name may still be infeasible (sound, not complete).
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from pathprof.analysis.decisions import decisions
 from pathprof.contract import FunctionInfo, Piece
@@ -38,42 +55,62 @@ from pathprof.data.profile import FunctionProfile, Path
 __all__ = ["Contradiction", "FunctionFacts", "function_facts", "infeasible"]
 
 _PURE_EXPRESSIONS = (ast.Name, ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp,
-                     ast.BinOp, ast.Load, ast.boolop, ast.cmpop, ast.unaryop,
-                     ast.operator)
+                     ast.BinOp, ast.Tuple, ast.List, ast.Set, ast.Load, ast.boolop,
+                     ast.cmpop, ast.unaryop, ast.operator)
+#: Operators whose operands are read, not passed on (their special methods are
+#: taken to change nothing).
+_OPERATORS = (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp)
+_COMPARE: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
+    ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+#: Types of constants whose values a name bound to one keeps through any call.
+_IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, tuple, frozenset,
+              type(Ellipsis))
 
 
 @dataclass(frozen=True)
 class _Test:
     """A provable test: its text with ``not`` taken off, which way ``not`` flips it,
-    the names it reads and whether only rebinding can change it."""
+    the names it reads, whether only rebinding can change it, the expression itself,
+    and ``(name, constant)`` when it is ``name == constant``."""
 
     key: str
     flipped: bool
     names: frozenset[str]
     identity: bool
+    node: ast.expr = field(compare=False)
+    equality: tuple[str, Any] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
 class _Effect:
-    """What a piece of code can change: the names it binds or deletes, and whether it
-    can change objects (a call, a store into an attribute or item)."""
+    """What a piece of code can change: the names it binds or deletes, whether it
+    runs code that can change objects, and the names it binds to constants (their
+    values)."""
 
     binds: frozenset[str]
     opaque: bool
+    constants: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
 class Contradiction:
-    """Why a path cannot run: the test on ``first_line`` went one way, the same test
-    on ``second_line`` the other."""
+    """Why a path cannot run. For one test both ways: the test on ``first_line`` went
+    one way, the same on ``second_line`` the other; for the other kinds, ``detail``
+    says it."""
 
     test: str
     first_line: int
     second_line: int
     #: what the test was on ``first_line`` (the opposite on ``second_line``)
     first_outcome: bool = True
+    detail: str | None = None
 
     def __str__(self) -> str:
+        if self.detail is not None:
+            return self.detail
         first, second = ("true", "false") if self.first_outcome else ("false", "true")
         return (f"`{self.test}` is {first} on line {self.first_line} but {second} on line "
                 f"{self.second_line}, and nothing between can change it")
@@ -81,13 +118,17 @@ class Contradiction:
 
 @dataclass
 class FunctionFacts:
-    """What the source says of each piece of one function."""
+    """What the source says of one function: each test piece's test, each piece's
+    effect, the names whose objects escape, and each ``for`` over a non-empty literal
+    (its next-item block -> its iterable's block and the loop's text)."""
 
     tests: dict[Piece, _Test]
     effects: dict[Piece, _Effect]
+    escaping: frozenset[str] = frozenset()
+    nonempty_loops: dict[int, tuple[int, int, str]] = field(default_factory=dict)
 
 
-_OPAQUE = _Effect(frozenset(), True)
+_OPAQUE = _Effect(frozenset(), True)  # a piece whose code is not at hand
 
 
 def _function_node(tree: ast.Module, meta: FunctionInfo
@@ -100,19 +141,23 @@ def _function_node(tree: ast.Module, meta: FunctionInfo
     return None
 
 
-def _own_nodes(function: ast.AST) -> list[ast.AST]:
-    """The nodes of a function's own scope (nested functions' and classes' bodies
-    left out; their names and decorators kept)."""
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _own_nodes(function: ast.AST, into_comprehensions: bool = False) -> list[ast.AST]:
+    """The nodes of a function's own scope: nested functions', lambdas' and classes'
+    bodies left out (their names and decorators kept); comprehensions' insides too,
+    unless ``into_comprehensions`` (they run as the statement runs)."""
     result: list[ast.AST] = []
     stack = list(ast.iter_child_nodes(function))
     while stack:
         node = stack.pop()
         result.append(node)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-                      | ast.Lambda):
+        if isinstance(node, _SCOPES):
             stack.extend(getattr(node, "decorator_list", []))
             continue
-        if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+        if isinstance(node, _COMPREHENSIONS) and not into_comprehensions:
             continue
         stack.extend(ast.iter_child_nodes(node))
     return result
@@ -136,6 +181,36 @@ def _local_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return names - declared
 
 
+def _escaping(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """The names whose objects the function passes on: every read of a name that is
+    not an operand of an operator nor a test of its own (see the module docstring)."""
+    parents: dict[ast.AST, ast.AST] = {}
+    for outer in ast.walk(function):
+        for child in ast.iter_child_nodes(outer):
+            parents[child] = outer
+    escaping: set[str] = set()
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+            continue
+        scope: ast.AST | None = parents.get(node)
+        while scope is not None and not isinstance(scope, _SCOPES):
+            scope = parents.get(scope)
+        if scope is not function:
+            escaping.add(node.id)  # read by a nested function or lambda
+            continue
+        # ``a or b`` is one of its operands: what it is part of decides
+        used: ast.AST = node
+        parent: ast.AST | None = parents.get(used)
+        while isinstance(parent, ast.BoolOp):
+            used = parent
+            parent = parents.get(parent)
+        if not (isinstance(parent, _OPERATORS)
+                or (isinstance(parent, ast.If | ast.While | ast.IfExp | ast.Assert)
+                    and parent.test is used)):
+            escaping.add(node.id)
+    return frozenset(escaping)
+
+
 def _position(node: ast.AST) -> tuple[int, int, int, int]:
     return (node.lineno, node.col_offset,  # type: ignore[attr-defined]
             node.end_lineno or node.lineno,  # type: ignore[attr-defined]
@@ -150,6 +225,17 @@ def _inside(node: ast.AST, piece: Piece) -> bool:
     line, col, end_line, end_col = _position(node)
     return ((piece.line, piece.col) <= (line, col)
             and (end_line, end_col) <= (piece.end_line, piece.end_col))
+
+
+def _constant(node: ast.expr) -> tuple[bool, Any]:
+    """``(True, value)`` for a constant or a tuple of constants, else ``(False, None)``."""
+    if isinstance(node, ast.Constant):
+        return True, node.value
+    if isinstance(node, ast.Tuple):
+        values = [_constant(e) for e in node.elts]
+        if all(ok for ok, _v in values):
+            return True, tuple(v for _ok, v in values)
+    return False, None
 
 
 def _test_of(node: ast.expr, local: set[str]) -> _Test | None:
@@ -172,19 +258,15 @@ def _test_of(node: ast.expr, local: set[str]) -> _Test | None:
                 and all(isinstance(op, ast.Is | ast.IsNot) for op in node.ops)
                 and all(isinstance(o, ast.Name | ast.Constant)
                         for o in (node.left, *node.comparators)))
-    return _Test(ast.unparse(node), flipped, names, identity)
-
-
-def _effect_of(piece: Piece, by_line: dict[int, list[ast.AST]]) -> _Effect:
-    if piece.role not in ("stmt", "test"):
-        return _OPAQUE
-    binds: set[str] = set()
-    opaque = False
-    for line in range(piece.line, piece.end_line + 1):
-        for node in by_line.get(line, ()):
-            if _inside(node, piece):
-                opaque = _note_effect(node, binds) or opaque
-    return _Effect(frozenset(binds), opaque)
+    equality = None
+    if (isinstance(node, ast.Compare) and len(node.ops) == 1
+            and isinstance(node.ops[0], ast.Eq)):
+        for name, other in ((node.left, node.comparators[0]),
+                            (node.comparators[0], node.left)):
+            is_constant, value = _constant(other)
+            if isinstance(name, ast.Name) and is_constant:
+                equality = (name.id, value)
+    return _Test(ast.unparse(node), flipped, names, identity, node, equality)
 
 
 def _note_effect(node: ast.AST, binds: set[str]) -> bool:
@@ -206,6 +288,45 @@ def _note_effect(node: ast.AST, binds: set[str]) -> bool:
     return False
 
 
+def _effect_of(piece: Piece, by_line: dict[int, list[ast.AST]],
+               statements: dict[tuple[int, int], ast.stmt]) -> _Effect:
+    binds: set[str] = set()
+    # any part of a compound statement but a test runs code of the program's objects
+    # (__next__, __enter__, __exit__, a pattern's __eq__); it binds what its span
+    # holds (a for's target, a with's ``as`` name, a pattern's captures)
+    opaque = piece.role not in ("stmt", "test")
+    for line in range(piece.line, piece.end_line + 1):
+        for node in by_line.get(line, ()):
+            if _inside(node, piece):
+                opaque = _note_effect(node, binds) or opaque
+    constants: tuple[tuple[str, Any], ...] = ()
+    statement = statements.get((piece.line, piece.col))
+    if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)):
+        is_constant, value = _constant(statement.value)
+        if is_constant:
+            constants = ((statement.targets[0].id, value),)
+    return _Effect(frozenset(binds), opaque, constants)
+
+
+def _nonempty_literal(node: ast.expr, local: set[str]) -> bool:
+    """A ``for``'s iterable that always yields an item: a non-empty display with no
+    ``*`` in it, a non-empty string or bytes constant, ``range`` of constants."""
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return bool(node.elts) and not any(isinstance(e, ast.Starred) for e in node.elts)
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str | bytes) and bool(node.value)
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "range" and "range" not in local and not node.keywords
+            and all(isinstance(a, ast.Constant) and type(a.value) is int
+                    for a in node.args) and 1 <= len(node.args) <= 3):
+        try:
+            return len(range(*(a.value for a in node.args))) > 0  # type: ignore[attr-defined]
+        except ValueError:  # a step of 0
+            return False
+    return False
+
+
 def function_facts(fn: FunctionProfile, tree: ast.Module) -> FunctionFacts | None:
     """The tests and effects of ``fn``'s pieces, from its module's parsed source; None
     when the source holds no such function (it changed since it was measured)."""
@@ -214,13 +335,15 @@ def function_facts(fn: FunctionProfile, tree: ast.Module) -> FunctionFacts | Non
     if function is None:
         return None
     local = _local_names(function)
-    nodes = [n for n in _own_nodes(function) if hasattr(n, "lineno")]
+    nodes = [n for n in _own_nodes(function, into_comprehensions=True)
+             if hasattr(n, "lineno")]
     expressions: dict[tuple[int, int, int, int], ast.expr] = {
         _position(n): n for n in nodes if isinstance(n, ast.expr)}
+    statements = {(n.lineno, n.col_offset): n for n in nodes if isinstance(n, ast.stmt)}
     by_line: dict[int, list[ast.AST]] = {}
     for node in nodes:
         by_line.setdefault(getattr(node, "lineno"), []).append(node)  # noqa: B009
-    facts = FunctionFacts({}, {})
+    facts = FunctionFacts({}, {}, _escaping(function))
     for block in meta.blocks:
         for piece in block.pieces:
             if piece.role == "test":
@@ -228,8 +351,116 @@ def function_facts(fn: FunctionProfile, tree: ast.Module) -> FunctionFacts | Non
                 test = _test_of(found, local) if found is not None else None
                 if test is not None:
                     facts.tests[piece] = test
-            facts.effects[piece] = _effect_of(piece, by_line)
+            facts.effects[piece] = _effect_of(piece, by_line, statements)
+    for compound in meta.compounds:
+        if (compound.kind == "for" and compound.iter is not None
+                and compound.for_iter is not None and compound.for_next is not None):
+            iterable = expressions.get(tuple(compound.iter))  # type: ignore[arg-type]
+            if iterable is not None and _nonempty_literal(iterable, local):
+                facts.nonempty_loops[compound.for_next] = (
+                    compound.for_iter, compound.span.line, ast.unparse(iterable))
     return facts
+
+
+def _evaluate(node: ast.expr, values: dict[str, Any]) -> Any:
+    """The value of a test of names bound to constants; raises LookupError when it
+    cannot be worked out here."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id in values:
+            return values[node.id]
+        raise LookupError(node.id)
+    if isinstance(node, ast.Tuple):
+        return tuple(_evaluate(e, values) for e in node.elts)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return not _evaluate(node.operand, values)
+    if isinstance(node, ast.BoolOp):
+        result: Any = None
+        for value in node.values:
+            result = _evaluate(value, values)
+            if bool(result) is isinstance(node.op, ast.Or):
+                return result
+        return result
+    if isinstance(node, ast.Compare):
+        left = _evaluate(node.left, values)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = _evaluate(right_node, values)
+            try:
+                if not _COMPARE[type(op)](left, right):
+                    return False
+            except TypeError as err:  # None < 1: raises, so no outcome to compare
+                raise LookupError(str(err)) from err
+            left = right
+        return True
+    raise LookupError(type(node).__name__)
+
+
+@dataclass
+class _Known:
+    """What is known at a point of the path: tests' outcomes, ``name == constant``
+    that held, and names bound to constants, each with the line that told it."""
+
+    tests: dict[str, tuple[bool, int, _Test]] = field(default_factory=dict)
+    equal: dict[str, tuple[Any, int, str]] = field(default_factory=dict)
+    values: dict[str, tuple[Any, int]] = field(default_factory=dict)
+
+    def clear(self) -> None:
+        self.tests.clear()
+        self.equal.clear()
+        self.values.clear()
+
+    def apply(self, effect: _Effect, escaping: frozenset[str], line: int) -> None:
+        """What ``effect`` (of a piece on ``line``) ends, and the constants it binds."""
+        for key, (_outcome, _line, test) in list(self.tests.items()):
+            if test.names & effect.binds or (effect.opaque and not test.identity
+                                             and test.names & escaping):
+                del self.tests[key]
+        for name in list(self.equal):
+            if name in effect.binds or (effect.opaque and name in escaping):
+                del self.equal[name]
+        for name in effect.binds:
+            self.values.pop(name, None)
+        for name, value in effect.constants:
+            if isinstance(value, _IMMUTABLE):
+                self.values[name] = (value, line)
+
+
+def _decide(test: _Test, outcome: bool, line: int, known: _Known) -> Contradiction | None:
+    """Check a test's outcome on the path against what is known, then learn it."""
+    if test.names <= known.values.keys():
+        try:
+            value = bool(_evaluate(test.node, {n: v for n, (v, _l) in known.values.items()}))
+        except LookupError:
+            pass
+        else:
+            if value != outcome:
+                bound = min(known.values[n][1] for n in test.names)
+                names = ", ".join(f"`{n}`" for n in sorted(test.names))
+                return Contradiction(test.key, bound, line, value, (
+                    f"{names} set to a constant on line {bound}, so `{test.key}` can only "
+                    f"be {str(value).lower()} on line {line}"))
+    earlier = known.tests.get(test.key)
+    if earlier is not None and earlier[0] != outcome:
+        return Contradiction(test.key, earlier[1], line, earlier[0])
+    if test.equality is not None and outcome:
+        name, constant = test.equality
+        held = known.equal.get(name)
+        if held is not None and _differ(held[0], constant):
+            return Contradiction(test.key, held[1], line, True, (
+                f"`{held[2]}` is true on line {held[1]}, so `{test.key}` cannot be true on "
+                f"line {line}, and nothing between changes `{name}`"))
+        known.equal[name] = (constant, line, test.key)
+    known.tests[test.key] = (outcome, line, test)
+    return None
+
+
+def _differ(first: Any, second: Any) -> bool:
+    """Whether two constants are unequal (``1`` and ``True`` are equal)."""
+    try:
+        return bool(first != second)
+    except TypeError:  # pragma: no cover - constants compare
+        return False
 
 
 def infeasible(fn: FunctionProfile, path: Path, facts: FunctionFacts
@@ -237,25 +468,26 @@ def infeasible(fn: FunctionProfile, path: Path, facts: FunctionFacts
     """The contradiction that proves ``path`` cannot run, or None if none is found."""
     meta = fn.meta
     taken = {d["block"]: d["taken"] for d in decisions(fn, path)}
-    known: dict[str, tuple[bool, int, _Test]] = {}
+    known = _Known()
+    previous = None
     for block in path.blocks:
         pieces = meta.blocks[block].pieces
         if meta.blocks[block].kind == "handler":
             known.clear()  # what the exception's raise changed is not known
+        loop = facts.nonempty_loops.get(block)
+        if loop is not None and previous == loop[0] and taken.get(block) == "exhausted":
+            return Contradiction(f"for … in {loop[2]}", loop[1], loop[1], True, (
+                f"the loop on line {loop[1]} goes over `{loop[2]}`, which is never empty: "
+                "it cannot be exhausted before its first item"))
+        previous = block
+        branch = taken.get(block)
         for index, piece in enumerate(pieces):
             test = facts.tests.get(piece)
-            branch = taken.get(block)
             if (test is not None and index == len(pieces) - 1
                     and branch in ("true", "false")):
-                outcome = (branch == "true") != test.flipped
-                earlier = known.get(test.key)
-                if earlier is not None and earlier[0] != outcome:
-                    return Contradiction(test.key, earlier[1], piece.line, earlier[0])
-                known[test.key] = (outcome, piece.line, test)
+                found = _decide(test, (branch == "true") != test.flipped, piece.line, known)
+                if found is not None:
+                    return found
                 continue
-            effect = facts.effects.get(piece, _OPAQUE)
-            for key, (_outcome, _line, known_test) in list(known.items()):
-                if known_test.names & effect.binds or (effect.opaque
-                                                       and not known_test.identity):
-                    del known[key]
+            known.apply(facts.effects.get(piece, _OPAQUE), facts.escaping, piece.line)
     return None

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pathprof.analysis.basis import BasisBuilder
 from pathprof.analysis.feasibility import Contradiction, FunctionFacts, infeasible
@@ -35,7 +36,7 @@ from pathprof.analysis.pathspace import PathSpace
 from pathprof.data.profile import FunctionProfile, Path, decode_paths
 from pathprof.graph import EdgeKind, regenerate
 
-__all__ = ["Completion", "NextPaths", "complete_basis", "next_paths"]
+__all__ = ["Completion", "CutShort", "NextPaths", "complete_basis", "next_paths"]
 
 #: missed paths the last round looks at before it gives up on a function
 SEARCH_BUDGET = 2_000
@@ -53,6 +54,9 @@ class NextPaths:
     dimension: int
     paths: list[Path] = field(default_factory=list)
     impossible: list[tuple[Path, Contradiction]] = field(default_factory=list)
+    #: suggested paths (by key) the tests took as far as an exception that ended them
+    #: every time: suggested last, once nothing else was found, with the evidence
+    cut_short: dict[str, CutShort] = field(default_factory=dict)
     unfound: int = 0
 
     @property
@@ -108,27 +112,70 @@ class _Ways:
         return edges[::-1]
 
 
-def _candidates(space: PathSpace, ran: list[tuple[int, list[int]]], ways: _Ways
-                ) -> Iterator[list[int]]:
-    """Paths (as dag edges) to try, easiest to write first: each path that ran with one
-    of its decisions taken the other way (ENTRY's choice of where a path starts is not
-    a decision a test takes), then one path through each edge of the space, the
-    paths from the function's entry first."""
+def _entry_ways(space: PathSpace, ways: _Ways, edge_runs: dict[int, int]) -> dict[int, int]:
+    """The most-run way into each block reached from the function's entry without a
+    dummy edge (a path that starts where a call starts, which a test can take)."""
     dag = space.numbering.dag
-    for _number, edges in ran:
-        for index, eid in enumerate(edges):
-            block = dag.edges[eid].src
-            if block == dag.entry:
+    starts = {e for e in dag.out_edges[dag.entry]
+              if dag.edges[e].kind is EdgeKind.NORMAL and e in space.edges}
+    reached = {dag.entry}
+    way_in: dict[int, int] = {}
+    for block in dag.topo_order:
+        if block == dag.entry:
+            continue
+        ins = [e for e in dag.in_edges[block] if e in space.edges
+               and dag.edges[e].src in reached
+               and (dag.edges[e].src != dag.entry or e in starts)]
+        if ins:
+            reached.add(block)
+            way_in[block] = min(ins, key=lambda e: (-edge_runs.get(e, 0), e))
+    return way_in
+
+
+def _prefix(dag: Any, way_in: dict[int, int], block: int) -> list[int]:
+    edges = []
+    while block != dag.entry:
+        eid = way_in[block]
+        edges.append(eid)
+        block = dag.edges[eid].src
+    return edges[::-1]
+
+
+def _candidates(space: PathSpace, ran: list[tuple[int, list[int]]], ways: _Ways,
+                edge_runs: dict[int, int]) -> Iterator[list[int]]:
+    """Paths (as dag edges) to try, easiest to write first. Paths from the function's
+    entry (a call) come before paths that start after an iteration or in a handler;
+    within each: each path that ran with one of its decisions taken the other way
+    (ENTRY's choice of where a path starts is not a decision a test takes), then one
+    path through each edge of the space. The last round, through every edge by the
+    most-run ways in and out, is what makes the basis complete (module docstring)."""
+    dag = space.numbering.dag
+
+    def flips(from_entry: bool) -> Iterator[list[int]]:
+        for _number, edges in ran:
+            if (dag.edges[edges[0]].kind is EdgeKind.NORMAL) != from_entry:
                 continue
-            for other in dag.out_edges[block]:
-                if other != eid and other in space.edges:
-                    yield [*edges[:index], other, *ways.suffix(dag.edges[other].dst)]
+            for index, eid in enumerate(edges):
+                block = dag.edges[eid].src
+                if block == dag.entry:
+                    continue
+                for other in dag.out_edges[block]:
+                    if other != eid and other in space.edges:
+                        yield [*edges[:index], other, *ways.suffix(dag.edges[other].dst)]
+
     order = {block: position for position, block in enumerate(dag.topo_order)}
-    every = [(ways.prefix(dag.edges[e].src), e) for e in space.edges]
-    every.sort(key=lambda c: (dag.edges[(c[0] or [c[1]])[0]].kind is not EdgeKind.NORMAL,
-                              order[dag.edges[c[1]].src], c[1]))
-    for prefix, eid in every:
-        yield [*prefix, eid, *ways.suffix(dag.edges[eid].dst)]
+    by_order = sorted(space.edges, key=lambda e: (order[dag.edges[e].src], e))
+    entry_ways = _entry_ways(space, ways, edge_runs)
+    yield from flips(True)
+    for eid in by_order:
+        src = dag.edges[eid].src
+        if src == dag.entry and dag.edges[eid].kind is EdgeKind.NORMAL:
+            yield [eid, *ways.suffix(dag.edges[eid].dst)]
+        elif src in entry_ways:
+            yield [*_prefix(dag, entry_ways, src), eid, *ways.suffix(dag.edges[eid].dst)]
+    yield from flips(False)
+    for eid in by_order:
+        yield [*ways.prefix(dag.edges[eid].src), eid, *ways.suffix(dag.edges[eid].dst)]
 
 
 @dataclass
@@ -140,15 +187,21 @@ class Completion:
     dimension: int
     added: list[int] = field(default_factory=list)
     rejected: list[tuple[int, object]] = field(default_factory=list)
+    #: added paths that were set aside first, and why (the last resort)
+    deferred: dict[int, object] = field(default_factory=dict)
 
 
 def complete_basis(space: PathSpace, ran: Sequence[tuple[int, int]],
                    reject: Callable[[int], object | None] = lambda number: None,
-                   limit: int | None = None) -> Completion:
+                   limit: int | None = None,
+                   defer: Callable[[int], object | None] = lambda number: None
+                   ) -> Completion:
     """Missed paths of ``space`` that raise the rank of the paths ``ran`` (``(count,
     number)`` pairs, numbers the space counts) to its dimension, one each, at most
     ``limit``; a path ``reject`` gives a reason for is passed over (the first
-    :data:`IMPOSSIBLE_SHOWN` of those are kept with their reason)."""
+    :data:`IMPOSSIBLE_SHOWN` of those are kept with their reason), and one ``defer``
+    gives a reason for is tried only once no other path can be found (kept in
+    :attr:`Completion.deferred` with its reason if it is taken)."""
     numbering = space.numbering
     builder = BasisBuilder(numbering, space.dimension)
     taken: list[tuple[int, list[int]]] = []
@@ -165,6 +218,7 @@ def complete_basis(space: PathSpace, ran: Sequence[tuple[int, int]],
     if wanted <= 0 or not space.edges:
         return result
     seen = {number for _count, number in ran}
+    set_aside: list[tuple[int, object]] = []
 
     def consider(number: int) -> bool:
         """Try one missed path; whether enough have been found."""
@@ -178,36 +232,103 @@ def complete_basis(space: PathSpace, ran: Sequence[tuple[int, int]],
             if len(result.rejected) < IMPOSSIBLE_SHOWN:
                 result.rejected.append((number, why))
             return False
+        later = defer(number)
+        if later is not None:
+            set_aside.append((number, later))
+            return False
         builder.add(number)
         result.added.append(number)
         return len(result.added) >= wanted
 
-    for edges in _candidates(space, taken, _Ways(space, edge_runs)):
+    for edges in _candidates(space, taken, _Ways(space, edge_runs), edge_runs):
         if consider(sum(numbering.val[e] for e in edges)):
             return result
     for number in _search(space, seen):
         if consider(number):
             return result
+    for number, why in set_aside:  # nothing better was found for what is left
+        if builder.add(number):
+            result.added.append(number)
+            result.deferred[number] = why
+            if len(result.added) >= wanted:
+                break
     return result
+
+
+@dataclass(frozen=True)
+class CutShort:
+    """Why a path is suggested last though the source proves nothing against it: the
+    tests took it as far as ``line`` (the start of a block) ``times`` times, and an
+    exception cut it there every time (a call that always raises, ``sys.exit``,
+    ``self.fail``..., or tests that wanted that exception)."""
+
+    line: int | None
+    times: int
+
+    def __str__(self) -> str:
+        where = f"line {self.line}" if self.line is not None else "a block with no line"
+        return (f"the tests ran this path as far as {where} {self.times:,} times, and an "
+                "exception ended it there each time")
+
+
+def _cut_evidence(fn: FunctionProfile, space: PathSpace, ran: Sequence[tuple[int, int]]
+                  ) -> dict[tuple[int, int], int]:
+    """``(block, prefix value)`` -> times, for each prefix the tests cut short by an
+    exception at that block and never took further (Ball 1994's prefix values, as
+    :func:`~pathprof.graph.regenerate_prefix` reads the data file's cut keys)."""
+    cut: dict[tuple[int, int], int] = {}
+    for key, count in fn.cuts.items():
+        if count:
+            block, value = (int(part) for part in key.split(":"))
+            cut[(block, value)] = cut.get((block, value), 0) + count
+    if not cut:
+        return cut
+    dag = space.numbering.dag
+    val = space.numbering.val
+    for _count, number in ran:
+        total = 0
+        for eid in regenerate(space.numbering, number).edges:
+            total += val[eid]
+            cut.pop((dag.edges[eid].dst, total), None)
+    return cut
 
 
 def next_paths(fn: FunctionProfile, space: PathSpace, facts: FunctionFacts | None = None,
                limit: int | None = None) -> NextPaths:
     """The missed paths of ``fn`` that complete its basis within ``space`` (at most
-    ``limit`` of them), paths proved infeasible by ``facts`` left out."""
+    ``limit`` of them), paths proved infeasible by ``facts`` left out; paths the tests
+    already took as far as an exception that cut them short every time
+    (:class:`CutShort`) are suggested last, only where nothing else was found."""
     numbering = space.numbering
     ran = [(count, int(key)) for key, count in fn.counts.items()
            if count and space.counts(int(key))]
+    cut = _cut_evidence(fn, space, ran)
+    dag, val = numbering.dag, numbering.val
 
     def decoded(number: int) -> Path:
         return decode_paths(fn.meta, {str(number): 0}, {}, numbering=numbering)[0]
 
+    def cut_short(number: int) -> CutShort | None:
+        total = 0
+        for eid in regenerate(numbering, number).edges:
+            total += val[eid]
+            times = cut.get((dag.edges[eid].dst, total))
+            if times:
+                span = fn.block_lines(dag.edges[eid].dst)
+                return CutShort(span[0] if span else None, times)
+        return None
+
     def reject(number: int) -> Contradiction | None:
         return None if facts is None else infeasible(fn, decoded(number), facts)
 
-    found = complete_basis(space, ran, reject, limit)
+    def defer(number: int) -> CutShort | None:
+        return cut_short(number) if cut else None
+
+    found = complete_basis(space, ran, reject, limit, defer)
     result = NextPaths(found.rank, found.dimension, [decoded(n) for n in found.added],
-                       [(decoded(n), why) for n, why in found.rejected])  # type: ignore[misc]
+                       [(decoded(n), why) for n, why in found.rejected],  # type: ignore[misc]
+                       cut_short={str(n): why for n, why in found.deferred.items()
+                                  if isinstance(why, CutShort)})
     wanted = result.needed if limit is None else min(limit, result.needed)
     if len(result.paths) < wanted:  # the search ran out: no feasible path was found
         result.unfound = result.needed - len(result.paths)

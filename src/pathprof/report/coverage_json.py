@@ -59,7 +59,10 @@ def _next(fn: FunctionCoverage) -> dict[str, Any]:
     found = fn.next_paths()
     return {
         "next_paths": [{**_path(fn, p), "steps": path_steps(fn.profile, p, fn.lines),
-                        "story": path_story(fn.profile, p, fn.lines)} for p in found.paths],
+                        "story": path_story(fn.profile, p, fn.lines),
+                        "cut_short": (None if p.key not in found.cut_short
+                                      else str(found.cut_short[p.key]))}
+                       for p in found.paths],
         "next_paths_unfound": found.unfound,
         "impossible_paths": [{**_path(fn, p), "story": path_story(fn.profile, p, fn.lines),
                               "reason": str(why), "test": why.test,

@@ -212,6 +212,9 @@ def _render_function_missing(fn: FunctionCoverage, console: Console, limit: int)
     found = fn.next_paths()
     for number, path in enumerate(found.paths[:limit], 1):
         console.print(Text(f"  + {number}. {path_story(profile, path, fn.lines)}"))
+        if path.key in found.cut_short:
+            console.print(Text(f"       (last resort: {found.cut_short[path.key]})",
+                               style="dim"))
     if len(found.paths) > limit:
         console.print(Text(f"    … and {len(found.paths) - limit:,} more to write",
                            style="dim"))

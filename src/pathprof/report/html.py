@@ -92,7 +92,8 @@ class PathView:
     #: the decisions a test must take (:func:`path_steps`), for a next path
     steps: list[dict[str, Any]] = field(default_factory=list)
     story: str = ""  #: :func:`path_story`, for a next or impossible path
-    reason: str = ""  #: why an impossible path cannot run
+    #: why an impossible path cannot run; for a next path suggested last, the evidence
+    reason: str = ""
 
 
 @dataclass
@@ -236,6 +237,8 @@ def _function_page(coverage: FunctionCoverage, page: str, imported: bool = True
             view.label, view.kind = f"next {j}", "next"
             view.steps = path_steps(fn, p, all_lines)
             view.story = path_story(fn, p, all_lines)
+            if p.key in found.cut_short:
+                view.reason = f"last resort: {found.cut_short[p.key]}"
             if row.first_next is None:
                 row.first_next, row.first_next_at = view.story, len(views)
             views.append(view)
@@ -299,7 +302,8 @@ def _path_item(index: int, view: PathView) -> str:
     head = f'<li class="{classes}" data-index="{index}" tabindex="0">' \
            f'<span class="label">{esc(view.label)}{badge}</span> '
     if view.kind == "next":
-        return f"{head}{_steps_html(view.steps)}</li>"
+        note = f'<span class="reason">{esc(view.reason)}</span>' if view.reason else ""
+        return f"{head}{_steps_html(view.steps)}{note}</li>"
     if view.kind == "impossible":
         return (f'{head}<span class="brief">{esc(view.story)}</span>'
                 f'<span class="reason">cannot run: {esc(view.reason)}</span></li>')
