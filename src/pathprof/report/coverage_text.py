@@ -197,6 +197,20 @@ def _render_where_next(coverage: PathCoverage, console: Console) -> None:
         console.print(line)
 
 
+def _hanging(console: Console, marker: str, text: str, style: str | None = None) -> None:
+    """``marker text`` on a line; on a terminal, the lines ``text`` wraps to start
+    under its first character, not at the margin, so a path stays readable. In a log
+    (no wrapping at all) it is one line, whole, for grep."""
+    if console.soft_wrap:
+        console.print(Text(f"{marker} {text}", style=style or ""))
+        return
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    grid.add_row(Text(marker, style=style or ""), Text(text, style=style or ""))
+    console.print(grid)
+
+
 def _render_function_missing(fn: FunctionCoverage, console: Console, limit: int) -> None:
     profile = fn.profile
     head = Text()
@@ -211,7 +225,7 @@ def _render_function_missing(fn: FunctionCoverage, console: Console, limit: int)
     console.print(head)
     found = fn.next_paths()
     for number, path in enumerate(found.paths[:limit], 1):
-        console.print(Text(f"  + {number}. {path_story(profile, path, fn.lines)}"))
+        _hanging(console, f"  + {number}.", path_story(profile, path, fn.lines))
         if path.key in found.cut_short:
             console.print(Text(f"       (last resort: {found.cut_short[path.key]})",
                                style="dim"))
@@ -222,17 +236,17 @@ def _render_function_missing(fn: FunctionCoverage, console: Console, limit: int)
         console.print(Text(f"    {found.unfound:,} more independent paths: none found that "
                            "the source does not prove impossible", style="dim"))
     for path, why in found.impossible[:limit]:
-        console.print(Text(f"  ✗ cannot run: {path_story(profile, path, fn.lines)} — {why}",
-                           style="dim"))
+        _hanging(console, "  ✗", f"cannot run: {path_story(profile, path, fn.lines)} — {why}",
+                 "dim")
     told = {p.key for p in found.paths[:limit]} | {p.key for p, _w in found.impossible[:limit]}
     shown = [p for p in fn.missed(limit + len(told)) if p.key not in told][:limit]
     for path in shown:
         contradiction = fn.impossible(path)
         story = path_story(profile, path, fn.lines)
         if contradiction is None:
-            console.print(Text("    " + story))
+            _hanging(console, "   ", story)
         else:
-            console.print(Text(f"  ✗ cannot run: {story} — {contradiction}", style="dim"))
+            _hanging(console, "  ✗", f"cannot run: {story} — {contradiction}", "dim")
     rest = fn.totals.missed - len(told) - len(shown)
     if rest > 0:
         console.print(Text(f"    … and {rest:,} more", style="dim"))
