@@ -295,3 +295,48 @@ def test_an_unwritable_destination_is_reported(project: Path) -> None:  # noqa: 
     result = pathprof_cli(project, "xml", "-o", str(project / "missing" / "c.xml"), check=False)
     assert result.returncode == 1
     assert "cannot write" in result.stderr
+
+
+EXCLUDED = """\
+from typing import overload
+
+
+@overload
+def pick(x: int) -> int: ...
+def pick(x, strict=False):
+    if x is None:  # pragma: no cover
+        raise ValueError("no")
+    if strict:
+        x = abs(x)
+    return x
+"""
+
+
+def test_exports_leave_out_what_is_excluded(tmp_path: Path) -> None:
+    """As coverage.py's XML: the overload stub has no record, the excluded raise's line
+    is no line, the `if x is None` decision with its excluded arm is no decision; paths
+    and basis as path coverage counts them (2 paths, dimension 2); with no rules, all of
+    it is there."""
+    from pathprof.analysis.exclusions import ExclusionRules
+    from pathprof.data.measurement import Measurement
+
+    path = tmp_path / "subject.py"
+    path.write_text(EXCLUDED)
+    loaded = load_instrumented(path, mark_probes=False)
+    loaded.execute()
+    loaded.snapshot()
+    loaded.module.pick(3)
+    profiles = _profiles(loaded)
+    measurement = Measurement(functions=profiles)
+    excluded = line_coverage(measurement, rules=ExclusionRules())
+    everything = line_coverage(measurement, rules=ExclusionRules.none())
+    (kept,) = excluded.files[0].functions
+    assert [fn.name for fn in everything.files[0].functions] == ["pick", "pick"]
+    assert kept.first_line == 6
+    assert 8 not in kept.lines and sorted(kept.lines) == [7, 9, 10, 11]
+    assert [d.line for d in kept.decisions] == [9]
+    assert (kept.path_rate.run, kept.path_rate.possible) == (1, 2)
+    assert (kept.basis_rate.run, kept.basis_rate.possible) == (1, 2)
+    whole = everything.files[0].functions[1]
+    assert 8 in whole.lines and [d.line for d in whole.decisions] == [7, 9]
+    assert (whole.path_rate.possible, whole.basis_rate.possible) == (3, 3)

@@ -198,12 +198,18 @@ def unmeasured_candidates(config: Any, source: Sequence[str] = (),
 
 
 def line_coverage(measurement: Any,
-                  progress: Callable[[int, int], None] | None = None) -> Any:
-    """Lines and branches (:class:`~pathprof.analysis.linecoverage.LineCoverage`);
+                  progress: Callable[[int, int], None] | None = None,
+                  rules: Any = None) -> Any:
+    """Lines and branches (:class:`~pathprof.analysis.linecoverage.LineCoverage`), less
+    what ``rules`` exclude (default: the configuration's, :func:`exclusion_rules`);
     ``progress(done, total)`` is called after each file."""
     from pathprof.analysis.linecoverage import line_coverage as lines
 
-    return lines(measurement, progress)
+    if rules is None:
+        from pathprof.config import read_config
+
+        rules = exclusion_rules(read_config())
+    return lines(measurement, progress, rules)
 
 
 def diff(old: Any, new: Any, **options: Any) -> Any:
@@ -256,12 +262,13 @@ def subpath_sources(document: dict[str, Any]) -> dict[str, list[str] | str]:
 
 
 def export(kind: str, measurement: Any, path: str | None,
-           progress: Callable[[int, int], None] | None = None) -> Any:
+           progress: Callable[[int, int], None] | None = None, rules: Any = None) -> Any:
     """Write ``measurement`` as ``kind`` (see :data:`EXPORTS`) to ``path`` (None: standard
-    output); returns the line coverage written. An unwritable path raises
-    :class:`PathprofError`. ``progress(done, total)`` is called after each file's
-    coverage is found (most of the work; the writing follows)."""
-    lines = line_coverage(measurement, progress)
+    output), less what ``rules`` exclude (default: the configuration's); returns the
+    line coverage written. An unwritable path raises :class:`PathprofError`.
+    ``progress(done, total)`` is called after each file's coverage is found (most of the
+    work; the writing follows)."""
+    lines = line_coverage(measurement, progress, rules)
     if path is None:
         render(kind, lines, sys.stdout)
         return lines

@@ -20,6 +20,12 @@ bodies run once at import and are not profiled), and paths, which no line or
 branch format has: :mod:`pathprof.report.lcov` and
 :mod:`pathprof.report.cobertura` carry them where their consumers ignore them.
 
+What the configuration excludes (:mod:`pathprof.analysis.exclusions`) is left out as
+coverage.py leaves it out of its XML: an excluded function entirely, an excluded
+statement's line, a branch arm into excluded code (a decision left with one arm is no
+decision); paths and basis dimensions as path coverage counts them
+(:mod:`pathprof.analysis.pathspace`).
+
 Invariant: for every function, every line hit count is at most the sum of the
 counts of the paths through it, ``0 <= covered <= valid`` for lines, branches and
 functions, and a file's and the total's figures are sums over their functions.
@@ -33,9 +39,11 @@ from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
-from pathprof.analysis.basis import basis_coverage
+from pathprof.analysis.basis import basis_coverage, basis_rank
 from pathprof.analysis.edgepredict import cfg_edge_counts
+from pathprof.analysis.exclusions import ExcludedSource, ExclusionRules, exclusions_of
 from pathprof.analysis.pathcoverage import CoverageTotals
+from pathprof.analysis.pathspace import PathSpace, path_space
 from pathprof.data.measurement import Measurement
 from pathprof.data.profile import FunctionProfile, numbering_of
 from pathprof.exceptions import PathprofError
@@ -78,6 +86,8 @@ class FunctionLines:
     calls: int
     lines: dict[int, int]  #: line -> hits
     decisions: list[Decision]
+    #: the paths that count, once exclusions are applied (None: all of them)
+    space: PathSpace | None = None
 
     @property
     def name(self) -> str:
@@ -102,12 +112,23 @@ class FunctionLines:
 
     @property
     def path_rate(self) -> CoverageTotals:
-        return CoverageTotals(self.profile.paths_run, self.profile.paths_possible)
+        if self.space is None:
+            return CoverageTotals(self.profile.paths_run, self.profile.paths_possible)
+        return CoverageTotals(len(self._counted), self.space.possible)
 
     @property
     def basis_rate(self) -> CoverageTotals:
         """Basis paths covered of the dimension (:mod:`pathprof.analysis.basis`)."""
-        return CoverageTotals(*basis_coverage(self.profile))
+        if self.space is None:
+            return CoverageTotals(*basis_coverage(self.profile))
+        return CoverageTotals(basis_rank(self.space.numbering, self._counted,
+                                         self.space.dimension), self.space.dimension)
+
+    @property
+    def _counted(self) -> list[int]:
+        assert self.space is not None
+        return sorted(int(key) for key, count in self.profile.counts.items()
+                      if count and self.space.counts(int(key)))
 
 
 @dataclass
@@ -192,12 +213,23 @@ def codeless_lines(source: str) -> set[int]:
     return codeless - with_code
 
 
-def function_lines(fn: FunctionProfile, codeless: AbstractSet[int] = frozenset()
-                   ) -> FunctionLines:
+def function_lines(fn: FunctionProfile, codeless: AbstractSet[int] = frozenset(),
+                   excluded: ExcludedSource | None = None) -> FunctionLines:
     """What a line and branch coverage tool would have seen of ``fn`` (``codeless``:
-    see :func:`codeless_lines`)."""
+    see :func:`codeless_lines`), less what ``excluded`` leaves out."""
     meta = fn.meta
     blocks = meta.blocks
+    left_out: set[int] = set()  # excluded blocks
+    space = None
+    if excluded is not None and excluded.spans:
+        left_out = {b for b, block in enumerate(blocks)
+                    if excluded.block_excluded(block.pieces)}
+        dropped = {piece.line for block in blocks for piece in block.pieces
+                   if excluded.covers(piece)}
+        kept = {piece.line for block in blocks for piece in block.pieces
+                if not excluded.covers(piece)}
+        codeless = set(codeless) | (dropped - kept)
+        space = path_space(numbering_of(meta), left_out)
     starts = [sorted({piece.line for piece in block.pieces} - codeless) for block in blocks]
     lines = {line: 0 for block_lines in starts for line in block_lines}
     executed = [0] * len(blocks)
@@ -220,9 +252,22 @@ def function_lines(fn: FunctionProfile, codeless: AbstractSet[int] = frozenset()
         if (not pieces or pieces[-1].role not in DECIDING
                 or len({meta.edges[e].dst for e in eids}) < 2):
             continue
+        if block in left_out:
+            continue
+        eids = [e for e in eids if meta.edges[e].dst not in left_out]
+        if len({meta.edges[e].dst for e in eids}) < 2:
+            continue
         arms = tuple(Arm(meta.edges[e].label, edge_counts.get(e, 0)) for e in eids)
         decisions.append(Decision(pieces[-1].line, block, executed[block], arms))
-    return FunctionLines(fn, calls, dict(sorted(lines.items())), decisions)
+    return FunctionLines(fn, calls, dict(sorted(lines.items())), decisions, space)
+
+
+def _read(file: str) -> str | None:
+    try:
+        with open(file, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _current_digest(file: str) -> str | None:
@@ -234,8 +279,10 @@ def _current_digest(file: str) -> str | None:
 
 
 def line_coverage(measurement: Measurement,
-                  progress: Callable[[int, int], None] | None = None) -> LineCoverage:
-    """Line, branch, function and path coverage of every function measured.
+                  progress: Callable[[int, int], None] | None = None,
+                  rules: ExclusionRules | None = None) -> LineCoverage:
+    """Line, branch, function and path coverage of every function measured, less what
+    ``rules`` exclude (default: none).
 
     A file measured in several versions of its source (data files combined
     across an edit) is reported in one: the version the file holds now, or else
@@ -257,9 +304,14 @@ def line_coverage(measurement: Measurement,
         if len(versions) > 1:
             result.older_versions.append((file, len(versions) - 1))
         text = measurement.sources.get((file, digest))
+        if text is None and digest == _current_digest(file):
+            text = _read(file)
         codeless = codeless_lines(text) if text is not None else set()
-        measured = [function_lines(fn, codeless) for fn in
-                    sorted(versions[digest], key=lambda f: (f.first_line, f.qualname))]
+        found = (exclusions_of(text, rules, file) if text is not None and rules is not None
+                 else ExcludedSource())
+        measured = [function_lines(fn, codeless, found) for fn in
+                    sorted(versions[digest], key=lambda f: (f.first_line, f.qualname))
+                    if found.function_reason(fn.meta.first_line) is None]
         hits: dict[int, int] = {}
         for fn_lines in measured:
             for line, count in fn_lines.lines.items():

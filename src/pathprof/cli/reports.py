@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any
 
-from pathprof import api
+from pathprof import api, config
 from pathprof.cli.options import (
     CHECK_FAILED,
     OK,
@@ -213,6 +213,8 @@ def add_export(commands: Any) -> None:
         export.add_argument("--fail-under", type=float, default=None, metavar="PERCENT",
                             help="exit with status 3 if total basis path coverage is "
                             "below PERCENT")
+        export.add_argument("--no-exclude", action="store_true",
+                            help="count what the configuration excludes as any other code")
         export.set_defaults(handler=command_export)
 
 
@@ -221,7 +223,9 @@ def command_export(args: argparse.Namespace) -> int:
     shown = args.command if args.output == "-" else args.output
     with progress(f"writing {shown}") as advance:
         coverage = api.export(args.command, measurement,
-                              None if args.output == "-" else args.output, progress=advance)
+                              None if args.output == "-" else args.output, progress=advance,
+                              rules=api.exclusion_rules(config.read_config(),
+                                                        enabled=not args.no_exclude))
     if args.output != "-":
         print(f"wrote {args.output}: {coverage.summary()}")
     for file, versions in coverage.older_versions:
