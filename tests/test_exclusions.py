@@ -315,3 +315,38 @@ def test_coverage_py_settings_files(tmp_path: Path) -> None:
     (tmp_path / ".coveragerc").write_text("[report]\nexclude_lines =\n    nocov\n")
     assert coverage_py_exclusions(str(tmp_path)) == (["nocov"], [])
     assert coverage_py_exclusions(str(tmp_path / "nowhere")) == (None, [])
+
+
+WHOLLY = """\
+    class Base:
+        def area(self):
+            '''The area.'''
+            raise NotImplementedError
+
+        @property
+        def level(self):  # pragma: no cover
+            return 1
+
+        @level.setter
+        def level(self, value):
+            '''Set it.'''
+
+        def real(self, x):
+            if x:
+                return 1
+            return 2
+    """
+
+
+def test_a_function_with_every_statement_excluded_is_excluded(tmp_path: Path) -> None:
+    """``exclude_also = ["raise NotImplementedError"]`` on a method whose only statement
+    raises leaves it no line (coverage.py: 100%), so it is left out whole; the stub
+    setter of a property a pattern excluded goes with it."""
+    path = write(tmp_path, WHOLLY)
+    fns = _measure(path, lambda m: m.Base().real(1))
+    rules = ExclusionRules.of(None, ["raise NotImplementedError"])
+    coverage = path_coverage(Measurement(functions=fns), rules)
+    assert [fn.qualname for fn in coverage.functions()] == ["Base.real"]
+    assert coverage.excluded.functions == {"excluded line": 2, "abstract stub": 1}
+    kept = path_coverage(Measurement(functions=fns), ExclusionRules())
+    assert [fn.qualname for fn in kept.functions()] == ["Base.area", "Base.real"]

@@ -499,3 +499,5 @@ def test_a_path_the_tests_saw_cut_short_every_time_is_suggested_last(tmp_path: P
     assert (why.line, why.times) == (6, 3)
     assert str(why) == ("the tests ran this path as far as line 6 3 times, and an "
                         "exception ended it there each time")
+    assert str(CutShort(5, 1, 7)) == ("the tests ran this path as far as lines 5-7 once, "
+                                      "and an exception ended it there then")

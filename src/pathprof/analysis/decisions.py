@@ -126,5 +126,7 @@ def path_story(fn: FunctionProfile, path: Path, lines: Sequence[str] | None) -> 
             parts.append(f"({step['taken']})")
         else:
             where = step["code"] or f"line {step['line']}"
+            if step["code"] and step["taken"] == "raised into":
+                where += f" (line {step['line']})"  # handlers often read alike
             parts.append(f"{where} → {step['taken']}")
     return " · ".join(parts) or "(straight through)"

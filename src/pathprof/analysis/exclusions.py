@@ -295,9 +295,9 @@ class _Finder:
         abstract: set[str] = set()  # a class's abstract stub properties, by name
         for node in body:
             reason = self.visit(node, in_protocol, abstract)
-            if reason == "abstract stub" and isinstance(node, ast.FunctionDef
-                                                        | ast.AsyncFunctionDef):
-                abstract.add(node.name)
+            if reason is not None and isinstance(node, ast.FunctionDef
+                                                 | ast.AsyncFunctionDef):
+                abstract.add(node.name)  # an excluded property's stub accessors go too
 
     def visit(self, node: ast.stmt, in_protocol: bool, abstract: set[str]) -> str | None:
         """Look at one statement; the reason it was excluded for, if it was."""
@@ -310,8 +310,8 @@ class _Finder:
                 self.walk(node.body, _is_protocol(node))
                 return None
             reason = _default_reason(node, in_protocol, self.rules.kinds)
-            if (reason is None and "abstract" in self.rules.kinds
-                    and _accessor_of(node) in abstract and _is_stub(node.body)):
+            if (reason is None and _accessor_of(node) in abstract
+                    and _is_stub(node.body, allow_pass=False)):
                 reason = "abstract stub"
             if reason is not None:
                 self.exclude([node], reason)

@@ -126,6 +126,11 @@ class FunctionFacts:
     effects: dict[Piece, _Effect]
     escaping: frozenset[str] = frozenset()
     nonempty_loops: dict[int, tuple[int, int, str]] = field(default_factory=dict)
+    #: the function is a generator or coroutine (its consumer can end a call)
+    suspends: bool = False
+    #: lines of ``try`` bodies with a handler of the function's own (an exception
+    #: there need not end the call)
+    guarded_lines: frozenset[int] = frozenset()
 
 
 _OPAQUE = _Effect(frozenset(), True)  # a piece whose code is not at hand
@@ -343,7 +348,12 @@ def function_facts(fn: FunctionProfile, tree: ast.Module) -> FunctionFacts | Non
     by_line: dict[int, list[ast.AST]] = {}
     for node in nodes:
         by_line.setdefault(getattr(node, "lineno"), []).append(node)  # noqa: B009
-    facts = FunctionFacts({}, {}, _escaping(function))
+    guarded = {line for n in nodes if isinstance(n, ast.Try | ast.TryStar) and n.handlers
+               for line in range(n.body[0].lineno, (n.body[-1].end_lineno or 0) + 1)}
+    suspends = isinstance(function, ast.AsyncFunctionDef) or any(
+        isinstance(n, ast.Yield | ast.YieldFrom) for n in nodes)
+    facts = FunctionFacts({}, {}, _escaping(function), suspends=suspends,
+                          guarded_lines=frozenset(guarded))
     for block in meta.blocks:
         for piece in block.pieces:
             if piece.role == "test":

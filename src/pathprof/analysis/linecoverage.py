@@ -262,6 +262,12 @@ def function_lines(fn: FunctionProfile, codeless: AbstractSet[int] = frozenset()
     return FunctionLines(fn, calls, dict(sorted(lines.items())), decisions, space)
 
 
+def _all_excluded(fn: FunctionProfile, found: ExcludedSource) -> bool:
+    """Every statement of ``fn`` is excluded: it has no line left (coverage.py)."""
+    return bool(found.spans) and all(found.block_excluded(block.pieces)
+                                     for block in fn.meta.blocks if block.pieces)
+
+
 def _read(file: str) -> str | None:
     try:
         with open(file, encoding="utf-8") as f:
@@ -311,7 +317,8 @@ def line_coverage(measurement: Measurement,
                  else ExcludedSource())
         measured = [function_lines(fn, codeless, found) for fn in
                     sorted(versions[digest], key=lambda f: (f.first_line, f.qualname))
-                    if found.function_reason(fn.meta.first_line) is None]
+                    if found.function_reason(fn.meta.first_line) is None
+                    and not _all_excluded(fn, found)]
         hits: dict[int, int] = {}
         for fn_lines in measured:
             for line, count in fn_lines.lines.items():

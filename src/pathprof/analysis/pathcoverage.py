@@ -334,6 +334,10 @@ def _file_coverage(measurement: Measurement, file: str, profiles: list[FunctionP
                                       found)
         tree, lines, found = parsed[fn.source_hash]
         reason = found.function_reason(fn.meta.first_line)
+        if reason is None and found.spans and all(
+                found.block_excluded(block.pieces)
+                for block in fn.meta.blocks if block.pieces):
+            reason = "excluded line"  # every statement of it (coverage.py: no lines left)
         if reason is not None:
             coverage.excluded.add(_excluded_function(fn, reason))
             continue
