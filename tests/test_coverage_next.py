@@ -101,8 +101,8 @@ def test_show_missing_lists_the_tests_to_write_first(project: Path) -> None:
             "on line 24, and nothing between can change it") in total
     # with `limit = 3` between, `limit is not None` can only be true
     assert ("✗ cannot run: if limit is None: → true · for item in items: → exhausted · "
-            "if limit is not None: → false — `limit` set to a constant on line 20, so "
-            "`limit is None` can only be false on line 24") in total
+            "if limit is not None: → false — `limit = 3` on line 20, so `limit is None` can "
+            "only be false on line 24") in total
     assert total.count("cannot run") == 2
 
 
@@ -132,5 +132,4 @@ def test_json_carries_the_next_paths_and_what_was_excluded(project: Path) -> Non
     assert [p["impossible"] for p in flagged] == [
         "`limit is None` is false on line 19 but true on line 24, and nothing between "
         "can change it",
-        "`limit` set to a constant on line 20, so `limit is None` can only be false on "
-        "line 24"]
+        "`limit = 3` on line 20, so `limit is None` can only be false on line 24"]

@@ -330,9 +330,13 @@ def test_source_of_another_version_proves_nothing(tmp_path: Path) -> None:
 #: statements between them: rebinding to constants or not, calls that reach a name's
 #: object or do not, loops over literals and over a list.
 _TESTS = ["a", "not a", "a is None", "a is not None", "a == 1", "a == 2", "1 == a",
+          "a == []", "e", "not e", "c", "a == [1]",
           "a in (1, 2)", "a not in (1, 2)", "b > 0", "b", "items", "not items",
           "a == b", "(a, b) == (1, 0)", "a is None or b"]
-_STATEMENTS = ["a = None", "a = 1", "a = 2", "b = b - 1", "b = 0", "log(a)",
+_STATEMENTS = ["a = None", "a = 1", "a = 2", "b = b - 1", "b = 0", "log(a)", "a = []",
+               "a = [1]", "a.append(1) if isinstance(a, list) else None", "c = a",
+               "d = [a]", "d[0].append(2) if isinstance(d[0], list) else None",
+               "e = {}", "e[1] = a", "log(e)",
                "items.append(1) if len(items) < 4 else None",  # loops over it end
                "log(items)", "pass", "a = b", "items = []",
                "c = a", "c.append(1) if isinstance(c, list) else None"]
@@ -342,7 +346,7 @@ _STATEMENTS = ["a = None", "a = 1", "a = 2", "b = b - 1", "b = 0", "log(a)",
 def provable_functions(draw: st.DrawFn) -> str:
     """``f(a, b, items, log)``: ifs on drawn tests, loops over literals and over
     ``items``, the drawn statements between."""
-    lines = ["def f(a, b, items, log):", "    c = None"]
+    lines = ["def f(a, b, items, log):", "    c = None", "    d = [None]", "    e = {}"]
 
     def block(depth: int, indent: str) -> None:
         for _ in range(draw(st.integers(1, 3))):
@@ -423,6 +427,14 @@ PROVED = """\
         if version >= (11, 0):
             return 1
         return 0
+
+    def collect(items):
+        errors = []
+        for item in items:
+            errors.append(item)
+        if errors:
+            raise ValueError(errors)
+        return 0
     """
 
 
@@ -433,7 +445,7 @@ def test_what_the_prover_proves(tmp_path: Path) -> None:
     fns = profiles(path, lambda m: None)
     tree = ast.parse(path.read_text())
     found = {}
-    for name in ("equal", "constant", "literal", "tuple_test"):
+    for name in ("equal", "constant", "literal", "tuple_test", "collect"):
         fn = fns[name]
         facts = function_facts(fn, tree)
         numbering = numbering_of(fn.meta)
@@ -444,11 +456,14 @@ def test_what_the_prover_proves(tmp_path: Path) -> None:
         '`name == \'cp\'` is true on line 2, so `name == \'pp\'` cannot be true on line '
         '6, and nothing between changes `name`']
     assert found["constant"] == [
-        "`position` set to a constant on line 11, so `position is None` can only be true "
-        "on line 14"]
+        "`position = None` on line 11, so `position is None` can only be true on line 14"]
     assert found["literal"] == [
         "the loop on line 19 goes over `(10, 11)`, which is never empty: it cannot be "
         "exhausted before its first item"]
+    # a new list nothing else holds yet, with the loop not run: still empty; once
+    # `errors.append` passed it on, nothing is known of it
+    assert found["collect"] == [
+        "`errors = []` on line 31, so `errors` can only be false on line 34"]
     # `out.append(1)` cannot reach `version`'s object: both mixed paths go
     assert found["tuple_test"] == [
         "`version >= (11, 0)` is false on line 24 but true on line 26, and nothing "

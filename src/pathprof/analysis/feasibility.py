@@ -11,7 +11,9 @@ each from the source and the path alone:
 * **two equalities**: ``name == c1`` held, and later ``name == c2`` holds for a
   different constant (``interp == "cp"`` then ``interp == "pp"``);
 * **a test of constants**: every name a test reads was last bound, on the path, to a
-  constant (``pos = None`` ... ``if pos is None:`` → false);
+  constant or to a new list, set or dict of constants that nothing else holds
+  (``pos = None`` ... ``if pos is None:`` → false; ``errors = []``, a loop not run,
+  ``if errors:`` → true);
 * **a loop over a literal**: a ``for`` over a non-empty tuple, list, set, string or
   ``range`` of constants, entered on the path, exhausted at once.
 
@@ -26,11 +28,15 @@ or deletes one of its names ends what is known of it. A call, an ``await``, a
 ``yield``, a store into an attribute or item, or any part of a compound statement
 other than a plain statement or test (a ``for``'s next item, a ``with``'s enter and
 exit) runs code that could change objects, but only objects it can reach: it ends
-what is known of a test only if one of the test's names *escapes*, that is, the
-function passes its object on somewhere (as an argument, a receiver ``x.f()``, an
-attribute or item read, a value assigned or put in a container, a loop's iterable,
-a name a nested function or lambda reads). Identity tests (``x is None``) and names
-bound to constants survive any call: only rebinding changes them.
+what is known of a test only if one of the test's names has *escaped* on the path so
+far, that is, the function passed its object on (as an argument, a receiver
+``x.f()``, an attribute or item read, a value assigned or put in a container, a
+loop's iterable) at that piece or before it, or a nested function or lambda reads the
+name. A name bound to what an expression gave has escaped (the object may be held
+elsewhere); bound to a constant or a new container, it has not. A path that starts
+after an iteration or in a handler starts with every name the function ever passes on
+escaped. Identity tests (``x is None``) and names bound to immutable constants survive
+any call: only rebinding changes them.
 
 The assumptions, stated: operators' special methods (``==``, ``<``, ``in``, ``+``,
 truth) change nothing and answer the same for the same objects; an object a name
@@ -93,6 +99,8 @@ class _Effect:
     binds: frozenset[str]
     opaque: bool
     constants: tuple[tuple[str, Any], ...] = ()
+    #: names whose objects this piece passes on
+    escapes: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -124,7 +132,8 @@ class FunctionFacts:
 
     tests: dict[Piece, _Test]
     effects: dict[Piece, _Effect]
-    escaping: frozenset[str] = frozenset()
+    escaping: _Escapes = field(default_factory=lambda: _Escapes(frozenset(), frozenset(),
+                                                                 frozenset()))
     nonempty_loops: dict[int, tuple[int, int, str]] = field(default_factory=dict)
     #: the function is a generator or coroutine (its consumer can end a call)
     suspends: bool = False
@@ -186,14 +195,27 @@ def _local_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return names - declared
 
 
-def _escaping(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
-    """The names whose objects the function passes on: every read of a name that is
-    not an operand of an operator nor a test of its own (see the module docstring)."""
+@dataclass(frozen=True)
+class _Escapes:
+    """Where a function passes names' objects on: the names that escape anywhere,
+    where each escaping read is (``(line, col)`` of the name), and the names nested
+    functions and lambdas read (those escape whenever the closure runs)."""
+
+    names: frozenset[str]
+    reads: frozenset[tuple[int, int]]
+    closures: frozenset[str]
+
+
+def _escaping(function: ast.FunctionDef | ast.AsyncFunctionDef) -> _Escapes:
+    """Every read of a name that is not an operand of an operator nor a test of its
+    own passes its object on (see the module docstring)."""
     parents: dict[ast.AST, ast.AST] = {}
     for outer in ast.walk(function):
         for child in ast.iter_child_nodes(outer):
             parents[child] = outer
-    escaping: set[str] = set()
+    names: set[str] = set()
+    reads: set[tuple[int, int]] = set()
+    closures: set[str] = set()
     for node in ast.walk(function):
         if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
             continue
@@ -201,7 +223,8 @@ def _escaping(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str
         while scope is not None and not isinstance(scope, _SCOPES):
             scope = parents.get(scope)
         if scope is not function:
-            escaping.add(node.id)  # read by a nested function or lambda
+            names.add(node.id)  # read by a nested function or lambda
+            closures.add(node.id)
             continue
         # ``a or b`` is one of its operands: what it is part of decides
         used: ast.AST = node
@@ -212,8 +235,9 @@ def _escaping(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str
         if not (isinstance(parent, _OPERATORS)
                 or (isinstance(parent, ast.If | ast.While | ast.IfExp | ast.Assert)
                     and parent.test is used)):
-            escaping.add(node.id)
-    return frozenset(escaping)
+            names.add(node.id)
+            reads.add((node.lineno, node.col_offset))
+    return _Escapes(frozenset(names), frozenset(reads), frozenset(closures))
 
 
 def _position(node: ast.AST) -> tuple[int, int, int, int]:
@@ -232,14 +256,30 @@ def _inside(node: ast.AST, piece: Piece) -> bool:
             and (end_line, end_col) <= (piece.end_line, piece.end_col))
 
 
-def _constant(node: ast.expr) -> tuple[bool, Any]:
-    """``(True, value)`` for a constant or a tuple of constants, else ``(False, None)``."""
+def _constant(node: ast.expr, fresh: bool = False) -> tuple[bool, Any]:
+    """``(True, value)`` for a constant or a tuple of constants, and with ``fresh`` for
+    a list, set or dict display of constants too (a new object each time it runs);
+    else ``(False, None)``."""
     if isinstance(node, ast.Constant):
         return True, node.value
-    if isinstance(node, ast.Tuple):
+    if isinstance(node, ast.Tuple | ast.List | ast.Set) and (
+            fresh or isinstance(node, ast.Tuple)):
         values = [_constant(e) for e in node.elts]
         if all(ok for ok, _v in values):
-            return True, tuple(v for _ok, v in values)
+            items = [v for _ok, v in values]
+            try:
+                return True, (tuple(items) if isinstance(node, ast.Tuple)
+                              else list(items) if isinstance(node, ast.List) else set(items))
+            except TypeError:  # an unhashable item in a set
+                return False, None
+    if fresh and isinstance(node, ast.Dict) and None not in node.keys:
+        pairs = [(_constant(k), _constant(v))  # type: ignore[arg-type]
+                 for k, v in zip(node.keys, node.values, strict=True)]
+        if all(k[0] and v[0] for k, v in pairs):
+            try:
+                return True, {k[1]: v[1] for k, v in pairs}
+            except TypeError:
+                return False, None
     return False, None
 
 
@@ -294,24 +334,29 @@ def _note_effect(node: ast.AST, binds: set[str]) -> bool:
 
 
 def _effect_of(piece: Piece, by_line: dict[int, list[ast.AST]],
-               statements: dict[tuple[int, int], ast.stmt]) -> _Effect:
+               statements: dict[tuple[int, int], ast.stmt],
+               escaping_reads: frozenset[tuple[int, int]]) -> _Effect:
     binds: set[str] = set()
     # any part of a compound statement but a test runs code of the program's objects
     # (__next__, __enter__, __exit__, a pattern's __eq__); it binds what its span
     # holds (a for's target, a with's ``as`` name, a pattern's captures)
     opaque = piece.role not in ("stmt", "test")
+    escapes: set[str] = set()
     for line in range(piece.line, piece.end_line + 1):
         for node in by_line.get(line, ()):
             if _inside(node, piece):
                 opaque = _note_effect(node, binds) or opaque
+                if isinstance(node, ast.Name) and (node.lineno,
+                                                   node.col_offset) in escaping_reads:
+                    escapes.add(node.id)
     constants: tuple[tuple[str, Any], ...] = ()
     statement = statements.get((piece.line, piece.col))
     if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
             and isinstance(statement.targets[0], ast.Name)):
-        is_constant, value = _constant(statement.value)
+        is_constant, value = _constant(statement.value, fresh=True)
         if is_constant:
             constants = ((statement.targets[0].id, value),)
-    return _Effect(frozenset(binds), opaque, constants)
+    return _Effect(frozenset(binds), opaque, constants, frozenset(escapes))
 
 
 def _nonempty_literal(node: ast.expr, local: set[str]) -> bool:
@@ -352,7 +397,8 @@ def function_facts(fn: FunctionProfile, tree: ast.Module) -> FunctionFacts | Non
                for line in range(n.body[0].lineno, (n.body[-1].end_lineno or 0) + 1)}
     suspends = isinstance(function, ast.AsyncFunctionDef) or any(
         isinstance(n, ast.Yield | ast.YieldFrom) for n in nodes)
-    facts = FunctionFacts({}, {}, _escaping(function), suspends=suspends,
+    escaping = _escaping(function)
+    facts = FunctionFacts({}, {}, escaping, suspends=suspends,
                           guarded_lines=frozenset(guarded))
     for block in meta.blocks:
         for piece in block.pieces:
@@ -361,7 +407,7 @@ def function_facts(fn: FunctionProfile, tree: ast.Module) -> FunctionFacts | Non
                 test = _test_of(found, local) if found is not None else None
                 if test is not None:
                     facts.tests[piece] = test
-            facts.effects[piece] = _effect_of(piece, by_line, statements)
+            facts.effects[piece] = _effect_of(piece, by_line, statements, escaping.reads)
     for compound in meta.compounds:
         if (compound.kind == "for" and compound.iter is not None
                 and compound.for_iter is not None and compound.for_next is not None):
@@ -409,31 +455,45 @@ def _evaluate(node: ast.expr, values: dict[str, Any]) -> Any:
 @dataclass
 class _Known:
     """What is known at a point of the path: tests' outcomes, ``name == constant``
-    that held, and names bound to constants, each with the line that told it."""
+    that held, names bound to constants or to new containers of constants, each with
+    the line that told it, and the names whose objects have been passed on."""
 
+    escaped: set[str]
     tests: dict[str, tuple[bool, int, _Test]] = field(default_factory=dict)
     equal: dict[str, tuple[Any, int, str]] = field(default_factory=dict)
     values: dict[str, tuple[Any, int]] = field(default_factory=dict)
 
-    def clear(self) -> None:
+    def clear(self, escaped: frozenset[str]) -> None:
         self.tests.clear()
         self.equal.clear()
         self.values.clear()
+        self.escaped = set(escaped)
 
-    def apply(self, effect: _Effect, escaping: frozenset[str], line: int) -> None:
-        """What ``effect`` (of a piece on ``line``) ends, and the constants it binds."""
+    def apply(self, effect: _Effect, line: int) -> None:
+        """What ``effect`` (of a piece on ``line``) ends, and the constants it binds.
+        A call can change only objects passed on before it or by it."""
+        self.escaped |= effect.escapes
         for key, (_outcome, _line, test) in list(self.tests.items()):
             if test.names & effect.binds or (effect.opaque and not test.identity
-                                             and test.names & escaping):
+                                             and test.names & self.escaped):
                 del self.tests[key]
         for name in list(self.equal):
-            if name in effect.binds or (effect.opaque and name in escaping):
+            if name in effect.binds or (effect.opaque and name in self.escaped):
                 del self.equal[name]
+        for name, (value, _line) in list(self.values.items()):
+            if name in effect.binds or (effect.opaque and name in self.escaped
+                                        and not isinstance(value, _IMMUTABLE)):
+                del self.values[name]
+        fresh = dict(effect.constants)
         for name in effect.binds:
-            self.values.pop(name, None)
+            # a name bound to what an expression gave may share its object with
+            # anything; bound to a constant or a new container, with nothing
+            if name in fresh:
+                self.escaped.discard(name)
+            else:
+                self.escaped.add(name)
         for name, value in effect.constants:
-            if isinstance(value, _IMMUTABLE):
-                self.values[name] = (value, line)
+            self.values[name] = (value, line)
 
 
 def _decide(test: _Test, outcome: bool, line: int, known: _Known) -> Contradiction | None:
@@ -446,10 +506,15 @@ def _decide(test: _Test, outcome: bool, line: int, known: _Known) -> Contradicti
         else:
             if value != outcome:
                 bound = min(known.values[n][1] for n in test.names)
-                names = ", ".join(f"`{n}`" for n in sorted(test.names))
+                if len(test.names) == 1:
+                    (name,) = test.names
+                    told = f"`{name} = {known.values[name][0]!r}` on line {bound}"
+                else:
+                    names = ", ".join(f"`{n}`" for n in sorted(test.names))
+                    told = f"{names} set to constants from line {bound}"
                 return Contradiction(test.key, bound, line, value, (
-                    f"{names} set to a constant on line {bound}, so `{test.key}` can only "
-                    f"be {str(value).lower()} on line {line}"))
+                    f"{told}, so `{test.key}` can only be {str(value).lower()} on line "
+                    f"{line}"))
     earlier = known.tests.get(test.key)
     if earlier is not None and earlier[0] != outcome:
         return Contradiction(test.key, earlier[1], line, earlier[0])
@@ -478,12 +543,15 @@ def infeasible(fn: FunctionProfile, path: Path, facts: FunctionFacts
     """The contradiction that proves ``path`` cannot run, or None if none is found."""
     meta = fn.meta
     taken = {d["block"]: d["taken"] for d in decisions(fn, path)}
-    known = _Known()
+    # from the entry, only closures have the function's objects; from a loop's header
+    # or a handler, earlier iterations may have passed any of them on
+    known = _Known(set(facts.escaping.closures) if path.start == "entry"
+                   else set(facts.escaping.names))
     previous = None
     for block in path.blocks:
         pieces = meta.blocks[block].pieces
         if meta.blocks[block].kind == "handler":
-            known.clear()  # what the exception's raise changed is not known
+            known.clear(facts.escaping.names)  # what the raise changed is not known
         loop = facts.nonempty_loops.get(block)
         if loop is not None and previous == loop[0] and taken.get(block) == "exhausted":
             return Contradiction(f"for … in {loop[2]}", loop[1], loop[1], True, (
@@ -499,5 +567,5 @@ def infeasible(fn: FunctionProfile, path: Path, facts: FunctionFacts
                 if found is not None:
                     return found
                 continue
-            known.apply(facts.effects.get(piece, _OPAQUE), facts.escaping, piece.line)
+            known.apply(facts.effects.get(piece, _OPAQUE), piece.line)
     return None
