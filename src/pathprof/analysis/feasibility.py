@@ -32,8 +32,10 @@ what is known of a test only if one of the test's names has *escaped* on the pat
 far, that is, the function passed its object on (as an argument, a receiver
 ``x.f()``, an attribute or item read, a value assigned or put in a container, a
 loop's iterable) at that piece or before it, or a nested function or lambda reads the
-name. A name bound to what an expression gave has escaped (the object may be held
-elsewhere); bound to a constant or a new container, it has not. A path that starts
+name. A name bound to a constant or a new container has not escaped; bound to what an
+expression gave, it has if the expression passed on a local's object (``y = x``,
+``y = x.items``: it may be that object) or if the function passes the name on
+anywhere. A path that starts
 after an iteration or in a handler starts with every name the function ever passes on
 escaped. Identity tests (``x is None``) and names bound to immutable constants survive
 any call: only rebinding changes them.
@@ -134,6 +136,7 @@ class FunctionFacts:
     effects: dict[Piece, _Effect]
     escaping: _Escapes = field(default_factory=lambda: _Escapes(frozenset(), frozenset(),
                                                                  frozenset()))
+    local: frozenset[str] = frozenset()
     nonempty_loops: dict[int, tuple[int, int, str]] = field(default_factory=dict)
     #: the function is a generator or coroutine (its consumer can end a call)
     suspends: bool = False
@@ -398,7 +401,7 @@ def function_facts(fn: FunctionProfile, tree: ast.Module) -> FunctionFacts | Non
     suspends = isinstance(function, ast.AsyncFunctionDef) or any(
         isinstance(n, ast.Yield | ast.YieldFrom) for n in nodes)
     escaping = _escaping(function)
-    facts = FunctionFacts({}, {}, escaping, suspends=suspends,
+    facts = FunctionFacts({}, {}, escaping, frozenset(local), suspends=suspends,
                           guarded_lines=frozenset(guarded))
     for block in meta.blocks:
         for piece in block.pieces:
@@ -459,6 +462,9 @@ class _Known:
     the line that told it, and the names whose objects have been passed on."""
 
     escaped: set[str]
+    #: the function's local names, and those it passes on somewhere
+    local: frozenset[str] = frozenset()
+    passed_on: frozenset[str] = frozenset()
     tests: dict[str, tuple[bool, int, _Test]] = field(default_factory=dict)
     equal: dict[str, tuple[Any, int, str]] = field(default_factory=dict)
     values: dict[str, tuple[Any, int]] = field(default_factory=dict)
@@ -485,13 +491,17 @@ class _Known:
                                         and not isinstance(value, _IMMUTABLE)):
                 del self.values[name]
         fresh = dict(effect.constants)
+        shared = bool(effect.escapes & self.local)
         for name in effect.binds:
-            # a name bound to what an expression gave may share its object with
-            # anything; bound to a constant or a new container, with nothing
+            # bound to a constant or a new container, a name's object is held by
+            # nothing else; bound to what an expression made of a local's object gave
+            # (``y = x``, ``y = x.items``), it may be that object: as passed on as it is
             if name in fresh:
                 self.escaped.discard(name)
-            else:
+            elif shared or name in self.passed_on:
                 self.escaped.add(name)
+            else:
+                self.escaped.discard(name)
         for name, value in effect.constants:
             self.values[name] = (value, line)
 
@@ -546,7 +556,7 @@ def infeasible(fn: FunctionProfile, path: Path, facts: FunctionFacts
     # from the entry, only closures have the function's objects; from a loop's header
     # or a handler, earlier iterations may have passed any of them on
     known = _Known(set(facts.escaping.closures) if path.start == "entry"
-                   else set(facts.escaping.names))
+                   else set(facts.escaping.names), facts.local, facts.escaping.names)
     previous = None
     for block in path.blocks:
         pieces = meta.blocks[block].pieces

@@ -233,8 +233,8 @@ def _render_function_missing(fn: FunctionCoverage, console: Console, limit: int)
         console.print(Text(f"    … and {len(found.paths) - limit:,} more to write",
                            style="dim"))
     if found.unfound:
-        console.print(Text(f"    {found.unfound:,} more independent paths: none found that "
-                           "the source does not prove impossible", style="dim"))
+        console.print(Text(f"    {plural(found.unfound, 'more independent path')}: none "
+                           "found that the source does not prove impossible", style="dim"))
     for path, why in found.impossible[:limit]:
         _hanging(console, "  ✗", f"cannot run: {path_story(profile, path, fn.lines)} — {why}",
                  "dim")
