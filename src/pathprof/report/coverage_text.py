@@ -25,6 +25,7 @@ from pathprof.report.formatting import (
     BASIS_NOTE,
     FEASIBILITY_NOTE,
     format_percent,
+    plural,
     scope_sentences,
 )
 from pathprof.report.terminal import printable_path
