@@ -474,6 +474,7 @@ def test_what_the_prover_proves(tmp_path: Path) -> None:
 
 ALWAYS_RAISES = """\
     def fail(message):
+        message = str(message)  # more than a raise: the source does not prove it
         raise ValueError(message)
 
     def check(x, strict):
@@ -504,15 +505,61 @@ def test_a_path_the_tests_saw_cut_short_every_time_is_suggested_last(tmp_path: P
     assert (found.rank, found.dimension) == (1, 3)
     briefs = [path_brief(fn, p) for p in found.paths]
     # the path a test can take first; then one through fail(), the last resort
-    assert briefs[0] == "5 → false · 7 → true · 8"
+    assert briefs[0] == "6 → false · 8 → true · 9"
     assert len(briefs) == 2
-    assert briefs[1].startswith("5 → true · 6")
+    assert briefs[1].startswith("6 → true · 7")
     assert found.unfound == 0
     assert list(found.cut_short) == [found.paths[1].key]
     why = found.cut_short[found.paths[1].key]
     assert isinstance(why, CutShort)
-    assert (why.line, why.times) == (6, 3)
-    assert str(why) == ("the tests ran this path as far as line 6 3 times, and an "
+    assert (why.line, why.times) == (7, 3)
+    assert str(why) == ("the tests ran this path as far as line 7 3 times, and an "
                         "exception ended it there each time")
     assert str(CutShort(5, 1, 7)) == ("the tests ran this path as far as lines 5-7 once, "
                                       "and an exception ended it there then")
+
+
+NO_RETURN = """\
+    import sys
+
+
+    def fail(message):
+        \"\"\"Stop here.\"\"\"
+        raise SystemExit(message)
+
+
+    def main(args, exit=None):
+        if not args:
+            sys.exit(2)
+        if args[0] == "x":
+            fail("no x")
+        return 0
+
+
+    def shadowed(args, fail):
+        if not args:
+            fail("not the module's")
+        return 0
+    """
+
+
+def test_a_statement_that_never_returns_ends_every_path_through_it(tmp_path: Path) -> None:
+    """``sys.exit()`` and a module function that only raises: no complete path goes on
+    past them; a parameter named like them proves nothing."""
+    path = write(tmp_path, NO_RETURN)
+    fns = profiles(path, lambda m: None)
+    tree = ast.parse(path.read_text())
+    claims = {}
+    for name in ("main", "shadowed"):
+        fn = fns[name]
+        facts = function_facts(fn, tree)
+        numbering = numbering_of(fn.meta)
+        claims[name] = sorted(
+            str(why) for n in range(numbering.total)
+            if (why := infeasible(fn, decode_paths(fn.meta, {str(n): 0}, {})[0], facts)))
+    # main's 4 paths: through sys.exit (2: then x or not), through fail (1), neither
+    assert claims["main"] == [
+        "`fail()` on line 13 never returns: a path through it ends there, cut short",
+        "`sys.exit()` on line 11 never returns: a path through it ends there, cut short",
+        "`sys.exit()` on line 11 never returns: a path through it ends there, cut short"]
+    assert claims["shadowed"] == []

@@ -16,6 +16,10 @@ each from the source and the path alone:
   ``if errors:`` → true);
 * **a loop over a literal**: a ``for`` over a non-empty tuple, list, set, string or
   ``range`` of constants, entered on the path, exhausted at once.
+* **a call that never returns**: a statement that calls ``sys.exit``, ``os._exit``,
+  ``os.abort``, ``exit``, ``quit``, or a function of the module whose body only
+  raises: no complete path goes through it (the runtime records such a run as a path
+  cut short by the exception).
 
 A test is *provable* when it is built of local names of the function (parameters
 and names its own body binds, none declared ``global`` or ``nonlocal``, none a
@@ -44,8 +48,9 @@ The assumptions, stated: operators' special methods (``==``, ``<``, ``in``, ``+`
 truth) change nothing and answer the same for the same objects; an object a name
 refers to is changed only through this function's own names (no other reference to
 it, held outside the function, is used to change it meanwhile); builtins ``range``
-is the builtin. Under them, a path :func:`infeasible` names is one no execution
-can take; a path it does not name may still be infeasible (sound, not complete).
+is the builtin, and so are ``sys.exit`` and its kind (nothing patches them). Under
+them, a path :func:`infeasible` names is one no execution can take; a path it does
+not name may still be infeasible (sound, not complete).
 """
 
 from __future__ import annotations
@@ -143,6 +148,8 @@ class FunctionFacts:
     #: lines of ``try`` bodies with a handler of the function's own (an exception
     #: there need not end the call)
     guarded_lines: frozenset[int] = frozenset()
+    #: statements that call what always raises (``sys.exit()``...): piece -> what
+    exits: dict[Piece, str] = field(default_factory=dict)
 
 
 _OPAQUE = _Effect(frozenset(), True)  # a piece whose code is not at hand
@@ -411,6 +418,14 @@ def function_facts(fn: FunctionProfile, tree: ast.Module) -> FunctionFacts | Non
                 if test is not None:
                     facts.tests[piece] = test
             facts.effects[piece] = _effect_of(piece, by_line, statements, escaping.reads)
+    raising = _always_raising(tree, local)
+    for block in meta.blocks:
+        for piece in block.pieces:
+            statement = statements.get((piece.line, piece.col))
+            if piece.role == "stmt" and isinstance(statement, ast.Expr | ast.Return):
+                call = statement.value
+                if isinstance(call, ast.Call) and ast.unparse(call.func) in raising:
+                    facts.exits[piece] = ast.unparse(call.func)
     for compound in meta.compounds:
         if (compound.kind == "for" and compound.iter is not None
                 and compound.for_iter is not None and compound.for_next is not None):
@@ -419,6 +434,57 @@ def function_facts(fn: FunctionProfile, tree: ast.Module) -> FunctionFacts | Non
                 facts.nonempty_loops[compound.for_next] = (
                     compound.for_iter, compound.span.line, ast.unparse(iterable))
     return facts
+
+
+#: Calls that never return (they raise ``SystemExit`` or end the process), by the name
+#: they are called by, and the module the first part must be.
+_NO_RETURN = {"sys.exit": "sys", "os._exit": "os", "os.abort": "os", "exit": None,
+              "quit": None}
+
+
+def _module_bindings(tree: ast.Module) -> dict[str, int]:
+    """How many times the module's own top level binds each name."""
+    counts: dict[str, int] = {}
+    for node in tree.body:
+        names: list[str] = []
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names = [node.name]
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [(a.asname or a.name).split(".")[0] for a in node.names]
+        else:
+            names = [n.id for n in ast.walk(node)
+                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def _always_raising(tree: ast.Module, local: set[str]) -> set[str]:
+    """What a statement of the function can call that never returns: ``sys.exit``,
+    ``os._exit``, ``os.abort``, ``exit`` and ``quit`` (the module imports ``sys`` or
+    ``os`` as such, and nothing rebinds the names), and the module's own functions
+    whose body only raises, called by their name (bound once, by the ``def``)."""
+    bound = _module_bindings(tree)
+    imported = {a.asname or a.name for node in tree.body if isinstance(node, ast.Import)
+                for a in node.names}
+    found = set()
+    for name, module in _NO_RETURN.items():
+        first = name.split(".")[0]
+        if first in local:
+            continue
+        if ((module is None and first not in bound)
+                or (module is not None and module in imported and bound.get(module) == 1)):
+            found.add(name)
+    for node in tree.body:
+        if (isinstance(node, ast.FunctionDef) and node.name not in local
+                and bound.get(node.name) == 1 and not node.decorator_list):
+            body = node.body[1:] if (node.body and isinstance(node.body[0], ast.Expr)
+                                     and isinstance(node.body[0].value, ast.Constant)
+                                     and isinstance(node.body[0].value.value, str)) \
+                else node.body
+            if len(body) == 1 and isinstance(body[0], ast.Raise) and body[0].exc is not None:
+                found.add(node.name)
+    return found
 
 
 def _evaluate(node: ast.expr, values: dict[str, Any]) -> Any:
@@ -577,5 +643,10 @@ def infeasible(fn: FunctionProfile, path: Path, facts: FunctionFacts
                 if found is not None:
                     return found
                 continue
+            exit_call = facts.exits.get(piece)
+            if exit_call is not None:  # a complete path cannot go on past it
+                return Contradiction(f"{exit_call}()", piece.line, piece.line, True, (
+                    f"`{exit_call}()` on line {piece.line} never returns: a path through "
+                    "it ends there, cut short"))
             known.apply(facts.effects.get(piece, _OPAQUE), piece.line)
     return None
