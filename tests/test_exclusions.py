@@ -19,6 +19,7 @@ from pathprof.exceptions import ConfigError
 
 from .loading import load_instrumented
 from .test_basis import write
+from .test_exports import _profiles
 
 STUBS = '''\
     import abc
@@ -199,14 +200,7 @@ def _measure(path: Path, run) -> list[FunctionProfile]:
     loaded.execute()
     loaded.snapshot()
     run(loaded.module)
-    paths = loaded.snapshot()[0]
-    result = []
-    for i, meta in enumerate(loaded.metadata.functions):
-        fn = FunctionProfile(str(path), meta.qualname, meta.code_line,
-                             loaded.metadata.source_hash, meta)
-        fn.counts = {str(k): v for k, v in paths[i].items()}
-        result.append(fn)
-    return result
+    return _profiles(loaded)
 
 
 def _coverage(tmp_path: Path, rules: ExclusionRules):
