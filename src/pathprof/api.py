@@ -226,6 +226,7 @@ def diff(old: Any, new: Any, **options: Any) -> Any:
 REPORTS = {
     "paths": ("paths_text", "render"), "paths-json": ("paths_json", "render"),
     "coverage": ("coverage_text", "render"), "coverage-json": ("coverage_json", "render"),
+    "conditions": ("conditions_text", "render"),
     "diff": ("diff_text", "render"), "diff-json": ("diff_text", "render_json"),
     "html": ("html", "render"), "lcov": ("lcov", "render"), "xml": ("cobertura", "render"),
     "events": ("events_text", "render"), "subpaths": ("subpaths_text", "render"),

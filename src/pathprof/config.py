@@ -36,11 +36,11 @@ __all__ = ["CACHE_DIR_NAME", "CACHE_DIR_VARIABLE", "CacheDir", "Config", "Thresh
 
 _LISTS = ("source", "include", "omit", "report", "exclude_lines", "exclude_also",
           "exclude_kinds")
-_BOOLEANS = ("coverage_exclusions",)
+_BOOLEANS = ("coverage_exclusions", "conditions")
 _STRINGS = ("data_file", "mode", "metric", "context", "stop_counting", "cache_dir")
 #: Settings that are paths: relative to the configuration file's directory.
 _PATHS = ("data_file", "cache_dir")
-_NUMBERS = ("fail_under",)
+_NUMBERS = ("fail_under", "fail_under_mcdc")
 RC_FILE = ".pathprofrc"
 
 
@@ -56,6 +56,8 @@ class Config:
     context: str | None = None
     stop_counting: str | None = None
     fail_under: float | None = None
+    #: the least total MC/DC (masking), in percent, of a run with conditions measured
+    fail_under_mcdc: float | None = None
     cache_dir: str | None = None
     #: None: coverage.py's default pattern (``# pragma: no cover``)
     exclude_lines: list[str] | None = None
@@ -63,6 +65,8 @@ class Config:
     #: None: every default kind
     exclude_kinds: list[str] | None = None
     coverage_exclusions: bool = False
+    #: measure each decision's evaluation vectors too: condition coverage and MC/DC
+    conditions: bool = False
     path: str | None = None  #: the file read, if any
 
     def exclusion_settings(self) -> tuple[list[str] | None, list[str], list[str] | None]:
@@ -91,17 +95,20 @@ class Threshold:
         return cls(percent, f"{flag} {percent:g}")
 
     @classmethod
-    def from_config(cls, config: Config) -> Threshold | None:
-        """The configuration file's ``fail_under``, if it sets one."""
-        if config.fail_under is None:
+    def from_config(cls, config: Config, key: str = "fail_under") -> Threshold | None:
+        """The configuration file's ``fail_under`` (or ``key``), if it sets one."""
+        value = getattr(config, key)
+        if value is None:
             return None
         where = os.path.relpath(config.path) if config.path else "the configuration"
-        return cls(config.fail_under, f"fail_under = {config.fail_under:g} in {where}")
+        return cls(value, f"{key} = {value:g} in {where}")
 
     @classmethod
-    def choose(cls, flag: str, value: float | None, config: Config) -> Threshold | None:
-        """The flag's value if given, else the configuration's."""
-        return cls.from_flag(flag, value) if value is not None else cls.from_config(config)
+    def choose(cls, flag: str, value: float | None, config: Config,
+               key: str = "fail_under") -> Threshold | None:
+        """The flag's value if given, else the configuration's ``key``."""
+        return (cls.from_flag(flag, value) if value is not None
+                else cls.from_config(config, key))
 
 
 #: The environment variable naming pathprof's cache directory (over ``cache_dir``).

@@ -37,6 +37,7 @@ __all__ = [
     "Compound",
     "ContractError",
     "CopyShareInfo",
+    "DecisionInfo",
     "Edge",
     "EdgeCounters",
     "EventTables",
@@ -193,6 +194,26 @@ class EventTables:
     chords: int
 
 
+class DecisionInfo(NamedTuple):
+    """A decision of the function measured with its conditions (issue 39,
+    :mod:`pathprof.python.conditioncode`): what kind, where its test lies, its text and
+    its conditions' texts and spans (left to right), its boolean tree in the compact
+    form of :func:`pathprof.analysis.conditions.parse_tree`, and the module's vector
+    counters it owns: ``vectors`` slots from ``slot`` on, vector ``k`` (numbered as
+    :func:`~pathprof.analysis.conditions.evaluation_vectors` numbers them) at ``slot +
+    k``. ``vectors`` is 0 for a decision left unmeasured (too many ways to evaluate it
+    to write each one out)."""
+
+    kind: str
+    span: Span
+    text: str
+    conditions: tuple[str, ...]
+    condition_spans: tuple[Span, ...]
+    tree: str
+    slot: int
+    vectors: int
+
+
 @dataclass(frozen=True)
 class FunctionInfo:
     """Everything the front end knows of one function that later layers need.
@@ -238,6 +259,8 @@ class FunctionInfo:
     share: CopyShareInfo | None = None
     edge_counters: EdgeCounters | None = None
     events: EventTables | None = None
+    #: with conditions measured: the function's decisions, in source order
+    decisions: tuple[DecisionInfo, ...] = ()
     _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
                                      compare=False)
 
@@ -284,13 +307,23 @@ class FunctionInfo:
                 self.events.kind, [list(p) for p in self.events.pieces],
                 list(self.events.query), sorted(self.events.leave.items()),
                 self.events.chords],
-        ]
+        ] + ([[[d.kind, list(d.span), d.text, list(d.conditions),
+                 [list(s) for s in d.condition_spans], d.tree, d.slot, d.vectors]
+                for d in self.decisions]] if self.decisions else [])
 
     @classmethod
     def _from_row(cls, row: Sequence[Any]) -> FunctionInfo:
         (qualname, first_line, last_line, code_line, is_async, entry, exit_, blocks, edges,
          fall_off, restarts, backedges, num_paths, counter, query, returns, early_returns,
-         compounds, unreachable, mode, calls_only, share, edge_counters, events) = row
+         compounds, unreachable, mode, calls_only, share, edge_counters, events,
+         *rest) = row
+        if len(rest) > 1:
+            raise ValueError(f"a row of {len(row)} fields")
+        decisions = tuple(
+            DecisionInfo(kind, Span(*span), text, tuple(conditions),
+                         tuple(Span(*s) for s in spans), tree, slot, vectors)
+            for kind, span, text, conditions, spans, tree, slot, vectors
+            in (rest[0] if rest else ()))
         return cls(
             qualname, first_line, last_line, code_line, bool(is_async), entry, exit_,
             tuple([Block(kind, label, tuple(map(_piece, pieces)))
@@ -309,6 +342,7 @@ class FunctionInfo:
             None if events is None else EventTables(
                 events[0], tuple(tuple(p) for p in events[1]), tuple(events[2]),
                 {b: add for b, add in events[3]}, events[4]),
+            decisions,
         )
 
     def encode(self) -> str:
@@ -435,7 +469,8 @@ class ModuleInfo:
         return functions[index].calls_only
 
 
-#: The fields of a function's row (:meth:`FunctionInfo._row`).
+#: The fields of a function's row (:meth:`FunctionInfo._row`); a function measured
+#: with its conditions has one more, its decisions.
 _ROW_FIELDS = 24
 #: The length of a module's array, by format version (8: no index, rows inline).
 _MODULE_LENGTHS = {8: 7, 9: 8}

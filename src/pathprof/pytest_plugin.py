@@ -85,6 +85,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     "once the paths that ran span its basis (basis, the default) or are all "
                     "of its paths (paths); never: count every run (always so with "
                     "--pathprof-context)")
+    group.addoption("--pathprof-conditions", action="store_true", default=None,
+                    dest="pathprof_conditions",
+                    help="also measure condition coverage and MC/DC: each way every decision "
+                    "was evaluated (the report's conditions section)")
     group.addoption("--pathprof-data-file", default=None, dest="pathprof_data_file",
                     metavar="FILE", help="the data file (default: .pathprof)")
     group.addoption("--pathprof-parallel", type=_copies, default=None,
@@ -231,6 +235,8 @@ class PathprofPlugin:
         #: each xdist worker's sources that matched nothing (:meth:`pytest_testnodedown`)
         self.unmatched_in_workers: list[list[str]] = []
         self.context = options.pathprof_context or config.context
+        #: condition coverage and MC/DC measured too
+        self.conditions = bool(options.pathprof_conditions or config.conditions)
         self.worker = os.environ.get("PYTEST_XDIST_WORKER")
         #: said under the coverage table (pytest captures standard error meanwhile)
         self.notes: list[str] = []
@@ -249,6 +255,7 @@ class PathprofPlugin:
                                      append=(bool(options.pathprof_append)
                                              and self.worker is None and not self.in_copy),
                                      stop_counting=self._stop_counting(options, config),
+                                     conditions=self.conditions,
                                      cache_dir=configured_cache_dir(config),
                                      # said in the summary (a copy reports nothing)
                                      warn_unmatched=self.in_copy)

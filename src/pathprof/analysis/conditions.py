@@ -49,9 +49,10 @@ import ast
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["ConditionVerdict", "Decision", "Vector", "decisions_in", "evaluation_vectors",
-           "mcdc"]
+__all__ = ["ConditionVerdict", "Decision", "Vector", "boolean_tree", "decisions_in",
+           "evaluation_vectors", "mcdc", "parse_tree", "tree_text"]
 
 #: A condition's outcome in one evaluation: True, False, or None (not evaluated).
 Outcome = bool | None
@@ -86,10 +87,72 @@ class Decision:
     conditions: tuple[str, ...]
     tree: _Tree
 
+    @classmethod
+    def from_info(cls, info: Any) -> Decision:
+        """The decision the contract declares (a :class:`pathprof.contract.DecisionInfo`)."""
+        return cls(info.kind, info.span.line, info.text, tuple(info.conditions),
+                   parse_tree(info.tree))
+
     @property
     def vectors(self) -> list[Vector]:
         """Every evaluation the decision allows, in number order."""
         return evaluation_vectors(self.tree, len(self.conditions))
+
+
+def boolean_tree(node: ast.expr) -> tuple[_Tree, list[ast.expr]]:
+    """The boolean tree of a decision's test and its conditions (the leaves), left to
+    right."""
+    leaves: list[ast.expr] = []
+    return _tree(node, leaves), leaves
+
+
+def tree_text(tree: _Tree) -> str:
+    """The compact form of a boolean tree the contract keeps: a condition is its
+    number, ``!x`` is not, ``&(x,y)`` and ``|(x,y)`` are and and or."""
+    kind = tree[0]
+    if kind == "leaf":
+        return str(tree[1])
+    if kind == "not":
+        return "!" + tree_text(tree[1])
+    return ("&(" if kind == "and" else "|(") + ",".join(map(tree_text, tree[1])) + ")"
+
+
+def parse_tree(text: str) -> _Tree:
+    """The boolean tree :func:`tree_text` wrote; ValueError for anything else."""
+    position = 0
+
+    def parse() -> _Tree:
+        nonlocal position
+        if position >= len(text):
+            raise ValueError(f"a boolean tree cut short: {text!r}")
+        head = text[position]
+        if head == "!":
+            position += 1
+            return ("not", parse())
+        if head in "&|":
+            if text[position + 1:position + 2] != "(":
+                raise ValueError(f"not a boolean tree: {text!r}")
+            position += 2
+            children = [parse()]
+            while text[position:position + 1] == ",":
+                position += 1
+                children.append(parse())
+            if text[position:position + 1] != ")" or len(children) < 2:
+                raise ValueError(f"not a boolean tree: {text!r}")
+            position += 1
+            return ("and" if head == "&" else "or", tuple(children))
+        end = position
+        while end < len(text) and text[end].isdigit():
+            end += 1
+        if end == position:
+            raise ValueError(f"not a boolean tree: {text!r}")
+        number, position = int(text[position:end]), end
+        return ("leaf", number)
+
+    tree = parse()
+    if position != len(text):
+        raise ValueError(f"not a boolean tree: {text!r}")
+    return tree
 
 
 def _tree(node: ast.expr, leaves: list[ast.expr]) -> _Tree:

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from pathprof.analysis.basis import basis_rank
+from pathprof.analysis.conditioncoverage import DecisionCoverage, decision_coverage
 from pathprof.analysis.exclusions import ExcludedSource, ExclusionRules, exclusions_of
 from pathprof.analysis.feasibility import (
     Contradiction,
@@ -135,6 +136,8 @@ class FunctionCoverage:
     #: the function's module, parsed, and its lines (None when its source is not at hand)
     tree: ast.Module | None = field(default=None, repr=False, compare=False)
     lines: Sequence[str] | None = field(default=None, repr=False, compare=False)
+    #: what the exclusion rules take out of its module
+    found: ExcludedSource = field(default_factory=ExcludedSource, repr=False, compare=False)
 
     @property
     def qualname(self) -> str:
@@ -176,6 +179,12 @@ class FunctionCoverage:
             space = self.space or path_space(numbering_of(self.profile.meta))
             cache[limit] = next_paths(self.profile, space, self.facts, limit)
         return cache[limit]
+
+    @cached_property
+    def decisions(self) -> list[DecisionCoverage]:
+        """Condition coverage and MC/DC of its decisions, where they were measured
+        (``--conditions``), less the excluded ones (:mod:`pathprof.analysis.conditioncoverage`)."""
+        return decision_coverage(self.profile, self.found)
 
 
 @dataclass
@@ -271,7 +280,7 @@ def _function_coverage(fn: FunctionProfile, found: ExcludedSource,
     totals = CoverageTotals(len(counted), space.possible,
                             fn.stopped and len(counted) < space.possible)
     basis = CoverageTotals(basis_rank(numbering, counted, space.dimension), space.dimension)
-    return FunctionCoverage(fn, totals, basis, space, excluded, tree, lines)
+    return FunctionCoverage(fn, totals, basis, space, excluded, tree, lines, found)
 
 
 def _excluded_function(fn: FunctionProfile, reason: str) -> Excluded:

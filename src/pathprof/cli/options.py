@@ -116,12 +116,17 @@ def apply_config(args: argparse.Namespace) -> None:
         args.metric = config.metric
     if hasattr(args, "stop_counting") and args.stop_counting is None:
         args.stop_counting = config.stop_counting or "never"
+    if hasattr(args, "conditions") and args.conditions is None:
+        args.conditions = config.conditions
     if hasattr(args, "fail_under"):
         args.fail_under = Threshold.choose("--fail-under", args.fail_under, config)
+    if hasattr(args, "fail_under_mcdc"):
+        args.fail_under_mcdc = Threshold.choose("--fail-under-mcdc", args.fail_under_mcdc,
+                                                config, "fail_under_mcdc")
 
 
 def fail_under_status(percent: float, fail_under: Threshold | None, *,
-                      measured: bool = True) -> int:
+                      measured: bool = True, what: str = "total basis path coverage") -> int:
     """Exit status for ``--fail-under``: :data:`CHECK_FAILED` (3) when the
     total basis path coverage is below the threshold, or nothing was measured (whose
     0 of 0 paths would meet any threshold; coverage.py has no data to report then),
@@ -129,13 +134,12 @@ def fail_under_status(percent: float, fail_under: Threshold | None, *,
     if fail_under is None:
         return OK
     if not measured:
-        print("pathprof: nothing was measured: no total basis path coverage to meet "
+        print(f"pathprof: nothing was measured: no {what} to meet "
               f"{fail_under.setting}", file=sys.stderr)
         return CHECK_FAILED
     if percent >= fail_under.percent:
         return OK
-    print(f"pathprof: total basis path coverage {percent:.2f}% is below "
-          f"{fail_under.setting}", file=sys.stderr)
+    print(f"pathprof: {what} {percent:.2f}% is below {fail_under.setting}", file=sys.stderr)
     return CHECK_FAILED
 
 

@@ -53,6 +53,10 @@ def add_run(commands: Any) -> None:
                      "counts, the baseline")
     run.add_argument("--metric", choices=("time",), default=None,
                      help="also measure wall time spent on each path (inclusive of calls)")
+    run.add_argument("--conditions", action="store_true", default=None,
+                     help="also count each way every decision (if, while, assert, a "
+                     "conditional expression...) was evaluated, for condition coverage and "
+                     "MC/DC (pathprof coverage --conditions); path mode, no metric")
     run.add_argument("--stop-counting", choices=("never", "basis", "paths"), default=None,
                      help="for path coverage: send a function back to its original code, "
                      "which costs nothing, once the paths that ran span its basis (basis) or "
@@ -85,6 +89,10 @@ def command_run(args: argparse.Namespace) -> int:
             print("pathprof: --stop-counting does not go with --parallel (the copies' "
                   "profiles are merged count by count)", file=sys.stderr)
             return USAGE
+        if args.conditions:
+            print("pathprof: --conditions does not go with --parallel (a parallel run "
+                  "measures paths only)", file=sys.stderr)
+            return USAGE
         if args.executor == "dask" or args.scheduler:
             from pathprof.exceptions import ConfigError
 
@@ -101,7 +109,8 @@ def command_run(args: argparse.Namespace) -> int:
     return api.measured_run(program, data_file=args.data_file, source=args.source,
                             include=args.include, omit=args.omit, mode=args.mode,
                             metric=args.metric, append=args.append, cache=not args.no_cache,
-                            stop_counting=args.stop_counting, cache_dir=args.cache_dir)
+                            stop_counting=args.stop_counting, cache_dir=args.cache_dir,
+                            conditions=args.conditions)
 
 
 def _parallel_run(args: argparse.Namespace, program: Any) -> int:

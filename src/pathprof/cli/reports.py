@@ -117,6 +117,14 @@ def add_coverage(commands: Any) -> None:
     coverage.add_argument("--fail-under", type=float, default=None, metavar="PERCENT",
                           help="exit with status 3 if the total basis path coverage "
                           "is below PERCENT")
+    coverage.add_argument("--conditions", action="store_true",
+                          help="condition coverage and MC/DC of the decisions measured with "
+                          "run --conditions (pytest --pathprof-conditions) instead of path "
+                          "coverage; with -m, each condition's pair of runs or the test "
+                          "still to write")
+    coverage.add_argument("--fail-under-mcdc", type=float, default=None, metavar="PERCENT",
+                          help="exit with status 3 if the total MC/DC (masking) is below "
+                          "PERCENT")
     coverage.add_argument("--format", choices=("text", "json"), default="text")
     coverage.add_argument("-o", "--output", metavar="FILE", type=file_name,
                           help="write to FILE")
@@ -155,11 +163,22 @@ def command_coverage(args: argparse.Namespace) -> int:
         if args.format == "json":
             api.render("coverage-json", found, output,
                        missed_per_function=10 if args.missed is None else args.missed)
+        elif args.conditions:
+            api.render("conditions", found, output, show_missing=args.show_missing,
+                       skip_covered=args.skip_covered)
         else:
             api.render("coverage", found, output, show_missing=args.show_missing,
                        missed_per_function=5 if args.missed is None else args.missed,
                        skip_covered=args.skip_covered, sort=args.sort)
-    return fail_under_status(found.basis.percent, args.fail_under, measured=bool(found.files))
+    status = fail_under_status(found.basis.percent, args.fail_under, measured=bool(found.files))
+    if args.fail_under_mcdc is not None:
+        from pathprof.report.conditions_text import condition_totals
+
+        totals = condition_totals(found)
+        status = max(status, fail_under_status(totals.mcdc_percent, args.fail_under_mcdc,
+                                               measured=bool(totals.conditions),
+                                               what="total MC/DC"))
+    return status
 
 
 def add_html(commands: Any) -> None:

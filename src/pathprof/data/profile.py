@@ -12,9 +12,10 @@ numbers only; no source file or running program is needed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from pathprof.contract import FunctionInfo
 from pathprof.data.modules import ModuleContract
@@ -73,6 +74,21 @@ def _build_cfg(meta: FunctionInfo) -> Cfg:
     return Cfg(len(meta.blocks), meta.entry, meta.exit,
                tuple((e.src, e.dst) for e in meta.edges),
                tuple(r.block for r in meta.restarts), backedges=meta.backedges)
+
+
+def decision_vectors(meta: FunctionInfo, slots: Mapping[Any, int]
+                     ) -> dict[tuple[int, int], int]:
+    """The runs of a function's vectors by (decision, vector), from the runs of the
+    module's vector counters (by slot) its decisions own; the evaluations a condition
+    ended by raising are already keyed ``(decision, -1 - condition)``."""
+    found: dict[tuple[int, int], int] = {key: runs for key, runs in slots.items()
+                                         if isinstance(key, tuple) and runs}
+    for d, decision in enumerate(meta.decisions):
+        for k in range(decision.vectors):
+            runs = slots.get(decision.slot + k)
+            if runs:
+                found[(d, k)] = runs
+    return found
 
 
 def edge_counts(meta: FunctionInfo, slots: dict[int, int], cuts: object = None
@@ -161,6 +177,10 @@ class FunctionProfile:
     #: of the calls ``raised`` counts, generators their consumer closed early
     closed: int = 0
     unattributed: int = 0
+    #: Conditions measured: (decision, vector) -> runs, decisions and vectors numbered
+    #: as the contract's :attr:`~pathprof.contract.FunctionInfo.decisions` (a vector
+    #: ``-1 - c`` counts evaluations that condition ``c`` ended by raising).
+    vectors: dict[tuple[int, int], int] = field(default_factory=dict)
     #: Coverage that stops paying: the function, or a loop of it, went back to its
     #: original code in some run once its paths spanned its basis (or all ran, or,
     #: for a loop, the paths it hides), so its counts, its
@@ -234,6 +254,8 @@ class FunctionProfile:
                 mine[key] = mine.get(key, 0) + value
         for edge, count in other.edges.items():
             self.edges[edge] = self.edges.get(edge, 0) + count
+        for vector, count in other.vectors.items():
+            self.vectors[vector] = self.vectors.get(vector, 0) + count
         self.raised += other.raised
         self.closed += other.closed
         self.unattributed += other.unattributed

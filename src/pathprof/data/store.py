@@ -27,6 +27,11 @@ Schema (version :data:`SCHEMA_VERSION`)::
     closed_calls(function_id, closed)      of those, generators closed early
     stopped_counting(function_id)          went back to their original code
     context(function_id, kind, path, context)   which contexts (tests) ran a path
+    vector(function_id, decision, vector, count)  conditions measured: runs of each
+                                           evaluation vector of a decision (vector
+                                           -1 - c: evaluations condition c ended by
+                                           raising); made when first needed in a file
+                                           of this version written before it existed
 
 What every run repeats, the contracts and the sources, is kept once
 (:mod:`pathprof.data.modules`): a run that replaces a file holding the same code
@@ -102,6 +107,10 @@ CREATE TABLE call_stats (
 CREATE TABLE closed_calls (
     function_id INTEGER PRIMARY KEY REFERENCES function (id), closed INTEGER NOT NULL);
 CREATE TABLE stopped_counting (function_id INTEGER PRIMARY KEY REFERENCES function (id));
+CREATE TABLE vector (
+    function_id INTEGER NOT NULL REFERENCES function (id), decision INTEGER NOT NULL,
+    vector INTEGER NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY (function_id, decision, vector));
 CREATE TABLE context (
     function_id INTEGER NOT NULL REFERENCES function (id),
     kind TEXT NOT NULL CHECK (kind IN ('path', 'cut')), path TEXT NOT NULL,
@@ -159,6 +168,10 @@ _ADD_PATH = ("INSERT INTO path VALUES (?, ?, ?, ?, ?) ON CONFLICT (function_id, 
              "DO UPDATE SET count = count + excluded.count, "
              "time_ns = CASE WHEN excluded.time_ns IS NULL THEN time_ns "
              "ELSE coalesce(time_ns, 0) + excluded.time_ns END")
+_VECTOR_TABLE = _SCHEMA[_SCHEMA.index("CREATE TABLE vector"):].split(";")[0].replace(
+    "CREATE TABLE", "CREATE TABLE IF NOT EXISTS")
+_ADD_VECTOR = ("INSERT INTO vector VALUES (?, ?, ?, ?) ON CONFLICT (function_id, decision, "
+               "vector) DO UPDATE SET count = count + excluded.count")
 _ADD_EDGE = ("INSERT INTO edge VALUES (?, ?, ?) ON CONFLICT (function_id, edge) "
              "DO UPDATE SET count = count + excluded.count")
 _ADD_STATS = ("INSERT INTO call_stats VALUES (?, ?, ?) ON CONFLICT (function_id) DO "
@@ -302,6 +315,7 @@ def _insert(db: sqlite3.Connection, runs: list[RunInfo], placed: list[_Placed],
              in db.execute("SELECT id, module_id, position FROM function")}
     next_id = max(known.values(), default=0) + 1
     functions, paths, edges, contexts, stats, closed, stopped = [], [], [], [], [], [], []
+    vectors: list[tuple[int, int, int, int]] = []
     for fn, record, position in placed:
         mid, position = modules.place(fn, record, position)
         fid = known.get((mid, position))
@@ -319,6 +333,8 @@ def _insert(db: sqlite3.Connection, runs: list[RunInfo], placed: list[_Placed],
             paths += [(fid, "cut", key, count, None) for key, count in fn.cuts.items()]
         if fn.edges:
             edges += [(fid, edge, count) for edge, count in fn.edges.items()]
+        if fn.vectors:
+            vectors += [(fid, d, k, count) for (d, k), count in fn.vectors.items()]
         if fn.contexts:
             contexts += [(fid, *_split_key(key), name) for key, names in fn.contexts.items()
                          for name in sorted(names)]
@@ -334,6 +350,9 @@ def _insert(db: sqlite3.Connection, runs: list[RunInfo], placed: list[_Placed],
     db.executemany("INSERT INTO function VALUES (?, ?, ?, ?, ?, ?, ?, ?)", functions)
     db.executemany(_ADD_PATH, paths)
     db.executemany(_ADD_EDGE, edges)
+    if vectors:
+        db.execute(_VECTOR_TABLE)
+        db.executemany(_ADD_VECTOR, vectors)
     db.executemany("INSERT OR IGNORE INTO context VALUES (?, ?, ?, ?)", contexts)
     db.executemany(_ADD_STATS, stats)
     db.executemany(_ADD_CLOSED, closed)
@@ -827,6 +846,21 @@ def _read(db: sqlite3.Connection, wanted: Callable[[int, str], bool] | None = No
             _, fn = owners.of(fid, "stopped_counting row")
             if fn is not None:
                 fn.stopped = True
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'vector'").fetchone():
+        for rowid, fid, d, k, count in db.execute(
+                "SELECT rowid, function_id, decision, vector, count FROM vector"):
+            where = f"vector row {rowid}"
+            _, fn = owners.of(fid, where)
+            count = _whole(count, f"{where}: its count")
+            if fn is None:
+                continue
+            decisions = fn.meta.decisions
+            if not (isinstance(d, int) and 0 <= d < len(decisions) and isinstance(k, int)
+                    and (0 <= k < decisions[d].vectors
+                         or -len(decisions[d].conditions) <= k < 0)):
+                raise _Damaged(f"{where}: ({d!r}, {k!r}) is not a vector of "
+                               f"{fn.qualname}")
+            fn.vectors[(d, k)] = count
     for fid, kind, key, name in db.execute("SELECT function_id, kind, path, context "
                                            "FROM context"):
         _, fn = owners.of(fid, "context row")

@@ -51,6 +51,7 @@ def _measure(value: str) -> None:
                         default_dirs=settings["default_dirs"], mode=settings["mode"],
                         metric=settings["metric"], cache=settings["cache"],
                         stop_counting=settings.get("stop_counting", "never"),
+                        conditions=bool(settings.get("conditions", False)),
                         cache_dir=CacheDir(*cache_dir) if cache_dir else None,
                         argv=list(sys.argv))
     profiler._token = settings["token"]

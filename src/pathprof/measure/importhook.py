@@ -63,6 +63,9 @@ class InstrumentOptions:
     switches: bool = False
     #: mode "events": hand counts to the thread's total only, no per-function counts
     totals_only: bool = False
+    #: path mode: count each decision's evaluation vectors too (condition coverage
+    #: and MC/DC, :mod:`pathprof.python.conditioncode`)
+    conditions: bool = False
     #: pathprof's own cache directory (:func:`pathprof.config.cache_dir`; by default
     #: ``PATHPROF_CACHE_DIR``, else ``.pathprof_cache`` beside the configuration file or
     #: in the current directory, found when the options are made)
@@ -76,7 +79,8 @@ class InstrumentOptions:
         text = (f"{__version__}|{FORMAT_VERSION}|{CODE_VERSION}|{self.mode}|{self.metric}"
                 f"|{self.events}|{self.placement}" + ("|subpaths" if self.subpaths else "")
                 + ("|switches" if self.switches else "")
-                + ("|totals" if self.totals_only else ""))
+                + ("|totals" if self.totals_only else "")
+                + ("|conditions" if self.conditions else ""))
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -127,7 +131,8 @@ def _compile_instrumented(source: bytes, filename: str, options: InstrumentOptio
                                      shares=shares, subpaths=options.subpaths,
                                      switches=options.switches and calls_only == ()
                                      and not shares,
-                                     totals_only=options.totals_only)
+                                     totals_only=options.totals_only,
+                                     conditions=options.conditions and not shares)
     if in_place:
         return instrumented.compile(filename), instrumented.compile_prologue(filename)
     return instrumented.compile(filename)

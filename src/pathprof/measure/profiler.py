@@ -41,7 +41,7 @@ from pathprof.config import CacheDir
 from pathprof.contract import CopyShareInfo, FunctionInfo
 from pathprof.data import files, store
 from pathprof.data.modules import ModuleContract, Packed, Sources
-from pathprof.data.profile import FunctionProfile, edge_counts, numbering_of
+from pathprof.data.profile import FunctionProfile, decision_vectors, edge_counts, numbering_of
 from pathprof.exceptions import ConfigError, DataError
 from pathprof.graph.copyplan import CopyShare
 from pathprof.hashing import source_hash
@@ -72,7 +72,10 @@ class Profiler:
     path; ``append`` adds to an existing data file instead of replacing it;
     ``stop_counting`` (``"never"``, ``"basis"`` or ``"paths"``) sends each function back
     to its original code once what ran spans its basis, or is all its paths
-    (:mod:`pathprof.measure.stopping`; path mode without a metric, no contexts);
+    (:mod:`pathprof.measure.stopping`; path mode without a metric, no contexts),
+    and, with ``conditions``, once each of its decisions is done too;
+    ``conditions`` (path mode, no metric) also counts each decision's evaluation
+    vectors, for condition coverage and MC/DC (:mod:`pathprof.python.conditioncode`);
     ``cache_dir`` is where instrumented code is cached outside ``__pycache__``
     (:func:`pathprof.config.cache_dir`: by default ``PATHPROF_CACHE_DIR``, else
     ``.pathprof_cache`` beside the configuration file; a directory given, or that
@@ -86,8 +89,8 @@ class Profiler:
                  default_dirs: Sequence[str] | None = None, mode: str = "path",
                  metric: str | None = None, append: bool = False, cache: bool = True,
                  argv: Sequence[str] | None = None, stop_counting: str = "never",
-                 cache_dir: str | CacheDir | None = None, warn_unmatched: bool = True
-                 ) -> None:
+                 cache_dir: str | CacheDir | None = None, warn_unmatched: bool = True,
+                 conditions: bool = False) -> None:
         require_gil()
         if mode not in MODES:
             raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -98,6 +101,9 @@ class Profiler:
         if stop_counting not in stopping.WHEN:
             raise ConfigError(f"stop counting must be one of {', '.join(stopping.WHEN)}, "
                               f"not {stop_counting!r}")
+        if conditions and (mode != "path" or metric is not None):
+            raise ConfigError("conditions are measured with path coverage: they need path "
+                              "mode and no metric")
         if stop_counting != "never" and (mode != "path" or metric is not None):
             raise ConfigError("stopping counting is for path coverage: it needs path mode "
                               "and no metric")
@@ -112,6 +118,7 @@ class Profiler:
         self.options = InstrumentOptions(mode=mode, metric=metric,
                                          cache=cache and self.copy is None, copy_plan=self.copy,
                                          switches=self.stop_counting != "never",
+                                         conditions=conditions,
                                          cache_dir=(cache_dir if isinstance(cache_dir, CacheDir)
                                                     else config.cache_dir(cache_dir)))
         self._stopping = (stopping.StopCounting(self.stop_counting)
@@ -256,12 +263,14 @@ class Profiler:
     def _take(self, include_unrun: bool) -> list[FunctionProfile]:
         functions: list[FunctionProfile] = []
         known_before: set[int] = getattr(self, "_known_before", set())
-        for state, paths, cuts, raised, unattributed, times, closed in runtime.take_snapshot():
+        for (state, paths, cuts, raised, unattributed, times, closed,
+             vectors) in runtime.take_snapshot():
             meta = state.meta
             digest = meta.source_hash
             contract = self._contract(state, digest)
             for i in range(len(meta.functions)):
-                ran = paths[i] or cuts[i] or raised[i] or unattributed[i]
+                ran = (paths[i] or cuts[i] or raised[i] or unattributed[i]
+                       or (i < len(vectors) and vectors[i]))
                 if not ran:  # (most functions of a big program): its row stays a row
                     if meta.calls_only(i):
                         qualname, code_line = meta.outline(i)[:2]
@@ -292,9 +301,12 @@ class Profiler:
                     fn.counts, fn.cuts = {}, {}
                 fn.raised, fn.unattributed, fn.closed = raised[i], unattributed[i], closed[i]
                 fn.stopped = state.stopped(i)
+                if i < len(vectors) and vectors[i]:
+                    fn.vectors = decision_vectors(fmeta, vectors[i])
                 if fmeta.share is not None and fmeta.share.index != fmeta.share.holder:
                     fn.raised = fn.unattributed = fn.closed = 0  # per call: one holder keeps
-                if fn.counts or fn.cuts or fn.edges or fn.raised or fn.unattributed:
+                if (fn.counts or fn.cuts or fn.edges or fn.raised or fn.unattributed
+                        or fn.vectors):
                     functions.append(fn)
                 elif (not self._in_child and id(state) not in known_before
                       and i not in state.unmeasured):
@@ -319,7 +331,8 @@ class Profiler:
                 "default_dirs": list(self.selection.default_dirs), "mode": self.options.mode,
                 "metric": self.options.metric, "cache": self.options.cache,
                 "cache_dir": [self.options.cache_dir.path, self.options.cache_dir.configured],
-                "stop_counting": self.stop_counting}
+                "stop_counting": self.stop_counting,
+                "conditions": self.options.conditions}
 
     def run_info(self) -> store.RunInfo:
         version = ".".join(map(str, sys.version_info[:3]))

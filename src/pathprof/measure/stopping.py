@@ -40,15 +40,28 @@ from typing import Any
 
 from pathprof import runtime
 from pathprof.analysis.basis import BasisBuilder
-from pathprof.contract import FunctionInfo
+from pathprof.analysis.conditions import Decision, mcdc
+from pathprof.contract import DecisionInfo, FunctionInfo
 from pathprof.data.profile import numbering_of
 from pathprof.runtime import stopping
 
-__all__ = ["WHEN", "StopCounting"]
+__all__ = ["WHEN", "StopCounting", "decision_done"]
 
 #: When a function stops counting: never (every count exact), once its basis is
 #: full, once every path ran.
 WHEN = ("never", "basis", "paths")
+
+
+def decision_done(decision: DecisionInfo, seen: set[int]) -> bool:
+    """Whether a decision has nothing more to tell: every vector it allows ran, or
+    MC/DC is shown for each of its conditions in both forms (a unique-cause pair is a
+    masking pair too): the counts are then the only thing more runs would change."""
+    if len(seen) >= decision.vectors:
+        return True
+    if len(seen) < 2:
+        return False
+    verdicts = mcdc(Decision.from_info(decision), seen)
+    return all(v.unique_cause is not None for v in verdicts)  # (implies masking)
 
 
 class _Function:
@@ -58,7 +71,8 @@ class _Function:
     two paths has a basis of all of them, and its numbering (the costly part, built
     from the metadata) is never needed."""
 
-    __slots__ = ("basis", "loops", "meta", "numbers", "possible", "when")
+    __slots__ = ("basis", "decisions", "loops", "meta", "numbers", "paths_known", "possible",
+                 "when")
 
     def __init__(self, meta: FunctionInfo, when: str, loops: tuple[Any, ...] = ()
                  ) -> None:
@@ -67,6 +81,12 @@ class _Function:
         self.numbers: set[int] = set()
         self.possible = meta.num_paths
         self.basis: BasisBuilder | None = None
+        #: whether the paths that ran tell all they can (``when`` holds for them)
+        self.paths_known = False
+        #: conditions measured: the decisions not done yet, each with the vectors
+        #: seen (:func:`decision_done`)
+        self.decisions: dict[int, set[int]] = {
+            d: set() for d, decision in enumerate(meta.decisions) if decision.vectors}
         #: loops still measured: ordinal -> [hidden path ranges, how many hidden
         #: paths, spanning paths, progress] (progress: hidden paths seen with
         #: "paths", spanning paths known to be spanned with "basis" -- a span
@@ -92,6 +112,24 @@ class _Function:
             grew = self.basis.add(number)
         full = self.basis is not None and self.basis.full
         return full, self._loops_known(number, grew)
+
+    def add_vector(self, slot: int) -> bool:
+        """Record a vector's first run (by its counter slot); whether the function
+        has nothing more to tell."""
+        for d, seen in list(self.decisions.items()):
+            decision = self.meta.decisions[d]
+            if decision.slot <= slot < decision.slot + decision.vectors:
+                seen.add(slot - decision.slot)
+                if decision_done(decision, seen):
+                    del self.decisions[d]
+                break
+        return self.known
+
+    @property
+    def known(self) -> bool:
+        """Whether nothing later runs can change what is reported: the paths tell
+        all (``when``) and every decision is done."""
+        return self.paths_known and not self.decisions
 
     def _loops_known(self, number: int, grew: bool) -> list[int]:
         known = []
@@ -159,14 +197,33 @@ class StopCounting:
             finally:
                 self._lock.release()
 
+    def seen_vector(self, state: Any, index: int, slot: int) -> None:
+        """The vector counted at ``slot`` of function ``index`` of ``state``'s module
+        ran for the first time (called from the program, by its counter)."""
+        self._queue.append((state, index, -1 - slot))
+        while self._queue and self._lock.acquire(False):
+            try:
+                with runtime.own_work:
+                    while self._queue:
+                        self._add(*self._queue.pop())
+            finally:
+                self._lock.release()
+
     def _add(self, state: Any, index: int, number: int) -> None:
+        """A first run: path ``number``, or (negative) the vector at ``-1 - number``."""
         key = (id(state), index)
         function = self._functions.get(key)
         if function is None:
             function = self._functions[key] = _Function(
                 state.meta.functions[index], self.when, state.loops.get(index, ()))
+        if number < 0:
+            if function.add_vector(-1 - number):
+                state.send_back(index)
+            return
         full, loops = function.add(number)
         if full:
+            function.paths_known = True
+        if function.known:
             state.send_back(index)
         for ordinal in loops:
             state.send_loop_back(index, ordinal)

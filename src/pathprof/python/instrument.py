@@ -41,6 +41,7 @@ from pathprof.python.cfg import (
     build_cfg,
     iter_functions,
 )
+from pathprof.python.conditioncode import instrument_decisions
 from pathprof.python.generator_globals import capture_globals
 from pathprof.python.lasti import keep_last_instruction
 from pathprof.python.names import (
@@ -51,12 +52,14 @@ from pathprof.python.names import (
     IDENTITY,
     LOCAL_PREFIX,
     MODULE,
+    NEXT_VECTOR,
     NO_LOCALS,
     NOTE,
     OBSERVING,
     PARKED,
     RUNTIME,
     TRACK_TYPE,
+    VECTORS,
     counter_name,
     lengths_name,
     loop_switch_name,
@@ -185,7 +188,8 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
                       calls_only: Container[int] = (),
                       shares: Mapping[int, Share] | None = None,
                       subpaths: bool = False, switches: bool = False,
-                      totals_only: bool = False) -> InstrumentedModule:
+                      totals_only: bool = False, conditions: bool = False
+                      ) -> InstrumentedModule:
     """Parse, plan and rewrite a module's source.
 
     Raises whatever :func:`ast.parse` raises for source that does not parse, so a
@@ -212,7 +216,8 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
                                     registers_outside, totals_only, mark_probes)
     else:
         module = _instrument(source, filename, module_key, mode, metric, registers_outside,
-                             calls_only, shares or {}, subpaths, switches, mark_probes)
+                             calls_only, shares or {}, subpaths, switches, mark_probes,
+                             conditions)
     if mark_probes:
         mark_unlocated(module.tree)
         for moved in module.registers_moved:
@@ -226,13 +231,16 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
                 registers_outside: bool = False, calls_only: Container[int] = (),
                 shares: Mapping[int, Share] | None = None,
                 subpaths: bool = False, switches: bool = False,
-                mark_probes: bool = False) -> InstrumentedModule:
+                mark_probes: bool = False, conditions: bool = False) -> InstrumentedModule:
     tree = ast.parse(source, filename)
     scan = scan_module(tree)
     if mode not in ("path", "edge"):
         raise ValueError(f"unknown instrumentation mode {mode!r}")
     if subpaths and (mode != "path" or shares or calls_only):
         raise ValueError("subpath sampling needs path mode, in a run of one copy")
+    if conditions and (mode != "path" or subpaths or shares or metric):
+        raise ValueError("conditions are measured in path mode, without a metric, "
+                         "subpaths or shares")
     functions = [build_cfg(node, qualname) for node, qualname in iter_functions(tree)]
     planner = plan_edge_function if mode == "edge" else plan_function
     shares = shares or {}
@@ -254,7 +262,15 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
                  if switches and mode == "path" and can_switch(fp)}
     for index in originals:
         plans[index].switch = True
-        plans[index].loop_switches = plan_loop_switches(plans[index])
+        if not conditions:  # (a loop's original body would leave its decisions uncounted)
+            plans[index].loop_switches = plan_loop_switches(plans[index])
+    vectors = 0
+    if conditions:
+        for fp in plans:
+            if not fp.calls_only:
+                fp.decisions = instrument_decisions(
+                    fp.cfg.node.body[fp.cfg.body_start:], vectors)
+                vectors += sum(d.vectors for d in fp.decisions)
     for fp in plans:
         if fp.calls_only:
             fp.timed = False
@@ -266,8 +282,9 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
     for index, original in originals.items():
         add_switch(plans[index], original)
     metadata = module_metadata(plans, filename, key, source)
-    prologue = _add_prologue(tree, plans, filename, key, metadata, subpaths,
-                             tuple(originals))
+    prologue = _add_prologue(
+        tree, plans, filename, key, metadata, subpaths, tuple(originals),
+        tuple(sum(d.vectors for d in fp.decisions) for fp in plans) if conditions else None)
     return InstrumentedModule(tree, plans, metadata, prologue, moved)
 
 
@@ -333,7 +350,8 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
 
 def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, key: str,
                   metadata: ModuleInfo, subpaths: bool = False,
-                  switches: tuple[int, ...] = ()) -> list[ast.stmt]:
+                  switches: tuple[int, ...] = (),
+                  vectors: tuple[int, ...] | None = None) -> list[ast.stmt]:
     position = 0
     body = tree.body
     if _is_docstring(body[0] if body else None):
@@ -361,6 +379,12 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
             value=ast.Attribute(value=load(MODULE), attr="counters", ctx=ast.Load())))
     if subpaths:
         prologue += _subpath_prologue(plans, register)
+    if vectors is not None:  # conditions measured: the vector counters and next
+        register.keywords.append(ast.keyword(arg="vectors", value=const(vectors)))
+        prologue.append(ast.Assign(targets=[store(VECTORS)], value=ast.Attribute(
+            value=load(MODULE), attr="vectors", ctx=ast.Load())))
+        prologue.append(ast.Assign(targets=[store(NEXT_VECTOR)], value=ast.Attribute(
+            value=load(RUNTIME), attr="next_vector", ctx=ast.Load())))
     if switches:  # every function measured until the runtime says otherwise
         register.keywords.append(ast.keyword(arg="switches", value=const(switches)))
         prologue.append(ast.Assign(targets=[store(switch_name(i)) for i in switches],
@@ -497,6 +521,7 @@ def function_metadata(fp: FunctionPlan) -> FunctionInfo:
         calls_only=fp.calls_only,
         share=share,
         edge_counters=counters,
+        decisions=tuple(fp.decisions),
     )
 
 

@@ -37,7 +37,7 @@ import re
 #: noted too. 21: only an instrumented caller's locals read, their snapshot let go.
 #: 22: a re-raise after pathprof's code takes the line before it
 #: (:mod:`pathprof.python.reraise_lines`).
-CODE_VERSION = 22
+CODE_VERSION = 23
 
 #: The prefix of the locals inserted code uses.
 LOCAL_PREFIX = "@pp_"
@@ -95,6 +95,10 @@ OBSERVED_FLOOR = -(1 << 29)
 #: the list of exits by exception noted but not counted yet
 #: (:data:`pathprof.runtime.events.pending`).
 PARKED = PENDING = "_@pp_P"
+#: Conditions measured (:mod:`pathprof.python.conditioncode`): the module's vector
+#: counters (the runtime's ``ModuleState.vectors``) and :func:`next`, which counts one.
+VECTORS = "_@pp_V"
+NEXT_VECTOR = "_@pp_N"
 
 
 def counter_name(index: int) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from pathprof.contract import DecisionInfo
 from pathprof.graph import (
     CounterKind,
     EdgeCounterPlan,
@@ -158,6 +159,9 @@ class FunctionPlan:
     #: Loops that can go back to their original body
     #: (:func:`~pathprof.python.switches.plan_loop_switches`).
     loop_switches: list[LoopSwitch] = field(default_factory=list)
+    #: with conditions measured: the function's decisions
+    #: (:func:`pathprof.python.conditioncode.instrument_decisions`)
+    decisions: list[DecisionInfo] = field(default_factory=list)
     #: For tests (``instrument_source(mark_probes=True)``): inserted code is left
     #: unlocated, for :func:`~pathprof.python.nodes.mark_unlocated` to put at
     #: :data:`~pathprof.python.nodes.PROBE_MARK_LINE` once the module is done,

@@ -25,6 +25,7 @@ import _thread
 import atexit
 import builtins
 import collections
+import itertools
 import os
 import sys
 import time
@@ -47,6 +48,8 @@ clock = time.perf_counter_ns
 #: What instrumented code calls as an exception leaves a function: C functions only.
 exception = sys.exception
 getframe = sys._getframe
+#: What a rewritten decision counts its vector with (``_@pp_N(_@pp_V[slot])``).
+next_vector = builtins.next
 getattr = builtins.getattr
 #: What a generator's ``close()`` throws in: a generator's exit key says whether it
 #: was that (the generator's consumer stopped early), compared by identity.
@@ -231,16 +234,18 @@ InstrumentedModule._outside = _outside_registers
 class ModuleState(InstrumentedModule):
     """The counters of one instrumented module, and what decodes its exceptions."""
 
-    __slots__ = ("_namespace", "closed", "counters", "cuts", "exit_times", "exits", "lengths",
-                 "loops", "loops_back", "raised", "sent_back", "sizes", "switches", "timed",
-                 "times", "unattributed", "unmeasured")
+    __slots__ = ("_namespace", "closed", "condition_raises", "counters", "cuts", "exit_times",
+                 "exits", "lengths", "loops", "loops_back", "raised", "sent_back", "sizes",
+                 "switches", "timed", "times", "unattributed", "unmeasured", "vector_slots",
+                 "vectors", "vectors_taken")
 
     def __init__(self, name: str, filename: str, key: str, sizes: tuple[int, ...],
                  meta_json: str, timed: bool = False,
                  lengths: tuple[Any, ...] | None = None,
                  namespace: dict[str, Any] | None = None,
                  switches: tuple[int, ...] = (),
-                 loops: tuple[tuple[int, tuple[Any, ...]], ...] = ()) -> None:
+                 loops: tuple[tuple[int, tuple[Any, ...]], ...] = (),
+                 vectors: tuple[int, ...] = ()) -> None:
         super().__init__(name, filename, key, meta_json)
         #: subpath sampling: per function, the blocks on each path (a tuple, or a
         #: table that asks :data:`subpaths` the first time a path runs)
@@ -294,6 +299,31 @@ class ModuleState(InstrumentedModule):
         #: was imported whose function could not be given its instrumented code
         #: (:mod:`pathprof.measure.inplace`). Not reported as "never run".
         self.unmeasured: set[int] = set()
+        #: conditions measured (:mod:`pathprof.python.conditioncode`): per function,
+        #: the range of the module's vector counters its decisions own
+        self.vector_slots: tuple[range, ...] = ()
+        #: the vector counters, :func:`next` of one counting a run of its vector
+        #: (:func:`pathprof.runtime.stopping.vector_runs` reads one)
+        self.vectors: list[Any] = stopping.VectorTable()
+        #: per counter, the runs already taken (a snapshot), subtracted on reading,
+        #: since a counter cannot be set back without losing a run counted meanwhile
+        self.vectors_taken: list[int] = []
+        #: per function: (decision, -1 - condition) -> evaluations that condition
+        #: ended by raising (found where the exception is recorded, from the
+        #: instruction it left)
+        self.condition_raises: tuple[dict[tuple[int, int], int], ...] = ()
+        if vectors:
+            self.condition_raises = tuple({} for _ in vectors)
+            first = 0
+            slots = []
+            for count in vectors:
+                slots.append(range(first, first + count))
+                first += count
+            self.vector_slots = tuple(slots)
+            self.vectors.extend(itertools.count(1) for _ in range(first))
+            self.vectors_taken = [0] * first
+            for index in self.switches:
+                self._arm_vectors(index)
 
     @property
     def namespace(self) -> dict[str, Any] | None:
@@ -330,10 +360,43 @@ class ModuleState(InstrumentedModule):
         """Whether function ``index`` or one of its loops went back to original code."""
         return index in self.sent_back or any(i == index for i, _ in self.loops_back)
 
+    def _arm_vectors(self, index: int) -> None:
+        """Hear of each vector of function ``index`` as it next runs."""
+        if index < len(self.vector_slots):
+            vectors = self.vectors
+            for slot in self.vector_slots[index]:
+                vectors[slot] = stopping.UnseenVector(self, index, slot,
+                                                      stopping.vector_runs(vectors[slot]))
+
+    def vector_counts(self, index: int, reset: bool) -> dict[int, int]:
+        """Runs of function ``index``'s vectors since the last reset, by counter
+        slot, and its evaluations that a condition ended by raising, by
+        ``(decision, -1 - condition)``; with ``reset``, those count as taken."""
+        if index >= len(self.vector_slots):
+            return {}
+        counts: dict[Any, int] = {}
+        raises = self.condition_raises[index]
+        if raises:
+            for key, runs in list(raises.items()):
+                if runs:
+                    counts[key] = runs
+                    if reset:
+                        raises[key] -= runs
+        vectors, taken = self.vectors, self.vectors_taken
+        slots = self.vector_slots[index]
+        for slot in slots:
+            runs = stopping.vector_runs(vectors[slot]) - taken[slot]
+            if runs:
+                counts[slot] = runs
+                if reset:
+                    taken[slot] += runs
+        return counts
+
     def rearm(self) -> None:
         """Measure every function again, and hear of each path's next run as a first
         one (a new measurement starts; what the tables held was taken)."""
         for index in self.switches:
+            self._arm_vectors(index)
             stopping.arm(self, index, self.counters[index], self.sizes[index])
             namespace = self.namespace
             if namespace is not None:
@@ -436,6 +499,8 @@ class ModuleState(InstrumentedModule):
                 self.closed[index] += count
             if register is None or register is PARKED:
                 continue
+            if self.condition_raises:
+                self._condition_raised(index, code, lasti, count)
             try:
                 blockmap = self._blockmap(index, code)
                 located = blockmap.locate(lasti)
@@ -446,7 +511,17 @@ class ModuleState(InstrumentedModule):
             self._record_at(index, register, located, count, elapsed if self.timed else None)
 
     def _record(self, index: int, register: int, frame: Any) -> None:
-        located = self.locate(index, frame, sys.exception())
+        exc = sys.exception()
+        located = self.locate(index, frame, exc)
+        if self.condition_raises:
+            tb = getattr(exc, "__traceback__", None)
+            if tb is not None and tb.tb_frame is frame:
+                # into a comprehension or lambda of the function's own (3.11 runs a
+                # comprehension in a frame of its own)
+                inner = tb.tb_next
+                while inner is not None and _holds(frame.f_code, inner.tb_frame.f_code):
+                    tb, inner = inner, inner.tb_next
+                self._condition_raised(index, tb.tb_frame.f_code, tb.tb_lasti, 1)
         sampler = subpath_sampler
         if sampler is not None and self.lengths:
             sampler.cut(self, index, frame, located, register)
@@ -513,6 +588,30 @@ class ModuleState(InstrumentedModule):
                       + plan.raising.index(block))
         table[plan.chords.index(raise_edge)] += count
 
+    def _condition_raised(self, index: int, code: Any, lasti: int, count: int) -> None:
+        """An exception left instruction ``lasti`` of function ``index``'s ``code``:
+        where that instruction lies in a condition, the decision's evaluation ended
+        there (in every decision whose condition holds it: one inside another's)."""
+        try:
+            decisions = self.meta.functions[index].decisions
+            if not decisions:
+                return
+            positions = _positions(code)
+            where = positions[lasti // 2] if 0 <= lasti // 2 < len(positions) else None
+            if where is None or None in where:
+                return
+            line, end_line, col, end_col = where
+            raises = self.condition_raises[index]
+            for d, decision in enumerate(decisions):
+                if not decision.vectors:
+                    continue
+                for c, span in enumerate(decision.condition_spans):
+                    if ((span.line, span.col) <= (line, col)
+                            and (end_line, end_col) <= (span.end_line, span.end_col)):
+                        raises[(d, -1 - c)] = raises.get((d, -1 - c), 0) + count
+        except Exception:  # never let profiling change the program's exception
+            pass
+
     def locate(self, index: int, frame: Any, exc: BaseException | None
                ) -> tuple[int, str] | None:
         """Where ``exc`` arose in ``frame``: ``(block, how)``, how being "cut",
@@ -534,6 +633,27 @@ class ModuleState(InstrumentedModule):
                 return located
             exc = _raised_before(exc)
         return None
+
+
+_code_positions: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
+
+
+def _holds(outer: Any, code: Any) -> bool:
+    """Whether ``code`` is a comprehension, generator expression or lambda compiled
+    within ``outer``'s code (its constants, at any depth through such code)."""
+    for const in outer.co_consts:
+        if (type(const) is type(outer) and const.co_name.startswith("<")
+                and (const is code or _holds(const, code))):
+            return True
+    return False
+
+
+def _positions(code: Any) -> list[Any]:
+    """Each code unit's source position in ``code`` (``co_positions``), kept per code."""
+    found = _code_positions.get(code)
+    if found is None:
+        found = _code_positions[code] = list(code.co_positions())
+    return found
 
 
 def _wrapped(exc: BaseException) -> BaseException | None:
@@ -574,11 +694,12 @@ def _new_table(size: int) -> Any:
 def register(name: str, filename: str, key: str, sizes: tuple[int, ...], meta_json: str,
              timed: bool = False, subpaths: tuple[Any, ...] | None = None,
              switches: tuple[int, ...] = (),
-             loops: tuple[tuple[int, tuple[Any, ...]], ...] = ()) -> ModuleState:
+             loops: tuple[tuple[int, tuple[Any, ...]], ...] = (),
+             vectors: tuple[int, ...] = ()) -> ModuleState:
     """Called once by an instrumented module when it is executed."""
     namespace = getframe(1).f_globals if subpaths is not None or switches else None
     state = ModuleState(name, filename, key, sizes, meta_json, timed, subpaths, namespace,
-                        switches, loops)
+                        switches, loops, vectors)
     _modules.append(state)
     if subpaths is not None:
         _subpath_modules.append(state)
@@ -796,7 +917,7 @@ def _copy_table(table: Any, reset: bool, size: int = -1) -> dict[int, int]:
 
 
 Snapshot = tuple[ModuleState, list[dict[int, int]], list[dict[tuple[int, int], int]],
-                 list[int], list[int], list[dict[int, int]], list[int]]
+                 list[int], list[int], list[dict[int, int]], list[int], list[dict[int, int]]]
 
 
 def take_snapshot(reset: bool = True) -> list[Snapshot]:
@@ -805,7 +926,8 @@ def take_snapshot(reset: bool = True) -> list[Snapshot]:
     Returns, per module: path counts per function ({path: count}), cut counts per
     function, calls ended by an exception per function, unattributed exceptions
     per function, nanoseconds per path per function, and of the calls ended by an
-    exception, generators closed early, per function. Copying a table and
+    exception, generators closed early, per function, and runs of each vector of the
+    function's decisions (by offset from its first counter). Copying a table and
     subtracting the copy entry by entry loses no increment made meanwhile by
     another thread: each subtraction is as atomic as the increments are.
     """
@@ -832,7 +954,9 @@ def take_snapshot(reset: bool = True) -> list[Snapshot]:
                 state.unattributed[i] -= c
             for i, c in enumerate(closed):
                 state.closed[i] -= c
-        result.append((state, paths, cuts, raised, unattributed, times, closed))
+        vectors = [state.vector_counts(index, reset)
+                   for index in range(len(state.vector_slots))]
+        result.append((state, paths, cuts, raised, unattributed, times, closed, vectors))
     return result
 
 
@@ -855,6 +979,8 @@ def zero(state: ModuleState) -> None:
     state.raised[:] = [0] * len(state.raised)
     state.closed[:] = [0] * len(state.closed)
     state.unattributed[:] = [0] * len(state.unattributed)
+    for index in range(len(state.vector_slots)):
+        state.vector_counts(index, reset=True)
 
 
 def _after_fork_in_child() -> None:

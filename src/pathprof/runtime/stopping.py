@@ -20,9 +20,11 @@ never raises into the program.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
-__all__ = ["PARKED", "FirstSeen", "Parked", "Unseen", "arm", "new_table", "watcher"]
+__all__ = ["PARKED", "FirstSeen", "Parked", "Unseen", "UnseenVector", "arm", "new_table",
+           "vector_runs", "watcher"]
 
 #: What hears of first runs: an object with ``seen(state, index, number)``, set by
 #: the profiler while a coverage mode measures (None: nobody listens).
@@ -76,6 +78,75 @@ class Unseen:
         # globals along, this table among them: it goes as the 0 it stands for, not
         # with the module state behind it.
         return int, ()
+
+
+def _report_vector(state: Any, index: int, slot: int) -> None:
+    try:
+        listener = watcher
+        if listener is not None:
+            listener.seen_vector(state, index, slot)
+    except BaseException:  # never into the program
+        pass
+
+
+#: Counts a vector: ``next(counter)``, the counter an :class:`itertools.count` from 1
+#: (so that every way out of a rewritten decision is truthy).
+_count = itertools.count
+
+
+class UnseenVector:
+    """The counter of a decision's vector that has not run since the counters were
+    armed (:mod:`pathprof.python.conditioncode`): the first ``next`` reports the
+    vector and leaves an :class:`itertools.count` in its place, so every later one is
+    a C call. ``runs``: what the vector had counted before."""
+
+    __slots__ = ("index", "runs", "slot", "state")
+
+    def __init__(self, state: Any, index: int, slot: int, runs: int) -> None:
+        self.state = state
+        self.index = index
+        self.slot = slot
+        self.runs = runs
+
+    def __iter__(self) -> UnseenVector:
+        return self
+
+    def __next__(self) -> int:
+        fresh = _count(self.runs + 2)
+        try:  # noqa: SIM105 - no contextlib: its module's globals are gone at shutdown
+            _report_vector(self.state, self.index, self.slot)
+        except BaseException:  # (the interpreter shutting down: its globals are gone)
+            pass
+        table = self.state.vectors
+        current = table[self.slot]
+        if current is self:  # (no call or backward jump from the load to the store)
+            table[self.slot] = fresh
+            return int(self.runs + 1)
+        return int(next(current))  # another thread counted it first, meanwhile
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Pickled with a measured function's globals (see Unseen.__reduce__): as a
+        # counter that counts nowhere, built of builtins only.
+        return iter, (object, None)
+
+
+def vector_runs(counter: Any) -> int:
+    """How many times the vector whose counter is ``counter`` ran."""
+    if type(counter) is UnseenVector:
+        return counter.runs
+    if type(counter) is _count:
+        return int(repr(counter)[6:-1]) - 1  # "count(n)": the next value n, from 1
+    return 0
+
+
+class VectorTable(list):  # type: ignore[type-arg]
+    """A module's vector counters; pickled (with a measured function's globals) as
+    counters that count nowhere, as :class:`Unseen` is."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return list, ([iter(object, None)] * len(self),)
 
 
 class FirstSeen(dict):  # type: ignore[type-arg]

@@ -1,0 +1,269 @@
+"""Counting each way a decision is evaluated: the expression-level numbering of issue 39.
+
+A decision's short-circuit evaluation is a small DAG (one node per condition, an edge
+per outcome); its paths are the decision's *vectors*, numbered as
+:func:`pathprof.analysis.conditions.evaluation_vectors` numbers them (Ball-Larus 1996,
+§3.1, on the DAG of one expression). The test is rewritten, in place and as an
+expression, into the tree that DAG unfolds to: each condition becomes the test of a
+conditional expression whose two arms go on to the condition Python would evaluate
+next, and each way out is the vector it completes, one counter update::
+
+    if a and b or c:          # vectors 0..4: (F,-,F) (F,-,T) (T,F,F) (T,F,T) (T,T,-)
+
+becomes::
+
+    if ((N(V[s+4]) if b else (N(V[s+3]) if c else not N(V[s+2])))
+            if a else (N(V[s+1]) if c else not N(V[s+0]))):
+
+``N`` is :func:`next` and ``V[s+k]`` the counter of vector ``k`` (an
+:class:`itertools.count` from 1, or a :class:`pathprof.runtime.stopping.UnseenVector`
+until the vector first runs), so every way out is truthy and ``not`` makes the false
+ones false. Python still takes each condition's truth once, left to right, and skips
+what it skips; the value of the test is now ``True``/an int or ``False`` instead of the
+last operand's, which only its truth decides in every place a decision stands
+(``if``, ``elif``, ``while``, a conditional expression's test, a comprehension's
+``if``, ``assert``, a ``match`` guard). Because no statement is added, the function's
+blocks and paths are what path mode numbers without conditions: the two compose.
+
+A condition reached by more than one way (``(a or b) and c``: ``c`` after ``a`` and
+after ``b``) is written once per way; each runs at most once per evaluation. A
+decision whose unfolding would be too big (:data:`MAX_NODES`) is left as written and
+declared with no vectors. A decision whose conditions are all constants (``while
+True``) is not one.
+
+Boolean expressions that are only assigned or returned (``x = a or default``) are not
+decisions here: Python takes the truth of every operand but the last, so the
+outcome would need a truth test the program never makes (a ``__bool__`` call that
+may not exist, or do something).
+
+Invariant: the rewritten test takes the truth of the same conditions, in the same
+order, as the original, and is true exactly when the original is; it adds one to the
+counter of the vector that ran, and nothing else.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pathprof.analysis.conditions import Vector, boolean_tree, evaluation_vectors, tree_text
+from pathprof.contract import DecisionInfo, Span
+from pathprof.python.names import NEXT_VECTOR, VECTORS
+from pathprof.python.nodes import artificial, const, load, walk
+
+__all__ = ["MAX_NODES", "DecisionSite", "decision_sites", "instrument_decisions"]
+
+#: The most nodes a decision's unfolded test may hold (its conditions written once per
+#: way they are reached); a bigger one is left as written, unmeasured.
+MAX_NODES = 2000
+
+
+@dataclass
+class DecisionSite:
+    """Where a decision's test stands: ``holder.attr`` (``[index]`` of that list when
+    ``index`` is not None)."""
+
+    kind: str
+    holder: Any
+    attr: str
+    index: int | None
+
+    @property
+    def test(self) -> ast.expr:
+        value = getattr(self.holder, self.attr)
+        return value if self.index is None else value[self.index]
+
+    def replace(self, new: ast.expr) -> None:
+        if self.index is None:
+            setattr(self.holder, self.attr, new)
+        else:
+            getattr(self.holder, self.attr)[self.index] = new
+
+
+def _own_nodes(stmts: list[ast.stmt]) -> Iterator[ast.AST]:
+    """The nodes of a function's own code: not the bodies of functions and classes
+    defined in it (their decorators, defaults and bases are its code); the bodies of
+    its lambdas are (pathprof measures no lambda of its own)."""
+    pending: list[ast.AST] = list(reversed(stmts))
+    while pending:
+        node = pending.pop()
+        yield node
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            inner: list[ast.AST] = [*node.decorator_list, *node.args.defaults,
+                                    *(d for d in node.args.kw_defaults if d is not None)]
+        elif isinstance(node, ast.ClassDef):
+            inner = [*node.decorator_list, *node.bases, *node.keywords]
+        else:
+            inner = list(ast.iter_child_nodes(node))
+        pending += reversed(inner)
+
+
+def _is_elif(node: ast.If, parent: ast.If) -> bool:
+    return (len(parent.orelse) == 1 and parent.orelse[0] is node
+            and node.col_offset == parent.col_offset and node.lineno > parent.lineno)
+
+
+def decision_sites(stmts: list[ast.stmt]) -> list[DecisionSite]:
+    """The decisions of a function's own code (its body ``stmts``), ordered by where
+    their tests start."""
+    sites: list[DecisionSite] = []
+    elifs: set[int] = set()
+    for node in _own_nodes(stmts):
+        if isinstance(node, ast.If):
+            if node.orelse and isinstance(node.orelse[0], ast.If) and _is_elif(
+                    node.orelse[0], node):
+                elifs.add(id(node.orelse[0]))
+            sites.append(DecisionSite("elif" if id(node) in elifs else "if", node, "test",
+                                      None))
+        elif isinstance(node, ast.While):
+            sites.append(DecisionSite("while", node, "test", None))
+        elif isinstance(node, ast.IfExp):
+            sites.append(DecisionSite("conditional expression", node, "test", None))
+        elif isinstance(node, ast.comprehension):
+            sites += [DecisionSite("comprehension if", node, "ifs", i)
+                      for i in range(len(node.ifs))]
+        elif isinstance(node, ast.Assert):
+            sites.append(DecisionSite("assert", node, "test", None))
+        elif isinstance(node, ast.match_case) and node.guard is not None:
+            sites.append(DecisionSite("guard", node, "guard", None))
+    sites = [site for site in sites if not _constant(site.test)]
+    sites.sort(key=lambda site: (site.test.lineno, site.test.col_offset))
+    return sites
+
+
+def _constant(test: ast.expr) -> bool:
+    """Whether every condition of ``test`` is a constant (``while True``, ``if 0``,
+    ``if __debug__``): what the compiler folds is no decision."""
+    _tree, leaves = boolean_tree(test)
+    return all(isinstance(leaf, ast.Constant)
+               or (isinstance(leaf, ast.Name) and leaf.id == "__debug__") for leaf in leaves)
+
+
+def _span(node: ast.expr) -> Span:
+    return Span(node.lineno, node.col_offset, node.end_lineno or node.lineno,
+                node.end_col_offset if node.end_col_offset is not None else -1)
+
+
+def _next_step(tree: Any, prefix: tuple[bool, ...], conditions: int) -> int | Vector:
+    """The condition Python evaluates next once the conditions evaluated so far took
+    the values ``prefix`` (in evaluation order), or the vector they complete."""
+    values: list[bool | None] = [None] * conditions
+    answers = iter(prefix)
+    asked: list[int] = []
+
+    def evaluate(node: Any) -> bool:
+        kind = node[0]
+        if kind == "leaf":
+            asked.append(node[1])
+            value = next(answers)
+            values[node[1]] = value
+            return value
+        if kind == "not":
+            return not evaluate(node[1])
+        stop = kind == "or"
+        for child in node[1]:
+            if evaluate(child) is stop:
+                return stop
+        return not stop
+
+    try:
+        outcome = evaluate(tree)
+    except StopIteration:
+        return asked[-1]
+    return Vector(tuple(values), outcome)
+
+
+def _unfold(tree: Any, leaves: list[ast.expr], numbers: dict[Vector, int], slot: int
+            ) -> ast.expr:
+    """The test rewritten: a conditional expression per way each condition is
+    reached, a counter update per vector."""
+    used: set[int] = set()
+
+    def build(prefix: tuple[bool, ...]) -> ast.expr:
+        step = _next_step(tree, prefix, len(leaves))
+        if isinstance(step, Vector):
+            counted: ast.expr = artificial(ast.Call(
+                func=load(NEXT_VECTOR),
+                args=[ast.Subscript(value=load(VECTORS), slice=const(slot + numbers[step]),
+                                    ctx=ast.Load())],
+                keywords=[]))
+            if not step.outcome:
+                counted = artificial(ast.UnaryOp(op=ast.Not(), operand=counted))
+            return counted
+        leaf = leaves[step]
+        test = leaf if step not in used else copy.deepcopy(leaf)
+        used.add(step)
+        return _if(test, build((*prefix, True)), build((*prefix, False)))
+
+    return build(())
+
+
+def _if(test: ast.expr, body: ast.expr, orelse: ast.expr) -> ast.expr:
+    """``body if test else orelse``, itself without a location (its parts keep theirs)."""
+    node = ast.IfExp(test=test, body=body, orelse=orelse)
+    node.lineno = node.end_lineno = -1
+    node.col_offset = node.end_col_offset = -1
+    return node
+
+
+def _size(tree: Any, leaves: list[ast.expr], vectors: list[Vector]) -> int:
+    """How many nodes the unfolded test holds: each condition once per way it is
+    reached (the vectors it is evaluated in, counted by their distinct prefixes)."""
+    sizes = [len(walk(leaf)) for leaf in leaves]
+    reached: set[tuple[int, tuple[bool | None, ...]]] = set()
+    for vector in vectors:
+        for i, value in enumerate(vector.values):
+            if value is not None:
+                reached.add((i, _prefix_before(vector, i)))
+    return sum(sizes[i] for i, _ in reached) + 4 * len(vectors)
+
+
+def _prefix_before(vector: Vector, condition: int) -> tuple[bool | None, ...]:
+    return vector.values[:condition]
+
+
+def instrument_decisions(stmts: list[ast.stmt], first_slot: int) -> list[DecisionInfo]:
+    """Rewrite the decisions of a function's own code (its body ``stmts``) to count
+    their vectors, in the module's counters from ``first_slot`` on; their contract,
+    in source order. Inner decisions (a conditional expression inside a condition)
+    are rewritten first, so a condition written out more than once carries its
+    counting with it."""
+    sites = decision_sites(stmts)
+    infos: dict[int, DecisionInfo] = {}
+    slot = first_slot
+    slots: dict[int, int] = {}
+    for i, site in enumerate(sites):  # slots in source order
+        tree, leaves = boolean_tree(site.test)
+        vectors = evaluation_vectors(tree, len(leaves))
+        measured = _size(tree, leaves, vectors) <= MAX_NODES
+        infos[i] = DecisionInfo(site.kind, _span(site.test), ast.unparse(site.test),
+                                tuple(ast.unparse(leaf) for leaf in leaves),
+                                tuple(_span(leaf) for leaf in leaves), tree_text(tree),
+                                slot if measured else 0, len(vectors) if measured else 0)
+        slots[i] = slot
+        if measured:
+            slot += len(vectors)
+    for i in _innermost_first(sites):
+        info = infos[i]
+        if not info.vectors:
+            continue
+        site = sites[i]
+        tree, leaves = boolean_tree(site.test)
+        numbers = {v: k for k, v in enumerate(evaluation_vectors(tree, len(leaves)))}
+        site.replace(_unfold(tree, leaves, numbers, info.slot))
+    return [infos[i] for i in range(len(sites))]
+
+
+def _innermost_first(sites: list[DecisionSite]) -> list[int]:
+    """The sites' indexes, those whose test lies inside more other tests first."""
+    where = {id(site.test): i for i, site in enumerate(sites)}
+    depth = [0] * len(sites)
+    for site in sites:
+        for node in walk(site.test)[1:]:
+            inner = where.get(id(node))
+            if inner is not None:
+                depth[inner] += 1
+    return sorted(range(len(sites)), key=lambda i: -depth[i])
