@@ -88,6 +88,8 @@ class FunctionLines:
     decisions: list[Decision]
     #: the paths that count, once exclusions are applied (None: all of them)
     space: PathSpace | None = None
+    #: what the exclusion rules take out of its module
+    found: ExcludedSource | None = None
 
     @property
     def name(self) -> str:
@@ -259,7 +261,7 @@ def function_lines(fn: FunctionProfile, codeless: AbstractSet[int] = frozenset()
             continue
         arms = tuple(Arm(meta.edges[e].label, edge_counts.get(e, 0)) for e in eids)
         decisions.append(Decision(pieces[-1].line, block, executed[block], arms))
-    return FunctionLines(fn, calls, dict(sorted(lines.items())), decisions, space)
+    return FunctionLines(fn, calls, dict(sorted(lines.items())), decisions, space, excluded)
 
 
 def _all_excluded(fn: FunctionProfile, found: ExcludedSource) -> bool:

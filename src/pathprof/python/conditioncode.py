@@ -12,18 +12,27 @@ next, and each way out is the vector it completes, one counter update::
 
 becomes::
 
-    if ((N(V[s+4]) if b else (N(V[s+3]) if c else not N(V[s+2])))
-            if a else (N(V[s+1]) if c else not N(V[s+0]))):
+    if (((v4 := (v4 or 0) + 1) if b else ((v3 := (v3 or 0) + 1) if c
+                                          else not (v2 := (v2 or 0) + 1)))
+            if a else ((v1 := (v1 or 0) + 1) if c else not (v0 := (v0 or 0) + 1))):
 
-``N`` is :func:`next` and ``V[s+k]`` the counter of vector ``k`` (an
-:class:`itertools.count` from 1, or a :class:`pathprof.runtime.stopping.UnseenVector`
-until the vector first runs), so every way out is truthy and ``not`` makes the false
-ones false. Python still takes each condition's truth once, left to right, and skips
-what it skips; the value of the test is now ``True``/an int or ``False`` instead of the
+``vK`` standing for the module global ``_@pp_v<s+K>`` that counts vector ``K`` (the
+function declares them ``global``, which a comprehension's assignment expression
+honours too). Each way out adds one to its counter with no call (a profiler sees
+nothing), and is true -- ``not`` makes the false ones false; ``or 0`` keeps it
+working once the interpreter, shutting down, has set the globals to None. Until a
+vector first runs, its counter may hold a
+:class:`pathprof.runtime.stopping.UnseenVector`, whose add reports the run (coverage
+that stops paying). Python still takes each condition's truth once, left to right, and
+skips what it skips; the value of the test is now an int or ``False`` instead of the
 last operand's, which only its truth decides in every place a decision stands
 (``if``, ``elif``, ``while``, a conditional expression's test, a comprehension's
 ``if``, ``assert``, a ``match`` guard). Because no statement is added, the function's
 blocks and paths are what path mode numbers without conditions: the two compose.
+
+Not measured (declared with no vectors): a decision inside a comprehension's iterable,
+where Python allows no assignment expression; and none is looked for in a lambda's
+body, whose assignment expression would bind the lambda's own local.
 
 A condition reached by more than one way (``(a or b) and c``: ``c`` after ``a`` and
 after ``b``) is written once per way; each runs at most once per evaluation. A
@@ -51,10 +60,11 @@ from typing import Any
 
 from pathprof.analysis.conditions import Vector, boolean_tree, evaluation_vectors, tree_text
 from pathprof.contract import DecisionInfo, Span
-from pathprof.python.names import NEXT_VECTOR, VECTORS
-from pathprof.python.nodes import artificial, const, load, walk
+from pathprof.python.names import vector_name
+from pathprof.python.nodes import const, load, store, walk
 
-__all__ = ["MAX_NODES", "DecisionSite", "decision_sites", "instrument_decisions"]
+__all__ = ["MAX_NODES", "DecisionSite", "counter_names", "decision_sites",
+           "instrument_decisions"]
 
 #: The most nodes a decision's unfolded test may hold (its conditions written once per
 #: way they are reached); a bigger one is left as written, unmeasured.
@@ -70,6 +80,8 @@ class DecisionSite:
     holder: Any
     attr: str
     index: int | None
+    #: False inside a comprehension's iterable, where no assignment expression may go
+    measurable: bool = True
 
     @property
     def test(self) -> ast.expr:
@@ -83,22 +95,28 @@ class DecisionSite:
             getattr(self.holder, self.attr)[self.index] = new
 
 
-def _own_nodes(stmts: list[ast.stmt]) -> Iterator[ast.AST]:
-    """The nodes of a function's own code: not the bodies of functions and classes
-    defined in it (their decorators, defaults and bases are its code); the bodies of
-    its lambdas are (pathprof measures no lambda of its own)."""
-    pending: list[ast.AST] = list(reversed(stmts))
+def _own_nodes(stmts: list[ast.stmt]) -> Iterator[tuple[ast.AST, bool]]:
+    """The nodes of a function's own code, each with whether it lies outside every
+    comprehension's iterable: not the bodies of functions, classes and lambdas defined
+    in it (their decorators, defaults and bases are its code)."""
+    pending: list[tuple[ast.AST, bool]] = [(stmt, True) for stmt in reversed(stmts)]
     while pending:
-        node = pending.pop()
-        yield node
+        node, free = pending.pop()
+        yield node, free
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             inner: list[ast.AST] = [*node.decorator_list, *node.args.defaults,
                                     *(d for d in node.args.kw_defaults if d is not None)]
+        elif isinstance(node, ast.Lambda):
+            inner = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
         elif isinstance(node, ast.ClassDef):
             inner = [*node.decorator_list, *node.bases, *node.keywords]
+        elif isinstance(node, ast.comprehension):
+            pending += [(test, free) for test in reversed(node.ifs)]
+            pending += [(node.target, free), (node.iter, False)]
+            continue
         else:
             inner = list(ast.iter_child_nodes(node))
-        pending += reversed(inner)
+        pending += [(child, free) for child in reversed(inner)]
 
 
 def _is_elif(node: ast.If, parent: ast.If) -> bool:
@@ -111,24 +129,24 @@ def decision_sites(stmts: list[ast.stmt]) -> list[DecisionSite]:
     their tests start."""
     sites: list[DecisionSite] = []
     elifs: set[int] = set()
-    for node in _own_nodes(stmts):
+    for node, free in _own_nodes(stmts):
         if isinstance(node, ast.If):
             if node.orelse and isinstance(node.orelse[0], ast.If) and _is_elif(
                     node.orelse[0], node):
                 elifs.add(id(node.orelse[0]))
             sites.append(DecisionSite("elif" if id(node) in elifs else "if", node, "test",
-                                      None))
+                                      None, free))
         elif isinstance(node, ast.While):
-            sites.append(DecisionSite("while", node, "test", None))
+            sites.append(DecisionSite("while", node, "test", None, free))
         elif isinstance(node, ast.IfExp):
-            sites.append(DecisionSite("conditional expression", node, "test", None))
+            sites.append(DecisionSite("conditional expression", node, "test", None, free))
         elif isinstance(node, ast.comprehension):
-            sites += [DecisionSite("comprehension if", node, "ifs", i)
+            sites += [DecisionSite("comprehension if", node, "ifs", i, free)
                       for i in range(len(node.ifs))]
         elif isinstance(node, ast.Assert):
-            sites.append(DecisionSite("assert", node, "test", None))
+            sites.append(DecisionSite("assert", node, "test", None, free))
         elif isinstance(node, ast.match_case) and node.guard is not None:
-            sites.append(DecisionSite("guard", node, "guard", None))
+            sites.append(DecisionSite("guard", node, "guard", None, free))
     sites = [site for site in sites if not _constant(site.test)]
     sites.sort(key=lambda site: (site.test.lineno, site.test.col_offset))
     return sites
@@ -179,34 +197,45 @@ def _next_step(tree: Any, prefix: tuple[bool, ...], conditions: int) -> int | Ve
 def _unfold(tree: Any, leaves: list[ast.expr], numbers: dict[Vector, int], slot: int
             ) -> ast.expr:
     """The test rewritten: a conditional expression per way each condition is
-    reached, a counter update per vector."""
+    reached, a counter update per vector. What is added takes the location of the
+    condition evaluated just before it, so that no line event, traceback or
+    ``f_lineno`` shows any other line (an instruction without a location would take
+    the location of whatever the compiler lays out before it)."""
     used: set[int] = set()
 
-    def build(prefix: tuple[bool, ...]) -> ast.expr:
+    def build(prefix: tuple[bool, ...], last: ast.expr | None) -> ast.expr:
         step = _next_step(tree, prefix, len(leaves))
         if isinstance(step, Vector):
-            counted: ast.expr = artificial(ast.Call(
-                func=load(NEXT_VECTOR),
-                args=[ast.Subscript(value=load(VECTORS), slice=const(slot + numbers[step]),
-                                    ctx=ast.Load())],
-                keywords=[]))
+            assert last is not None  # (a vector evaluates at least one condition)
+            name = vector_name(slot + numbers[step])
+            counted: ast.expr = ast.NamedExpr(
+                target=store(name),
+                value=ast.BinOp(left=ast.BoolOp(op=ast.Or(), values=[load(name), const(0)]),
+                                op=ast.Add(), right=const(1)))
             if not step.outcome:
-                counted = artificial(ast.UnaryOp(op=ast.Not(), operand=counted))
-            return counted
+                counted = ast.UnaryOp(op=ast.Not(), operand=counted)
+            return _located(counted, last)
         leaf = leaves[step]
         test = leaf if step not in used else copy.deepcopy(leaf)
         used.add(step)
-        return _if(test, build((*prefix, True)), build((*prefix, False)))
+        node = ast.IfExp(test=test, body=build((*prefix, True), leaf),
+                         orelse=build((*prefix, False), leaf))
+        return _located_shell(node, leaf)
 
-    return build(())
+    return build((), None)
 
 
-def _if(test: ast.expr, body: ast.expr, orelse: ast.expr) -> ast.expr:
-    """``body if test else orelse``, itself without a location (its parts keep theirs)."""
-    node = ast.IfExp(test=test, body=body, orelse=orelse)
-    node.lineno = node.end_lineno = -1
-    node.col_offset = node.end_col_offset = -1
+def _located(node: ast.expr, where: ast.expr) -> ast.expr:
+    """``node`` and all it holds given ``where``'s location."""
+    for child in walk(node):
+        if "lineno" in child._attributes:
+            ast.copy_location(child, where)
     return node
+
+
+def _located_shell(node: ast.expr, where: ast.expr) -> ast.expr:
+    """``node`` itself given ``where``'s location (what it holds keeps its own)."""
+    return ast.copy_location(node, where)
 
 
 def _size(tree: Any, leaves: list[ast.expr], vectors: list[Vector]) -> int:
@@ -238,7 +267,7 @@ def instrument_decisions(stmts: list[ast.stmt], first_slot: int) -> list[Decisio
     for i, site in enumerate(sites):  # slots in source order
         tree, leaves = boolean_tree(site.test)
         vectors = evaluation_vectors(tree, len(leaves))
-        measured = _size(tree, leaves, vectors) <= MAX_NODES
+        measured = site.measurable and _size(tree, leaves, vectors) <= MAX_NODES
         infos[i] = DecisionInfo(site.kind, _span(site.test), ast.unparse(site.test),
                                 tuple(ast.unparse(leaf) for leaf in leaves),
                                 tuple(_span(leaf) for leaf in leaves), tree_text(tree),
@@ -255,6 +284,11 @@ def instrument_decisions(stmts: list[ast.stmt], first_slot: int) -> list[Decisio
         numbers = {v: k for k, v in enumerate(evaluation_vectors(tree, len(leaves)))}
         site.replace(_unfold(tree, leaves, numbers, info.slot))
     return [infos[i] for i in range(len(sites))]
+
+
+def counter_names(decisions: list[DecisionInfo]) -> list[str]:
+    """The module globals that count the vectors of ``decisions``."""
+    return [vector_name(d.slot + k) for d in decisions for k in range(d.vectors)]
 
 
 def _innermost_first(sites: list[DecisionSite]) -> list[int]:

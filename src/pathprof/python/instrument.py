@@ -41,7 +41,7 @@ from pathprof.python.cfg import (
     build_cfg,
     iter_functions,
 )
-from pathprof.python.conditioncode import instrument_decisions
+from pathprof.python.conditioncode import counter_names, instrument_decisions
 from pathprof.python.generator_globals import capture_globals
 from pathprof.python.lasti import keep_last_instruction
 from pathprof.python.names import (
@@ -52,14 +52,12 @@ from pathprof.python.names import (
     IDENTITY,
     LOCAL_PREFIX,
     MODULE,
-    NEXT_VECTOR,
     NO_LOCALS,
     NOTE,
     OBSERVING,
     PARKED,
     RUNTIME,
     TRACK_TYPE,
-    VECTORS,
     counter_name,
     lengths_name,
     loop_switch_name,
@@ -281,6 +279,10 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
     moved = hide_own_names(tree, scan, registers_outside)
     for index, original in originals.items():
         add_switch(plans[index], original)
+    for fp in plans:  # (its counters are module globals its decisions assign)
+        names = counter_names(fp.decisions)
+        if names:
+            fp.cfg.node.body.insert(fp.cfg.body_start, artificial(ast.Global(names=names)))
     metadata = module_metadata(plans, filename, key, source)
     prologue = _add_prologue(
         tree, plans, filename, key, metadata, subpaths, tuple(originals),
@@ -379,12 +381,8 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
             value=ast.Attribute(value=load(MODULE), attr="counters", ctx=ast.Load())))
     if subpaths:
         prologue += _subpath_prologue(plans, register)
-    if vectors is not None:  # conditions measured: the vector counters and next
+    if vectors is not None:  # conditions measured: the runtime sets the counters
         register.keywords.append(ast.keyword(arg="vectors", value=const(vectors)))
-        prologue.append(ast.Assign(targets=[store(VECTORS)], value=ast.Attribute(
-            value=load(MODULE), attr="vectors", ctx=ast.Load())))
-        prologue.append(ast.Assign(targets=[store(NEXT_VECTOR)], value=ast.Attribute(
-            value=load(RUNTIME), attr="next_vector", ctx=ast.Load())))
     if switches:  # every function measured until the runtime says otherwise
         register.keywords.append(ast.keyword(arg="switches", value=const(switches)))
         prologue.append(ast.Assign(targets=[store(switch_name(i)) for i in switches],

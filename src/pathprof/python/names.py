@@ -95,10 +95,13 @@ OBSERVED_FLOOR = -(1 << 29)
 #: the list of exits by exception noted but not counted yet
 #: (:data:`pathprof.runtime.events.pending`).
 PARKED = PENDING = "_@pp_P"
-#: Conditions measured (:mod:`pathprof.python.conditioncode`): the module's vector
-#: counters (the runtime's ``ModuleState.vectors``) and :func:`next`, which counts one.
-VECTORS = "_@pp_V"
-NEXT_VECTOR = "_@pp_N"
+
+
+def vector_name(slot: int) -> str:
+    """Conditions measured (:mod:`pathprof.python.conditioncode`): the module global
+    that counts the runs of the vector at counter ``slot`` of the module (the runtime's
+    ``ModuleState.vectors``)."""
+    return f"{GLOBAL_PREFIX}v{slot}"
 
 
 def counter_name(index: int) -> str:
@@ -184,9 +187,9 @@ def slot_name(index: int) -> str:
 
 #: pathprof's module globals that change while the program runs: they are read
 #: where they are tested, every time (switches, OSP's observing flag, event
-#: budgets, the single thread's table). None of them fails when None: what every
-#: one of them is as the interpreter shuts down.
-_MUTABLE_GLOBAL = re.compile(r"_@pp_(i\d+|j\d+_\d+|O|B|G)")
+#: budgets, the single thread's table, the vector counters). None of them fails when
+#: None: what every one of them is as the interpreter shuts down.
+_MUTABLE_GLOBAL = re.compile(r"_@pp_(i\d+|j\d+_\d+|v\d+|O|B|G)")
 
 
 def is_capturable(name: str) -> bool:

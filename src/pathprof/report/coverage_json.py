@@ -7,7 +7,10 @@ coverage (:mod:`pathprof.analysis.basis`, the headline) is in ``basis_covered``,
 Version 2: figures leave out what is excluded (``excluded``, per function, file and
 in all) and take in files never imported (``imported``: false); each function has
 its ``next_paths`` (:mod:`pathprof.analysis.nextpaths`) and ``impossible_paths``, and
-the document the suite's ``where_to_test_next``.
+the document the suite's ``where_to_test_next``. Where conditions were measured
+(``--conditions``), a function has ``conditions`` (each decision's vectors and each
+condition's verdicts, :func:`decisions_json`) and ``conditions_totals``, and the
+document ``conditions_totals``: keys added, not changed, so still version 2.
 """
 
 from __future__ import annotations
@@ -15,6 +18,13 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
+from pathprof.analysis.conditioncoverage import (
+    ConditionTotals,
+    DecisionCoverage,
+    suggestion,
+    totals_of,
+)
+from pathprof.analysis.conditions import Vector
 from pathprof.analysis.decisions import decisions, path_steps, path_story
 from pathprof.analysis.pathcoverage import CoverageTotals, Excluded, FunctionCoverage, PathCoverage
 from pathprof.data.profile import Path
@@ -70,6 +80,56 @@ def _next(fn: FunctionCoverage) -> dict[str, Any]:
                              for p, why in found.impossible]}
 
 
+def _vector(vector: Vector) -> dict[str, Any]:
+    return {"values": list(vector.values), "outcome": vector.outcome}
+
+
+def _condition_totals(totals: ConditionTotals) -> dict[str, Any]:
+    return {"decisions": totals.decisions, "unmeasured": totals.unmeasured,
+            "conditions": totals.conditions, "outcomes_seen": totals.outcomes,
+            "outcomes": 2 * totals.conditions, "mcdc_masking": totals.masking,
+            "mcdc_unique_cause": totals.unique, "mcdc_percent": totals.mcdc_percent,
+            "mcdc_unique_cause_percent": totals.unique_percent}
+
+
+def decisions_json(decisions: list[DecisionCoverage]) -> list[dict[str, Any]]:
+    """Each decision: where, its text, every vector it allows with its runs, and per
+    condition the verdicts: seen true and false, the pair of vectors that shows it in
+    each MC/DC form (null: none ran), the evaluations it ended by raising, and where
+    masking MC/DC is short, ``missing``: the vector to add (``add``) and the one it
+    pairs with (``with``, and whether that one ran)."""
+    found = []
+    for entry in decisions:
+        info = entry.info
+        conditions = []
+        ran = {entry.vectors[k] for k in entry.counts}
+        for verdict, text in zip(entry.verdicts, info.conditions, strict=True):
+            missing = None
+            if verdict.masking is None and verdict.missing is not None:
+                have, want = verdict.missing
+                missing = {"add": _vector(want), "with": _vector(have),
+                           "with_ran": have in ran,
+                           "test": suggestion(entry.decision, want)}
+            conditions.append({
+                "index": verdict.condition, "text": text,
+                "seen_true": verdict.seen_true, "seen_false": verdict.seen_false,
+                "mcdc_masking": None if verdict.masking is None
+                else [_vector(v) for v in verdict.masking],
+                "mcdc_unique_cause": None if verdict.unique_cause is None
+                else [_vector(v) for v in verdict.unique_cause],
+                "raised": entry.raised.get(verdict.condition, 0),
+                "missing": missing})
+        found.append({
+            "kind": info.kind, "line": info.span.line, "column": info.span.col,
+            "end_line": info.span.end_line, "end_column": info.span.end_col,
+            "text": info.text, "measured": entry.measured,
+            "evaluations": entry.evaluations,
+            "vectors": [{**_vector(v), "runs": entry.counts.get(k, 0)}
+                        for k, v in enumerate(entry.vectors)] if entry.measured else [],
+            "conditions": conditions, "totals": _condition_totals(entry.totals)})
+    return found
+
+
 def coverage_json(coverage: PathCoverage, missed_per_function: int = 10) -> dict[str, Any]:
     files = []
     for file in coverage.files:
@@ -83,10 +143,15 @@ def coverage_json(coverage: PathCoverage, missed_per_function: int = 10) -> dict
                      **_next(fn)}
             if fn.contexts:
                 entry["contexts"] = fn.contexts
+            if fn.decisions:
+                entry["conditions"] = decisions_json(fn.decisions)
+                entry["conditions_totals"] = _condition_totals(totals_of(fn.decisions))
             functions.append(entry)
         files.append({"file": file.file, "imported": file.imported,
                       **_totals(file.totals, file.basis),
                       "excluded": _excluded(file.excluded), "functions": functions})
+    measured = [d for fn in coverage.functions() for d in fn.decisions]
+    conditions = {"conditions_totals": _condition_totals(totals_of(measured))} if measured else {}
     return {"format": "pathprof-coverage", "version": COVERAGE_JSON_VERSION,
             "pathprof_version": __version__, "totals": _totals(coverage.totals, coverage.basis),
             "excluded": _excluded(coverage.excluded),
@@ -97,7 +162,7 @@ def coverage_json(coverage: PathCoverage, missed_per_function: int = 10) -> dict
                  "first_line": fn.profile.meta.first_line,
                  "basis_missing": fn.basis.missed, "calls": fn.calls}
                 for fn in coverage.where_to_test_next(None)],
-            "files": files}
+            **conditions, "files": files}
 
 
 def render(coverage: PathCoverage, out: TextIO, **options: Any) -> None:

@@ -25,7 +25,7 @@ import _thread
 import atexit
 import builtins
 import collections
-import itertools
+import opcode
 import os
 import sys
 import time
@@ -48,8 +48,6 @@ clock = time.perf_counter_ns
 #: What instrumented code calls as an exception leaves a function: C functions only.
 exception = sys.exception
 getframe = sys._getframe
-#: What a rewritten decision counts its vector with (``_@pp_N(_@pp_V[slot])``).
-next_vector = builtins.next
 getattr = builtins.getattr
 #: What a generator's ``close()`` throws in: a generator's exit key says whether it
 #: was that (the generator's consumer stopped early), compared by identity.
@@ -300,11 +298,12 @@ class ModuleState(InstrumentedModule):
         #: (:mod:`pathprof.measure.inplace`). Not reported as "never run".
         self.unmeasured: set[int] = set()
         #: conditions measured (:mod:`pathprof.python.conditioncode`): per function,
-        #: the range of the module's vector counters its decisions own
-        self.vector_slots: tuple[range, ...] = ()
-        #: the vector counters, :func:`next` of one counting a run of its vector
+        #: the range of the module's vector counters its decisions own; counter
+        #: ``slot`` is the module global ``_@pp_v<slot>``
         #: (:func:`pathprof.runtime.stopping.vector_runs` reads one)
-        self.vectors: list[Any] = stopping.VectorTable()
+        self.vector_slots: tuple[range, ...] = ()
+        #: the names of the counters, by slot
+        self.vectors: tuple[str, ...] = ()
         #: per counter, the runs already taken (a snapshot), subtracted on reading,
         #: since a counter cannot be set back without losing a run counted meanwhile
         self.vectors_taken: list[int] = []
@@ -320,8 +319,10 @@ class ModuleState(InstrumentedModule):
                 slots.append(range(first, first + count))
                 first += count
             self.vector_slots = tuple(slots)
-            self.vectors.extend(itertools.count(1) for _ in range(first))
+            self.vectors = tuple(f"_@pp_v{slot}" for slot in range(first))
             self.vectors_taken = [0] * first
+            if namespace is not None:
+                namespace.update(dict.fromkeys(self.vectors, 0))
             for index in self.switches:
                 self._arm_vectors(index)
 
@@ -362,11 +363,12 @@ class ModuleState(InstrumentedModule):
 
     def _arm_vectors(self, index: int) -> None:
         """Hear of each vector of function ``index`` as it next runs."""
-        if index < len(self.vector_slots):
-            vectors = self.vectors
+        namespace = self.namespace
+        if index < len(self.vector_slots) and namespace is not None:
             for slot in self.vector_slots[index]:
-                vectors[slot] = stopping.UnseenVector(self, index, slot,
-                                                      stopping.vector_runs(vectors[slot]))
+                name = self.vectors[slot]
+                namespace[name] = stopping.UnseenVector(
+                    self, index, slot, stopping.vector_runs(namespace.get(name)))
 
     def vector_counts(self, index: int, reset: bool) -> dict[int, int]:
         """Runs of function ``index``'s vectors since the last reset, by counter
@@ -375,6 +377,9 @@ class ModuleState(InstrumentedModule):
         if index >= len(self.vector_slots):
             return {}
         counts: dict[Any, int] = {}
+        namespace = self.namespace
+        if namespace is None:
+            return counts
         raises = self.condition_raises[index]
         if raises:
             for key, runs in list(raises.items()):
@@ -383,9 +388,8 @@ class ModuleState(InstrumentedModule):
                     if reset:
                         raises[key] -= runs
         vectors, taken = self.vectors, self.vectors_taken
-        slots = self.vector_slots[index]
-        for slot in slots:
-            runs = stopping.vector_runs(vectors[slot]) - taken[slot]
+        for slot in self.vector_slots[index]:
+            runs = stopping.vector_runs(namespace.get(vectors[slot])) - taken[slot]
             if runs:
                 counts[slot] = runs
                 if reset:
@@ -598,6 +602,8 @@ class ModuleState(InstrumentedModule):
                 return
             positions = _positions(code)
             where = positions[lasti // 2] if 0 <= lasti // 2 < len(positions) else None
+            if code.co_code[lasti:lasti + 1] == _RAISE_VARARGS:
+                return  # an assert's own AssertionError: its test had an outcome
             if where is None or None in where:
                 return
             line, end_line, col, end_col = where
@@ -636,6 +642,11 @@ class ModuleState(InstrumentedModule):
 
 
 _code_positions: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
+
+
+#: The instruction an ``assert`` raises its AssertionError with (a decision's
+#: conditions hold no raise statement).
+_RAISE_VARARGS = bytes([opcode.opmap["RAISE_VARARGS"]])
 
 
 def _holds(outer: Any, code: Any) -> bool:
@@ -697,7 +708,8 @@ def register(name: str, filename: str, key: str, sizes: tuple[int, ...], meta_js
              loops: tuple[tuple[int, tuple[Any, ...]], ...] = (),
              vectors: tuple[int, ...] = ()) -> ModuleState:
     """Called once by an instrumented module when it is executed."""
-    namespace = getframe(1).f_globals if subpaths is not None or switches else None
+    namespace = (getframe(1).f_globals if subpaths is not None or switches or vectors
+                 else None)
     state = ModuleState(name, filename, key, sizes, meta_json, timed, subpaths, namespace,
                         switches, loops, vectors)
     _modules.append(state)

@@ -20,7 +20,6 @@ never raises into the program.
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 __all__ = ["PARKED", "FirstSeen", "Parked", "Unseen", "UnseenVector", "arm", "new_table",
@@ -89,16 +88,13 @@ def _report_vector(state: Any, index: int, slot: int) -> None:
         pass
 
 
-#: Counts a vector: ``next(counter)``, the counter an :class:`itertools.count` from 1
-#: (so that every way out of a rewritten decision is truthy).
-_count = itertools.count
-
-
 class UnseenVector:
-    """The counter of a decision's vector that has not run since the counters were
-    armed (:mod:`pathprof.python.conditioncode`): the first ``next`` reports the
-    vector and leaves an :class:`itertools.count` in its place, so every later one is
-    a C call. ``runs``: what the vector had counted before."""
+    """What the counter of a decision's vector holds until the vector first runs
+    (:mod:`pathprof.python.conditioncode`): a module global the rewritten decision
+    adds one to (``(_@pp_v3 := (_@pp_v3 or 0) + 1)``). The first add reports the
+    vector and gives the int that follows ``runs`` (what it had counted before), which
+    the decision stores in its place, so every later add is an int add.
+    ``__bool__`` is left to ``object`` (true, without a call)."""
 
     __slots__ = ("index", "runs", "slot", "state")
 
@@ -108,45 +104,27 @@ class UnseenVector:
         self.slot = slot
         self.runs = runs
 
-    def __iter__(self) -> UnseenVector:
-        return self
-
-    def __next__(self) -> int:
-        fresh = _count(self.runs + 2)
+    def __add__(self, other: Any) -> Any:
         try:  # noqa: SIM105 - no contextlib: its module's globals are gone at shutdown
             _report_vector(self.state, self.index, self.slot)
         except BaseException:  # (the interpreter shutting down: its globals are gone)
             pass
-        table = self.state.vectors
-        current = table[self.slot]
-        if current is self:  # (no call or backward jump from the load to the store)
-            table[self.slot] = fresh
-            return int(self.runs + 1)
-        return int(next(current))  # another thread counted it first, meanwhile
+        return self.runs + other
 
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        # Pickled with a measured function's globals (see Unseen.__reduce__): as a
-        # counter that counts nowhere, built of builtins only.
-        return iter, (object, None)
+    __radd__ = __add__
+
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
+        # pickled with a measured function's globals (see Unseen.__reduce__): as 0
+        return int, ()
 
 
 def vector_runs(counter: Any) -> int:
-    """How many times the vector whose counter is ``counter`` ran."""
+    """How many times the vector whose counter holds ``counter`` ran."""
+    if type(counter) is int:
+        return counter
     if type(counter) is UnseenVector:
         return counter.runs
-    if type(counter) is _count:
-        return int(repr(counter)[6:-1]) - 1  # "count(n)": the next value n, from 1
-    return 0
-
-
-class VectorTable(list):  # type: ignore[type-arg]
-    """A module's vector counters; pickled (with a measured function's globals) as
-    counters that count nowhere, as :class:`Unseen` is."""
-
-    __slots__ = ()
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return list, ([iter(object, None)] * len(self),)
+    return 0  # (None: the module's globals are gone)
 
 
 class FirstSeen(dict):  # type: ignore[type-arg]

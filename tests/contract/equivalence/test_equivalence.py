@@ -40,6 +40,7 @@ MODES = {
     "basis": ["--stop-counting", "basis"],
     "edge": ["--mode", "edge"],
     "time": ["--metric", "time"],
+    "conditions": ["--conditions", "--stop-counting", "basis"],
 }
 CASE_LINE = re.compile(rb"^# case(-sigint-ignored)?:(.*)$")
 
