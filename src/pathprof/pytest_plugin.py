@@ -76,6 +76,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--pathprof-fail-under", type=float, default=None,
                     dest="pathprof_fail_under", metavar="PERCENT",
                     help="fail the run if total basis path coverage is below PERCENT")
+    group.addoption("--pathprof-fail-under-mcdc", type=float, default=None,
+                    dest="pathprof_fail_under_mcdc", metavar="PERCENT",
+                    help="with --pathprof-conditions: fail the run if total MC/DC (masking) "
+                    "is below PERCENT")
     group.addoption("--pathprof-context", choices=CONTEXTS, default=None,
                     dest="pathprof_context",
                     help="record which tests ran each path (test: one context per test)")
@@ -220,7 +224,7 @@ class PathprofPlugin:
 
     def __init__(self, options: argparse.Namespace) -> None:
         from pathprof import api
-        from pathprof.config import configured_cache_dir
+        from pathprof.config import Threshold, configured_cache_dir
 
         config, sources, self.data_file, reports, fail_under = session_settings(options)
         try:
@@ -237,6 +241,9 @@ class PathprofPlugin:
         self.context = options.pathprof_context or config.context
         #: condition coverage and MC/DC measured too
         self.conditions = bool(options.pathprof_conditions or config.conditions)
+        self.results.fail_under_mcdc = Threshold.choose(
+            "--pathprof-fail-under-mcdc", options.pathprof_fail_under_mcdc, config,
+            "fail_under_mcdc")
         self.worker = os.environ.get("PYTEST_XDIST_WORKER")
         #: said under the coverage table (pytest captures standard error meanwhile)
         self.notes: list[str] = []

@@ -63,7 +63,7 @@ def conditions_headline(totals: ConditionTotals) -> str:
             f"(unique-cause {totals.unique:,}); condition outcomes "
             f"{totals.outcomes:,} of {2 * totals.conditions:,} "
             f"({_percent(totals.outcomes, 2 * totals.conditions)}), in "
-            f"{totals.decisions - totals.unmeasured:,} decisions.")
+            f"{plural(totals.decisions - totals.unmeasured, 'decision')}.")
 
 
 def _row(table: Table, name: str, totals: ConditionTotals, style: str | None = None) -> None:

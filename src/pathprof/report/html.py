@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pathprof.analysis.conditioncoverage import DecisionCoverage, suggestion, totals_of
 from pathprof.analysis.decisions import decisions, path_steps, path_story
 from pathprof.analysis.edgepredict import cfg_edge_counts, predict_from_edges, summarize
 from pathprof.analysis.pathcoverage import (
@@ -139,6 +140,8 @@ class FunctionPage:
     unfound: int = 0
     excluded: Excluded = field(default_factory=Excluded)
     imported: bool = True
+    #: its decisions, where conditions were measured (``--conditions``)
+    decisions: list[DecisionCoverage] = field(default_factory=list)
 
 
 def _slug(text: str) -> str:
@@ -253,7 +256,8 @@ def _function_page(coverage: FunctionCoverage, page: str, imported: bool = True
         first, last = fn.meta.first_line, fn.meta.last_line
         source = [(n, all_lines[n - 1]) for n in range(first, min(last, len(all_lines)) + 1)]
     return FunctionPage(row, source, views, missed_more, picture.svg, picture.drawn_by,
-                        prediction_text, needed, unfound, coverage.excluded, imported)
+                        prediction_text, needed, unfound, coverage.excluded, imported,
+                        coverage.decisions)
 
 
 STOPPED_NOTE = (" This function, or a loop of it, went back to its original code once the "
@@ -351,6 +355,81 @@ def _next_section(page: FunctionPage) -> str:
     return "\n".join(parts)
 
 
+def _condition_class(entry: DecisionCoverage, condition: int) -> str:
+    """shown (MC/DC, masking), seen (true and false, not shown), unseen."""
+    verdict = entry.verdicts[condition]
+    if verdict.masking is not None:
+        return "shown"
+    return "seen" if verdict.condition_covered else "unseen"
+
+
+def _highlighted(entry: DecisionCoverage) -> str:
+    """The decision's text with each condition marked by its status."""
+    esc = html.escape
+    text, at, parts = entry.info.text, 0, []
+    for condition, condition_text in enumerate(entry.info.conditions):
+        found = text.find(condition_text, at)
+        if found < 0:  # (not as unparsed: leave the rest unmarked)
+            break
+        parts.append(esc(text[at:found]))
+        parts.append(f'<mark class="cond {_condition_class(entry, condition)}" '
+                     f'title="condition {condition}">{esc(condition_text)}</mark>')
+        at = found + len(condition_text)
+    parts.append(esc(text[at:]))
+    return "".join(parts)
+
+
+def _conditions_section(page: FunctionPage) -> str:
+    """Each measured decision: its conditions marked by status, every way it can be
+    evaluated with its runs, and per condition the pair that shows it or the test to
+    write."""
+    decisions = [d for d in page.decisions if d.measured]
+    if not decisions:
+        return ""
+    esc = html.escape
+    totals = totals_of(decisions)
+    parts = ['<section class="conditions"><h2>Conditions</h2>',
+             f'<p class="totals">MC/DC {totals.masking:,} of {totals.conditions:,} conditions '
+             f"(unique-cause {totals.unique:,}); condition outcomes {totals.outcomes:,} of "
+             f"{2 * totals.conditions:,}.</p>",
+             '<p class="help">Green: shown to decide the outcome alone (MC/DC, masking); '
+             "amber: seen true and false, not shown; red: not seen both ways.</p>"]
+    for entry in decisions:
+        info = entry.info
+        names = entry.decision.conditions
+        head = "".join(f"<th>{esc(name)}</th>" for name in names)
+        rows = []
+        for k, vector in enumerate(entry.vectors):
+            runs = entry.counts.get(k, 0)
+            cells = "".join(f"<td>{'-' if v is None else 'T' if v else 'F'}</td>"
+                            for v in vector.values)
+            rows.append(f'<tr class="{"ran" if runs else "never"}">{cells}'
+                        f"<td>{'T' if vector.outcome else 'F'}</td><td>{runs:,}</td></tr>")
+        verdicts = []
+        for verdict in entry.verdicts:
+            name = esc(names[verdict.condition])
+            if verdict.masking is not None:
+                first, second = verdict.masking
+                verdicts.append(f"<li>✓ <code>{name}</code>: {esc(first.describe(names))} "
+                                f"vs {esc(second.describe(names))}</li>")
+            elif verdict.missing is not None:
+                verdicts.append(f"<li>✗ <code>{name}</code>: add a test where "
+                                f"{esc(suggestion(entry.decision, verdict.missing[1]))}</li>")
+            else:
+                verdicts.append(f"<li>✗ <code>{name}</code>: no pair of evaluations can "
+                                "show it</li>")
+        raised = "".join(f"<li>! <code>{esc(names[c])}</code> raised in {n:,} "
+                         "evaluation(s)</li>" for c, n in sorted(entry.raised.items()))
+        parts.append(
+            f'<div class="decision" id="decision-{info.span.line}-{info.span.col}">'
+            f'<p><a href="#line-{info.span.line}">line {info.span.line}</a> {esc(info.kind)} '
+            f"<code>{_highlighted(entry)}</code></p>"
+            f'<table class="vectors"><tr>{head}<th>outcome</th><th>runs</th></tr>'
+            f'{"".join(rows)}</table><ul>{"".join(verdicts)}{raised}</ul></div>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
 def _render_function(page: FunctionPage, title: str) -> str:
     esc = html.escape
     row = page.row
@@ -390,7 +469,7 @@ def _render_function(page: FunctionPage, title: str) -> str:
         prediction=esc(page.prediction or ""),
         scope="".join(f'<p class="scope">{esc(n)}</p>' for n in notes),
         note=esc(FEASIBILITY_NOTE + (STOPPED_NOTE if row.stopped else "")),
-        next=_next_section(page),
+        next=_next_section(page), conditions=_conditions_section(page),
         paths="\n".join(rows), source=source, picture=page.picture_svg,
         drawn_by=esc(drawn_by), data=json_for_script(data), version=esc(__version__))
 

@@ -60,6 +60,8 @@ class CoverageReports:
         self.sources = sources or []
         self.reports = reports
         self.fail_under = fail_under
+        #: the least total MC/DC, where conditions were measured (None: no check)
+        self.fail_under_mcdc: Threshold | None = None
         self.coverage: Any = None
         self.failed_under: str | None = None
         #: what pathprof could not do: read the data file, write a report asked for
@@ -89,6 +91,16 @@ class CoverageReports:
         """What fails the threshold, if one is set and something does: coverage below
         it, or nothing measured (whose 0 of 0 paths would otherwise pass any
         threshold; pytest-cov fails it too)."""
+        if self.fail_under_mcdc is not None:
+            from pathprof.report.conditions_text import condition_totals
+
+            totals = condition_totals(self.coverage)
+            if not totals.conditions:
+                return ("no condition was measured: no total MC/DC to meet "
+                        f"{self.fail_under_mcdc.setting} (measure with --pathprof-conditions)")
+            if totals.mcdc_percent < self.fail_under_mcdc.percent:
+                return (f"total MC/DC {totals.mcdc_percent:.2f}% is below "
+                        f"{self.fail_under_mcdc.setting}")
         if self.fail_under is None:
             return None
         if self.nothing_measured:
@@ -221,6 +233,10 @@ class CoverageReports:
                           force_terminal=markup, color_system="standard" if markup else None)
         api.render("coverage", self.coverage, console, show_missing=show_missing,
                         skip_covered=skip_covered, per_file=not show_missing)
+        if any(fn.decisions for fn in self.coverage.functions()):  # (--pathprof-conditions)
+            console.print()
+            api.render("conditions", self.coverage, console, show_missing=show_missing,
+                       skip_covered=skip_covered)
         return buffer.getvalue()
 
 
