@@ -56,7 +56,7 @@ class Loaded:
         return infos
 
     def snapshot(self) -> Any:
-        for state, paths, cuts, raised, unattributed, _times, _closed in (
+        for state, paths, cuts, raised, unattributed, _times, _closed, _vectors in (
                 runtime.take_snapshot()):
             if state.key == self.metadata.key:
                 return paths, cuts, raised, unattributed

@@ -30,7 +30,7 @@ def test_times_follow_the_clock_and_counts_are_unchanged(
     timed.execute()
     timed.snapshot()
     timed.module.drive()
-    for state, counts, _cuts, _raised, _unattributed, times, _closed in (
+    for state, counts, _cuts, _raised, _unattributed, times, _closed, _vectors in (
             runtime.take_snapshot()):
         if state.key != timed.metadata.key:
             continue
@@ -58,7 +58,7 @@ def test_leaf_function_time_is_exactly_one_tick_per_path(
     loaded = load_instrumented(source, "pathprof_leaf", mark_probes=False, metric="time")
     loaded.execute()
     loaded.module.drive()
-    for state, counts, _cuts, _raised, _unattributed, times, _closed in (
+    for state, counts, _cuts, _raised, _unattributed, times, _closed, _vectors in (
             runtime.take_snapshot()):
         if state.key == loaded.metadata.key:
             # leaf reads the clock at entry and at its return: one tick per call.
