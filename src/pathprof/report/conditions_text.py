@@ -75,9 +75,10 @@ def _row(table: Table, name: str, totals: ConditionTotals, style: str | None = N
 
 
 def render_conditions(coverage: PathCoverage, console: Console, *, show_missing: bool = False,
-                      skip_covered: bool = False) -> None:
-    """Print the conditions table (and, with ``show_missing``, what each decision short
-    of MC/DC lacks)."""
+                      skip_covered: bool = False, per_file: bool = False) -> None:
+    """Print the conditions table, a row per function with decisions and per file (with
+    ``per_file``, per file only), and with ``show_missing`` what each decision short
+    of MC/DC lacks."""
     with_decisions = [(file, [fn for fn in file.functions if fn.decisions])
                       for file in coverage.files]
     with_decisions = [(file, fns) for file, fns in with_decisions if fns]
@@ -86,12 +87,17 @@ def render_conditions(coverage: PathCoverage, console: Console, *, show_missing:
                       "pathprof run --conditions, or pytest --pathprof-conditions.")
         return
     table = Table(box=None, pad_edge=False, header_style="bold")
-    table.add_column("Function", overflow="fold")
+    table.add_column("File" if per_file else "Function", overflow="fold")
     for heading in ("Decisions", "Conditions", "Outcomes", "MC/DC", "MC/DC %",
                     "Unique-cause"):
         table.add_column(heading, justify="right")
     for file, fns in with_decisions:
         shown = [fn for fn in fns if not (skip_covered and _complete(fn))]
+        if per_file:
+            if shown:
+                _row(table, printable_path(file.file),
+                     totals_of(d for fn in fns for d in fn.decisions))
+            continue
         for fn in shown:
             _row(table, f"{printable_path(file.file)}:{fn.profile.first_line} {fn.qualname}",
                  totals_of(fn.decisions))
@@ -100,6 +106,8 @@ def render_conditions(coverage: PathCoverage, console: Console, *, show_missing:
                  totals_of(d for fn in fns for d in fn.decisions), style="bold")
         if shown:
             table.add_section()
+    if per_file:
+        table.add_section()
     totals = condition_totals(coverage)
     _row(table, "TOTAL", totals, style="bold")
     console.print(table)

@@ -236,7 +236,7 @@ class CoverageReports:
         if any(fn.decisions for fn in self.coverage.functions()):  # (--pathprof-conditions)
             console.print()
             api.render("conditions", self.coverage, console, show_missing=show_missing,
-                       skip_covered=skip_covered)
+                       skip_covered=skip_covered, per_file=not show_missing)
         return buffer.getvalue()
 
 
