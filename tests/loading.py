@@ -80,7 +80,8 @@ def load_instrumented(path: Path, name: str | None = None, *, mark_probes: bool 
                       mode: str = "path", metric: str | None = None,
                       events: str = "statements", placement: str = "tree",
                       registers_outside: bool = False, subpaths: bool = False,
-                      switches: bool = False, totals_only: bool = False) -> Loaded:
+                      switches: bool = False, totals_only: bool = False,
+                      conditions: bool = False) -> Loaded:
     """Instrument ``path`` in memory. ``mark_probes`` locates inserted code on a
     marker line so the oracle can tell it apart; False is the production build."""
     source = path.read_text(encoding="utf-8")
@@ -90,7 +91,7 @@ def load_instrumented(path: Path, name: str | None = None, *, mark_probes: bool 
                                      events=events, placement=placement,
                                      registers_outside=registers_outside,
                                      subpaths=subpaths, switches=switches,
-                                     totals_only=totals_only)
+                                     totals_only=totals_only, conditions=conditions)
     code = instrumented.compile(str(path))
     module = types.ModuleType(name)
     module.__file__ = str(path)

@@ -68,6 +68,13 @@ class _Writer:
     def flag(self) -> bool:
         return self.draw(st.booleans())
 
+    def test(self) -> str:
+        """A decision's test: mostly one call of ``c``, sometimes several joined by
+        ``and``/``or``/``not`` (conditions for issue 39). Each is false once the tape
+        has run out, so a ``while`` on it still stops."""
+        return self.choice(["c()", "c()", "c()", "c() and c()", "c() or c()",
+                            "not c() and (c() or c())", "(c() or c()) and not c()"])
+
     def block(self, indent: int, depth: int, *, loop: bool, handler: bool,
               in_finally: bool) -> None:
         """A statement list of one to three statements."""
@@ -112,16 +119,17 @@ class _Writer:
             self.emit(indent, "if c():")
             self.emit(indent + 1, f"raise {self.choice(['Boom', 'Other'])}()")
         elif kind == "if":
-            self.emit(indent, "if c():")
+            self.emit(indent, f"if {self.test()}:")
             self.block(indent + 1, depth + 1, loop=loop, **inner)
             for _ in range(self.draw(st.integers(min_value=0, max_value=1))):
-                self.emit(indent, "elif c():")
+                self.emit(indent, f"elif {self.test()}:")
                 self.block(indent + 1, depth + 1, loop=loop, **inner)
             if self.flag():
                 self.emit(indent, "else:")
                 self.block(indent + 1, depth + 1, loop=loop, **inner)
         elif kind in ("while", "for"):
-            self.emit(indent, "while c():" if kind == "while" else "for i in range(n):")
+            self.emit(indent, f"while {self.test()}:" if kind == "while"
+                      else "for i in range(n):")
             self.block(indent + 1, depth + 1, loop=True, handler=handler, in_finally=False)
             if self.flag():
                 self.emit(indent, "else:")
@@ -140,7 +148,7 @@ class _Writer:
             self.emit(indent, "match pick(c):")
             self.emit(indent + 1, "case 0:")
             self.block(indent + 2, depth + 1, loop=loop, **inner)
-            self.emit(indent + 1, "case 1 if c():")
+            self.emit(indent + 1, f"case 1 if {self.test()}:")
             self.block(indent + 2, depth + 1, loop=loop, **inner)
             if self.flag():
                 self.emit(indent + 1, "case _:")

@@ -170,17 +170,20 @@ def _check_block_trace(tmp_path_factory: Any, outside: bool, source: str,
     sys.modules.pop(loaded.module.__name__, None)
 
 
+@pytest.mark.parametrize("conditions", [False, True], ids=["paths", "with-conditions"])
 @settings(max_examples=program_examples(150), deadline=None)
 @given(source=functions(), data=st.data())
 def test_random_program_profile_equals_source_oracle(
-        tmp_path_factory: Any, source: str, data: st.DataObject) -> None:
+        tmp_path_factory: Any, conditions: bool, source: str, data: st.DataObject) -> None:
     """The oracle that knows no CFG traces the plain program; the production build
     runs untraced: the same executions, and the same sorted path counts wherever
-    line events tell the paths apart."""
+    line events tell the paths apart. ``conditions``: each decision's vectors counted
+    too (issue 39), which must change neither what the program does (its tracebacks
+    and ``f_lineno`` included) nor its paths."""
     path = _write(tmp_path_factory.mktemp("random"), source)
     plain = _plain(path)
     loaded = load_instrumented(path, f"pathprof_random_src_{path.stem}_{next(_runs)}",
-                               mark_probes=False)
+                               mark_probes=False, conditions=conditions)
     loaded.execute()
     loaded.snapshot()  # module execution is not compared
     inputs = data.draw(st.lists(st.sampled_from(INPUTS), min_size=1, max_size=4))
