@@ -39,8 +39,8 @@ from .conditions_data.traced_oracle import (
 )
 
 
-def _measure(tmp_path: Path, source: str, run: Any, stop_counting: str = "never"
-             ) -> dict[str, Any]:
+def _measure(tmp_path: Path, source: str, run: Any, stop_counting: str = "never",
+             conditions: bool = True) -> dict[str, Any]:
     """Import ``source`` as a fresh module measured with its conditions, call
     ``run(module)``, and return its functions' profiles by qualname."""
     name = f"cases_{uuid.uuid4().hex[:10]}"
@@ -49,7 +49,8 @@ def _measure(tmp_path: Path, source: str, run: Any, stop_counting: str = "never"
     sys.path.insert(0, str(tmp_path))
     data = tmp_path / f"{name}.pathprof"
     try:
-        with Profiler(data_file=str(data), include=[str(path)], conditions=True, cache=False,
+        with Profiler(data_file=str(data), include=[str(path)], conditions=conditions,
+                      cache=False,
                       stop_counting=stop_counting, warn_unmatched=False):
             module = importlib.import_module(name)
             run(module)
@@ -185,3 +186,41 @@ def test_a_done_decision_goes_back_to_plain_code(tmp_path: Path) -> None:
     assert not short.stopped
     assert sum(decision_coverage(done)[0].counts.values()) == 3
     assert sum(decision_coverage(short)[0].counts.values()) == 6
+
+
+def test_a_branch_after_an_unfolded_elif_runs_its_probes_once(tmp_path: Path) -> None:
+    """argparse's ``HelpFormatter._expand_help``, cut down: on CPython 3.13 and 3.14 an
+    unfolded test jumped to the ``else`` branch from two places, and the compiler laid
+    out that branch's path probe (code without a location) so that it ran twice: the
+    path register overran its table (IndexError). The program must run as written,
+    and its paths count as without conditions."""
+    source = (
+        "SUPPRESS = object()\n"
+        "class Action:\n"
+        "    pass\n"
+        "def expand(action):\n"
+        "    params = dict(vars(action))\n"  # (vars: its registers are kept outside)
+        "    for name in list(params):\n"
+        "        value = params[name]\n"
+        "        if value is SUPPRESS:\n"
+        "            del params[name]\n"
+        "        elif hasattr(value, '__name__'):\n"
+        "            params[name] = value.__name__\n"
+        "    if params.get('choices') is not None:\n"
+        "        params['choices'] = str(params['choices'])\n"
+        "    return params\n")
+
+    results = []
+
+    def run(module: Any) -> None:
+        action = module.Action()
+        action.__dict__.update({"a": 1, "b": module.SUPPRESS, "c": int, "choices": None})
+        results.append(module.expand(action))
+
+    profiles = _measure(tmp_path, source, run)
+    plain = _measure(tmp_path, source, run, conditions=False)
+    assert results == [{"a": 1, "c": "int", "choices": None}] * 2
+    assert profiles["expand"].counts == plain["expand"].counts
+    # value is SUPPRESS: false 3 times, true once; hasattr: false twice, true once
+    assert [sorted(d.counts.items()) for d in decision_coverage(profiles["expand"])] == [
+        [(0, 3), (1, 1)], [(0, 2), (1, 1)], [(0, 1)]]

@@ -16,7 +16,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,7 @@ import pytest
 from pathprof.contract import DecisionInfo, FunctionInfo, Span
 from pathprof.data import store
 
+from .test_pytest_plugin import pytest_in
 from .test_run import pathprof_cli
 
 LIB = '''\
@@ -156,10 +156,8 @@ def test_pytest_conditions_and_their_threshold(tmp_path: Path) -> None:
     (tmp_path / "test_lib.py").write_text(
         "from lib import classify\n\ndef test_yes():\n    assert classify(1, 1, 0) == 'yes'\n"
         "\ndef test_no():\n    assert classify(0, 1, 1) == 'no'\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--pathprof=.",
-         "--pathprof-conditions", "--pathprof-fail-under-mcdc=50"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = pytest_in(tmp_path, "--pathprof=.", "--pathprof-conditions",
+                     "--pathprof-fail-under-mcdc=50")
     assert done.returncode == 1, done.stdout
     assert "FAIL: total MC/DC 20.00% is below --pathprof-fail-under-mcdc 50" in done.stdout
     row = [line for line in done.stdout.splitlines() if line.startswith("lib.py ")][-1]

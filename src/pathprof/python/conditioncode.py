@@ -54,14 +54,15 @@ from __future__ import annotations
 
 import ast
 import copy
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from pathprof.analysis.conditions import Vector, boolean_tree, evaluation_vectors, tree_text
 from pathprof.contract import DecisionInfo, Span
-from pathprof.python.names import vector_name
-from pathprof.python.nodes import const, load, store, walk
+from pathprof.python.names import DECISION_VALUE, vector_name
+from pathprof.python.nodes import UNLOCATED, artificial, const, load, store, walk
 
 __all__ = ["MAX_NODES", "DecisionSite", "counter_names", "decision_sites",
            "instrument_decisions"]
@@ -225,6 +226,35 @@ def _unfold(tree: Any, leaves: list[ast.expr], numbers: dict[Vector, int], slot:
     return build((), None)
 
 
+#: Whether a rewritten test is evaluated as a value and tested once
+#: (:func:`_tested_once`): on CPython 3.13 and later, whose compiler needs it (found on
+#: both with argparse). 3.11 and 3.12 lay the tree out right, and there the store's
+#: merge point would show a tracer a line of a test that spans lines again.
+TEST_ONCE = sys.version_info >= (3, 13)
+
+
+def _tested_once(unfolded: ast.expr, test: ast.expr) -> ast.expr:
+    """``(_@pp_d := unfolded)``: the unfolded test evaluated as a value, then tested
+    by one jump, as a plain ``if x:`` is. Left as a conditional expression, the
+    compiler would jump from each way out straight to the branch taken; CPython 3.13
+    and 3.14 then lay out the code that pathprof's path probes put at the start of a
+    branch (code without a location) wrongly when two such jumps lead to it, running
+    it twice (argparse's ``HelpFormatter._expand_help`` under ``--conditions``). The store,
+    to a module global, nothing reads. It has the test's location where the test is
+    on one line (without one, the compiler would start a new range of that line there,
+    and a tracer would see the line again); where the test spans lines it has none
+    (any one line would be wrong for the ways out on the others)."""
+    node = ast.NamedExpr(target=store(DECISION_VALUE), value=unfolded)
+    if test.lineno == test.end_lineno:
+        for part in (node, node.target):
+            ast.copy_location(part, test)
+    else:
+        artificial(node.target)
+        node.lineno = node.end_lineno = UNLOCATED
+        node.col_offset = node.end_col_offset = -1
+    return node
+
+
 def _located(node: ast.expr, where: ast.expr) -> ast.expr:
     """``node`` and all it holds given ``where``'s location."""
     for child in walk(node):
@@ -282,13 +312,16 @@ def instrument_decisions(stmts: list[ast.stmt], first_slot: int) -> list[Decisio
         site = sites[i]
         tree, leaves = boolean_tree(site.test)
         numbers = {v: k for k, v in enumerate(evaluation_vectors(tree, len(leaves)))}
-        site.replace(_unfold(tree, leaves, numbers, info.slot))
+        unfolded = _unfold(tree, leaves, numbers, info.slot)
+        site.replace(_tested_once(unfolded, site.test) if TEST_ONCE else unfolded)
     return [infos[i] for i in range(len(sites))]
 
 
 def counter_names(decisions: list[DecisionInfo]) -> list[str]:
-    """The module globals that count the vectors of ``decisions``."""
-    return [vector_name(d.slot + k) for d in decisions for k in range(d.vectors)]
+    """The module globals that the rewritten ``decisions`` assign: their vectors'
+    counters, and where one is measured, the value tested."""
+    names = [vector_name(d.slot + k) for d in decisions for k in range(d.vectors)]
+    return [*names, DECISION_VALUE] if names else []
 
 
 def _innermost_first(sites: list[DecisionSite]) -> list[int]:

@@ -37,7 +37,7 @@ import re
 #: noted too. 21: only an instrumented caller's locals read, their snapshot let go.
 #: 22: a re-raise after pathprof's code takes the line before it
 #: (:mod:`pathprof.python.reraise_lines`).
-CODE_VERSION = 23
+CODE_VERSION = 27
 
 #: The prefix of the locals inserted code uses.
 LOCAL_PREFIX = "@pp_"
@@ -95,6 +95,11 @@ OBSERVED_FLOOR = -(1 << 29)
 #: the list of exits by exception noted but not counted yet
 #: (:data:`pathprof.runtime.events.pending`).
 PARKED = PENDING = "_@pp_P"
+
+
+#: Conditions measured: the module global a rewritten decision's value is stored in
+#: before it is tested (:func:`pathprof.python.conditioncode._tested_once`).
+DECISION_VALUE = "_@pp_d"
 
 
 def vector_name(slot: int) -> str:

@@ -321,8 +321,10 @@ class ModuleState(InstrumentedModule):
             self.vector_slots = tuple(slots)
             self.vectors = tuple(f"_@pp_v{slot}" for slot in range(first))
             self.vectors_taken = [0] * first
-            if namespace is not None:
+            if namespace is not None:  # (the program may iterate over its globals:
+                # a rewritten decision must not add one as it stores)
                 namespace.update(dict.fromkeys(self.vectors, 0))
+                namespace.setdefault("_@pp_d", None)
             for index in self.switches:
                 self._arm_vectors(index)
 
