@@ -41,6 +41,7 @@ __all__ = [
     "combinable_files",
     "combine",
     "command_scope",
+    "condition_totals",
     "copy_environment",
     "copy_plan",
     "coverage",
@@ -61,7 +62,8 @@ __all__ = [
     "render",
     "renderer",
     "run_program",
-    "selected_files", "source_conflicts",
+    "selected_files",
+    "source_conflicts",
     "thread_events",
     "warm_cache",
     "xdist_data_file",
@@ -236,6 +238,14 @@ REPORTS = {
 
 #: export format -> default file name (coverage.py's and pytest-cov's)
 EXPORTS = {"lcov": "coverage.lcov", "xml": "coverage.xml"}
+
+
+def condition_totals(coverage: Any) -> Any:
+    """Condition coverage and MC/DC summed over a path coverage's measured decisions
+    (:class:`~pathprof.analysis.conditioncoverage.ConditionTotals`)."""
+    from pathprof.analysis.conditioncoverage import condition_totals as totals
+
+    return totals(coverage)
 
 
 def render(name: str, data: Any, out: Any, **options: Any) -> Any:

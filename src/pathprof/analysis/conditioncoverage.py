@@ -22,13 +22,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from pathprof.analysis.conditions import ConditionVerdict, Decision, Vector, mcdc
 from pathprof.analysis.exclusions import ExcludedSource
 from pathprof.contract import DecisionInfo, Piece
 from pathprof.data.profile import FunctionProfile
 
-__all__ = ["ConditionTotals", "DecisionCoverage", "decision_coverage", "suggestion"]
+__all__ = ["ConditionTotals", "DecisionCoverage", "condition_totals", "decision_coverage",
+           "suggestion", "totals_of"]
 
 
 @dataclass
@@ -157,3 +159,9 @@ def totals_of(decisions: Iterable[DecisionCoverage]) -> ConditionTotals:
     for entry in decisions:
         totals.add(entry.totals)
     return totals
+
+
+def condition_totals(coverage: Any) -> ConditionTotals:
+    """The figures of every measured decision of a
+    :class:`~pathprof.analysis.pathcoverage.PathCoverage`."""
+    return totals_of(d for fn in coverage.functions() for d in fn.decisions)

@@ -8,12 +8,8 @@ expression's boolean tree. Python evaluates them left to right and stops as soon
 the outcome is known (short-circuit), so one evaluation of a decision is a *vector*:
 each condition true, false or not evaluated, with the decision's outcome.
 
-The vectors a decision allows are the paths through its short-circuit DAG (one node
-per condition, an edge per outcome, to the next condition evaluated or to the
-decision's outcome); numbering them as Ball and Larus number a DAG's paths (Ball-Larus
-1996, §3.1: in the order the DFS meets them, the false edge first) gives each vector a
-number in ``range(len(vectors))``, so that counting one evaluation is one counter
-update.
+The vectors a decision allows, and their numbers, are those of its short-circuit DAG
+(:mod:`pathprof.graph.shortcircuit`).
 
 *Condition coverage*: each condition has been true and false. *MC/DC* (modified
 condition/decision coverage, RTCA DO-178C §6.4.4.2 and its glossary; CAST-6 and
@@ -28,52 +24,43 @@ differs:
   given the rest of the vector, its value cannot change the outcome.
 
 Unique-cause implies masking. The default verdict is masking, what DO-178C accepts
-for short-circuit code and what GCC 14's ``-fcondition-coverage`` measures (clang's
-``-fcoverage-mcdc`` measures unique-cause; J. Kvalsvik, gcc mailing list, 2025-12-04);
-both are computed. With the don't-care reading, the two agreed on every pair of the
+for short-circuit code and what GCC 14's ``-fcondition-coverage`` measures (the gcov
+manual's MC/DC section: "An outcome is considered covered if it has an independent
+effect on the decision, also known as masking MC/DC"); both are computed. With the
+don't-care reading, the two agreed on every pair of the
 small decisions tried while writing this (``a and b or c``, ``(a or b) and c``,
 ``a and (b or c)``, ``(a and b) or (c and d)``).
 
-This module is the analysis half of issue 39: decisions from the source, the vectors
-their short-circuit DAG allows, and the verdicts from the vectors that ran. Counting
-the vectors as the program runs (an expression-level numbering in the instrumented
-code) is the other half, not written yet.
+This module is the analysis half of issue 39: decisions from the source and the
+verdicts from the vectors that ran; :mod:`pathprof.python.conditioncode` counts the
+vectors as the program runs.
 
-Invariant: :func:`evaluation_vectors` lists exactly the vectors Python's evaluation
-can produce for independent conditions, each once, numbered ``0 .. n - 1``.
+Invariant: a verdict's pair is two vectors that ran and show the condition's
+independent effect in its form; ``missing`` is offered only where no such pair ran.
 """
 
 from __future__ import annotations
 
 import ast
 import itertools
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pathprof.graph.shortcircuit import (
+    Tree,
+    Vector,
+    boolean_tree,
+    evaluation_vectors,
+    outcome_of,
+    parse_tree,
+    tree_text,
+)
+
+_Tree = Tree
+
 __all__ = ["ConditionVerdict", "Decision", "Vector", "boolean_tree", "decisions_in",
            "evaluation_vectors", "mcdc", "parse_tree", "tree_text"]
-
-#: A condition's outcome in one evaluation: True, False, or None (not evaluated).
-Outcome = bool | None
-
-
-@dataclass(frozen=True)
-class Vector:
-    """One evaluation of a decision: each condition's outcome, and the decision's."""
-
-    values: tuple[Outcome, ...]
-    outcome: bool
-
-    def describe(self, names: Sequence[str]) -> str:
-        """``a true, b false, c not evaluated → false``."""
-        parts = [f"{name} {'not evaluated' if v is None else str(v).lower()}"
-                 for name, v in zip(names, self.values, strict=True)]
-        return ", ".join(parts) + f" → {str(self.outcome).lower()}"
-
-
-# The boolean tree: ("and" | "or", children), ("not", child), ("leaf", index).
-_Tree = tuple
 
 
 @dataclass(frozen=True)
@@ -99,76 +86,10 @@ class Decision:
         return evaluation_vectors(self.tree, len(self.conditions))
 
 
-def boolean_tree(node: ast.expr) -> tuple[_Tree, list[ast.expr]]:
-    """The boolean tree of a decision's test and its conditions (the leaves), left to
-    right."""
-    leaves: list[ast.expr] = []
-    return _tree(node, leaves), leaves
-
-
-def tree_text(tree: _Tree) -> str:
-    """The compact form of a boolean tree the contract keeps: a condition is its
-    number, ``!x`` is not, ``&(x,y)`` and ``|(x,y)`` are and and or."""
-    kind = tree[0]
-    if kind == "leaf":
-        return str(tree[1])
-    if kind == "not":
-        return "!" + tree_text(tree[1])
-    return ("&(" if kind == "and" else "|(") + ",".join(map(tree_text, tree[1])) + ")"
-
-
-def parse_tree(text: str) -> _Tree:
-    """The boolean tree :func:`tree_text` wrote; ValueError for anything else."""
-    position = 0
-
-    def parse() -> _Tree:
-        nonlocal position
-        if position >= len(text):
-            raise ValueError(f"a boolean tree cut short: {text!r}")
-        head = text[position]
-        if head == "!":
-            position += 1
-            return ("not", parse())
-        if head in "&|":
-            if text[position + 1:position + 2] != "(":
-                raise ValueError(f"not a boolean tree: {text!r}")
-            position += 2
-            children = [parse()]
-            while text[position:position + 1] == ",":
-                position += 1
-                children.append(parse())
-            if text[position:position + 1] != ")" or len(children) < 2:
-                raise ValueError(f"not a boolean tree: {text!r}")
-            position += 1
-            return ("and" if head == "&" else "or", tuple(children))
-        end = position
-        while end < len(text) and text[end].isdigit():
-            end += 1
-        if end == position:
-            raise ValueError(f"not a boolean tree: {text!r}")
-        number, position = int(text[position:end]), end
-        return ("leaf", number)
-
-    tree = parse()
-    if position != len(text):
-        raise ValueError(f"not a boolean tree: {text!r}")
-    return tree
-
-
-def _tree(node: ast.expr, leaves: list[ast.expr]) -> _Tree:
-    """The boolean tree of ``node``; its leaves appended to ``leaves`` left to right."""
-    if isinstance(node, ast.BoolOp):
-        op = "and" if isinstance(node.op, ast.And) else "or"
-        return (op, tuple(_tree(v, leaves) for v in node.values))
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return ("not", _tree(node.operand, leaves))
-    leaves.append(node)
-    return ("leaf", len(leaves) - 1)
-
-
 def _decision(kind: str, node: ast.expr) -> Decision:
     leaves: list[ast.expr] = []
-    tree = _tree(node, leaves)
+    tree, found = boolean_tree(node)
+    leaves.extend(found)
     return Decision(kind, node.lineno, ast.unparse(node),
                     tuple(ast.unparse(leaf) for leaf in leaves), tree)
 
@@ -198,44 +119,6 @@ def decisions_in(source: str) -> list[Decision]:
     return [decision for _position, decision in sorted(found, key=lambda f: f[0])]
 
 
-def _evaluate(tree: _Tree, values: list[Outcome], chosen: Iterator[bool]) -> bool:
-    """Evaluate ``tree`` with short-circuit, taking each condition evaluated from
-    ``chosen`` and recording it in ``values``."""
-    kind = tree[0]
-    if kind == "leaf":
-        value = next(chosen)
-        values[tree[1]] = value
-        return value
-    if kind == "not":
-        return not _evaluate(tree[1], values, chosen)
-    stop = kind == "or"  # ``or`` stops at a true operand, ``and`` at a false one
-    for child in tree[1]:
-        if _evaluate(child, values, chosen) is stop:
-            return stop
-    return not stop
-
-
-def evaluation_vectors(tree: _Tree, conditions: int) -> list[Vector]:
-    """Every vector of a decision whose boolean tree is ``tree``, numbered in the order
-    of a search that takes each condition false before true (Ball-Larus numbering of
-    the short-circuit DAG)."""
-    result: list[Vector] = []
-
-    def search(prefix: tuple[bool, ...]) -> None:
-        values: list[Outcome] = [None] * conditions
-        chosen = iter(prefix)
-        try:
-            outcome = _evaluate(tree, values, chosen)
-        except StopIteration:  # a condition past the prefix is evaluated: branch on it
-            search((*prefix, False))
-            search((*prefix, True))
-            return
-        result.append(Vector(tuple(values), outcome))
-
-    search(())
-    return result
-
-
 def _consistent(vector: Vector, conditions: int) -> Iterator[tuple[bool, ...]]:
     """Every full assignment of the conditions that agrees with ``vector``."""
     free = [i for i, v in enumerate(vector.values) if v is None]
@@ -246,20 +129,6 @@ def _consistent(vector: Vector, conditions: int) -> Iterator[tuple[bool, ...]]:
         yield tuple(bool(v) for v in full)
 
 
-def _outcome(tree: _Tree, full: tuple[bool, ...]) -> bool:
-    """The decision's outcome when its conditions have the values ``full``."""
-    kind = tree[0]
-    if kind == "leaf":
-        return full[tree[1]]
-    if kind == "not":
-        return not _outcome(tree[1], full)
-    stop = kind == "or"
-    for child in tree[1]:
-        if _outcome(child, full) is stop:
-            return stop
-    return not stop
-
-
 def _masked(tree: _Tree, vector: Vector, condition: int) -> bool:
     """Whether ``condition``'s value cannot change the outcome, given the rest of
     ``vector`` (any value for the conditions it did not evaluate)."""
@@ -268,7 +137,7 @@ def _masked(tree: _Tree, vector: Vector, condition: int) -> bool:
     for full in _consistent(vector, len(vector.values)):
         flipped = list(full)
         flipped[condition] = not flipped[condition]
-        if _outcome(tree, full) != _outcome(tree, tuple(flipped)):
+        if outcome_of(tree, full) != outcome_of(tree, tuple(flipped)):
             return False
     return True
 

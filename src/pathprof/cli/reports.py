@@ -172,9 +172,7 @@ def command_coverage(args: argparse.Namespace) -> int:
                        skip_covered=args.skip_covered, sort=args.sort)
     status = fail_under_status(found.basis.percent, args.fail_under, measured=bool(found.files))
     if args.fail_under_mcdc is not None:
-        from pathprof.report.conditions_text import condition_totals
-
-        totals = condition_totals(found)
+        totals = api.condition_totals(found)
         status = max(status, fail_under_status(totals.mcdc_percent, args.fail_under_mcdc,
                                                measured=bool(totals.conditions),
                                                what="total MC/DC"))

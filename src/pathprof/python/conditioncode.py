@@ -59,8 +59,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pathprof.analysis.conditions import Vector, boolean_tree, evaluation_vectors, tree_text
 from pathprof.contract import DecisionInfo, Span
+from pathprof.graph.shortcircuit import (
+    Vector,
+    boolean_tree,
+    evaluation_vectors,
+    next_step,
+    tree_text,
+)
 from pathprof.python.names import DECISION_VALUE, vector_name
 from pathprof.python.nodes import UNLOCATED, artificial, const, load, store, walk
 
@@ -166,35 +172,6 @@ def _span(node: ast.expr) -> Span:
                 node.end_col_offset if node.end_col_offset is not None else -1)
 
 
-def _next_step(tree: Any, prefix: tuple[bool, ...], conditions: int) -> int | Vector:
-    """The condition Python evaluates next once the conditions evaluated so far took
-    the values ``prefix`` (in evaluation order), or the vector they complete."""
-    values: list[bool | None] = [None] * conditions
-    answers = iter(prefix)
-    asked: list[int] = []
-
-    def evaluate(node: Any) -> bool:
-        kind = node[0]
-        if kind == "leaf":
-            asked.append(node[1])
-            value = next(answers)
-            values[node[1]] = value
-            return value
-        if kind == "not":
-            return not evaluate(node[1])
-        stop = kind == "or"
-        for child in node[1]:
-            if evaluate(child) is stop:
-                return stop
-        return not stop
-
-    try:
-        outcome = evaluate(tree)
-    except StopIteration:
-        return asked[-1]
-    return Vector(tuple(values), outcome)
-
-
 def _unfold(tree: Any, leaves: list[ast.expr], numbers: dict[Vector, int], slot: int
             ) -> ast.expr:
     """The test rewritten: a conditional expression per way each condition is
@@ -205,7 +182,7 @@ def _unfold(tree: Any, leaves: list[ast.expr], numbers: dict[Vector, int], slot:
     used: set[int] = set()
 
     def build(prefix: tuple[bool, ...], last: ast.expr | None) -> ast.expr:
-        step = _next_step(tree, prefix, len(leaves))
+        step = next_step(tree, prefix, len(leaves))
         if isinstance(step, Vector):
             assert last is not None  # (a vector evaluates at least one condition)
             name = vector_name(slot + numbers[step])

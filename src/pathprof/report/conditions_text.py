@@ -20,6 +20,7 @@ from rich.text import Text
 from pathprof.analysis.conditioncoverage import (
     ConditionTotals,
     DecisionCoverage,
+    condition_totals,
     suggestion,
     totals_of,
 )
@@ -50,11 +51,6 @@ def _percent(part: int, whole: int) -> str:
     value = 100.0 * part / whole
     return "100%" if part == whole else f"{min(value, 99.9):.1f}%" if value >= 99.5 else (
         f"{value:.0f}%" if value >= 1 else f"{value:.1f}%")
-
-
-def condition_totals(coverage: PathCoverage) -> ConditionTotals:
-    """The figures of every measured decision of ``coverage``."""
-    return totals_of(d for fn in coverage.functions() for d in fn.decisions)
 
 
 def conditions_headline(totals: ConditionTotals) -> str:

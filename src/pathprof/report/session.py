@@ -92,9 +92,9 @@ class CoverageReports:
         it, or nothing measured (whose 0 of 0 paths would otherwise pass any
         threshold; pytest-cov fails it too)."""
         if self.fail_under_mcdc is not None:
-            from pathprof.report.conditions_text import condition_totals
+            from pathprof import api
 
-            totals = condition_totals(self.coverage)
+            totals = api.condition_totals(self.coverage)
             if not totals.conditions:
                 return ("no condition was measured: no total MC/DC to meet "
                         f"{self.fail_under_mcdc.setting} (measure with --pathprof-conditions)")
