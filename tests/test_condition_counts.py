@@ -166,9 +166,11 @@ def test_random_decisions_count_what_python_evaluated(tmp_path: Path, seed: int)
 
 
 def test_a_done_decision_goes_back_to_plain_code(tmp_path: Path) -> None:
-    """With stop-counting, a function whose paths span its basis and whose decisions
-    are done (every vector, or MC/DC in both forms) goes back to its original code:
-    later runs are not counted; one with a decision short of MC/DC keeps counting."""
+    """With stop-counting, a function whose paths span its basis goes back to its
+    original code with its decisions still counting; once they are done too (every
+    vector, or MC/DC in both forms), to the original code as written: later runs are
+    not counted. One with a decision short of MC/DC keeps counting its vectors,
+    exactly, after its paths went back."""
     source = ("def done(a, b):\n    if a and b:\n        return 1\n    return 0\n"
               "def short(a, b):\n    if a or b:\n        return 1\n    return 0\n")
 
@@ -183,7 +185,9 @@ def test_a_done_decision_goes_back_to_plain_code(tmp_path: Path) -> None:
     profiles = _measure(tmp_path, source, run, stop_counting="basis")
     done, short = profiles["done"], profiles["short"]
     assert done.stopped
-    assert not short.stopped
+    assert short.stopped
+    assert sum(done.counts.values()) == 2  # its two paths, then back
+    assert sum(short.counts.values()) == 2
     assert sum(decision_coverage(done)[0].counts.values()) == 3
     assert sum(decision_coverage(short)[0].counts.values()) == 6
 

@@ -47,11 +47,14 @@ def _seen(loaded: Loaded) -> list[set[int]]:
     return [{number for number, count in table.items() if count} for table in paths]
 
 
-def _measure(path: Path, when: str | None, runs: Any) -> tuple[Any, list[set[int]], Any]:
-    """Load ``path`` (with switches when ``when``), run ``runs(module)`` while
-    ``when`` is in force; the result, the paths seen per function, the state."""
+def _measure(path: Path, when: str | None, runs: Any, conditions: bool = False
+             ) -> tuple[Any, list[set[int]], Any]:
+    """Load ``path`` (with switches when ``when``; counting decisions' vectors too
+    with ``conditions``), run ``runs(module)`` while ``when`` is in force; the result,
+    the paths seen per function, the state."""
     loaded = load_instrumented(path, f"pathprof_stop_{path.stem}_{next(_loads)}",
-                               mark_probes=False, switches=when is not None)
+                               mark_probes=False, switches=when is not None,
+                               conditions=conditions)
     loaded.execute()
     loaded.snapshot()  # module execution is not compared
     watcher = StopCounting(when) if when else None
@@ -100,21 +103,26 @@ def test_corpus_every_path_stays_exact(path: Path) -> None:
         assert len(full[index]) == state.meta.functions[index].num_paths
 
 
+@pytest.mark.parametrize("conditions", [False, True], ids=["paths", "with-conditions"])
 @settings(max_examples=program_examples(100), deadline=None)
 @given(source=functions(), data=st.data(), when=st.sampled_from(["basis", "paths"]))
 def test_random_programs_run_as_written_and_keep_their_coverage(
-        tmp_path_factory: Any, source: str, data: st.DataObject, when: str) -> None:
+        tmp_path_factory: Any, conditions: bool, source: str, data: st.DataObject,
+        when: str) -> None:
     """Each input runs twice, so calls after a function went back run its original
     code: what they return and raise, and the lines of the frames an exception
     left, are the plain program's; the paths seen span what counting every run
-    finds (and, for "paths", are all of them)."""
+    finds (and, for "paths", are all of them). ``conditions``: decisions counted too,
+    so a function goes back first to its original code with its decisions still
+    counting, then to the code as written."""
     inputs = data.draw(st.lists(st.sampled_from(INPUTS), min_size=1, max_size=4)) * 2
     check_random_program(_write(tmp_path_factory.mktemp("stop"), source), source, inputs,
-                         when)
+                         when, conditions=conditions)
 
 
 def check_random_program(path: Path, source: str, inputs: list[tuple[int, int]], when: str,
-                         stopping: Any = contextlib.nullcontext) -> Any:
+                         stopping: Any = contextlib.nullcontext, conditions: bool = False
+                         ) -> Any:
     """Run the random program at ``path`` on ``inputs`` plain, counting every run and
     (within ``stopping()``) stopping ``when``: the same outcomes, the paths seen among
     those counted in full, the same basis rank (for "paths": the same paths). The
@@ -125,9 +133,9 @@ def check_random_program(path: Path, source: str, inputs: list[tuple[int, int]],
         return [_outcome(module.f, s, n, True) for s, n in inputs]
 
     expected = runs(plain)
-    full_result, full, _ = _measure(path, None, runs)
+    full_result, full, _ = _measure(path, None, runs, conditions)
     with stopping():
-        result, seen, state = _measure(path, when, runs)
+        result, seen, state = _measure(path, when, runs, conditions)
     assert _known_difference(result, expected, source) == expected
     assert _known_difference(full_result, expected, source) == expected
     for index, meta in enumerate(state.meta.functions):

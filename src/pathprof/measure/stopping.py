@@ -19,6 +19,12 @@ later run can change what is reported:
   final too (counts are still lower bounds). Functions with an infeasible path
   never get there.
 
+With conditions measured (``--conditions``), a function's decisions stop apart from
+its paths: once the paths tell all, its calls run the original code with the decisions
+still counting (:func:`pathprof.python.switches.add_switch`); once each decision is
+done too (:func:`decision_done`), the original code as written. Vector counts are
+then lower bounds; the verdicts are final.
+
 The same holds loop by loop, sooner: a loop whose *hidden paths* (those its
 original body leaves uncounted: the paths that start at its header after a
 backedge and enter its body, and every path that starts inside its body,
@@ -71,8 +77,7 @@ class _Function:
     two paths has a basis of all of them, and its numbering (the costly part, built
     from the metadata) is never needed."""
 
-    __slots__ = ("basis", "decisions", "loops", "meta", "numbers", "paths_known", "possible",
-                 "when")
+    __slots__ = ("basis", "decisions", "loops", "meta", "numbers", "possible", "when")
 
     def __init__(self, meta: FunctionInfo, when: str, loops: tuple[Any, ...] = ()
                  ) -> None:
@@ -81,8 +86,6 @@ class _Function:
         self.numbers: set[int] = set()
         self.possible = meta.num_paths
         self.basis: BasisBuilder | None = None
-        #: whether the paths that ran tell all they can (``when`` holds for them)
-        self.paths_known = False
         #: conditions measured: the decisions not done yet, each with the vectors
         #: seen (:func:`decision_done`)
         self.decisions: dict[int, set[int]] = {
@@ -114,22 +117,17 @@ class _Function:
         return full, self._loops_known(number, grew)
 
     def add_vector(self, slot: int) -> bool:
-        """Record a vector's first run (by its counter slot); whether the function
-        has nothing more to tell."""
+        """Record a vector's first run (by its counter slot); whether this made the
+        function's decisions all done (nothing later runs can change a verdict)."""
         for d, seen in list(self.decisions.items()):
             decision = self.meta.decisions[d]
             if decision.slot <= slot < decision.slot + decision.vectors:
                 seen.add(slot - decision.slot)
                 if decision_done(decision, seen):
                     del self.decisions[d]
+                    return not self.decisions
                 break
-        return self.known
-
-    @property
-    def known(self) -> bool:
-        """Whether nothing later runs can change what is reported: the paths tell
-        all (``when``) and every decision is done."""
-        return self.paths_known and not self.decisions
+        return False
 
     def _loops_known(self, number: int, grew: bool) -> list[int]:
         known = []
@@ -218,12 +216,10 @@ class StopCounting:
                 state.meta.functions[index], self.when, state.loops.get(index, ()))
         if number < 0:
             if function.add_vector(-1 - number):
-                state.send_back(index)
+                state.send_conditions_back(index)
             return
         full, loops = function.add(number)
         if full:
-            function.paths_known = True
-        if function.known:
             state.send_back(index)
         for ordinal in loops:
             state.send_loop_back(index, ordinal)

@@ -58,6 +58,7 @@ from pathprof.python.names import (
     PARKED,
     RUNTIME,
     TRACK_TYPE,
+    conditions_switch_name,
     counter_name,
     lengths_name,
     loop_switch_name,
@@ -263,9 +264,14 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
         if not conditions:  # (a loop's original body would leave its decisions uncounted)
             plans[index].loop_switches = plan_loop_switches(plans[index])
     vectors = 0
+    conditioned: dict[int, list[ast.stmt]] = {}
     if conditions:
         for fp in plans:
             if not fp.calls_only:
+                if fp.index in originals:  # counted after its paths are known too
+                    copied = copy.deepcopy(originals[fp.index])
+                    if any(d.vectors for d in instrument_decisions(copied, vectors)):
+                        conditioned[fp.index] = copied
                 fp.decisions = instrument_decisions(
                     fp.cfg.node.body[fp.cfg.body_start:], vectors)
                 vectors += sum(d.vectors for d in fp.decisions)
@@ -278,7 +284,7 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
         capture_globals(fp)
     moved = hide_own_names(tree, scan, registers_outside)
     for index, original in originals.items():
-        add_switch(plans[index], original)
+        add_switch(plans[index], original, conditioned.get(index))
     for fp in plans:  # (its counters are module globals its decisions assign)
         names = counter_names(fp.decisions)
         if names:
@@ -387,6 +393,11 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
         register.keywords.append(ast.keyword(arg="switches", value=const(switches)))
         prologue.append(ast.Assign(targets=[store(switch_name(i)) for i in switches],
                                    value=const(True)))
+        counting = [i for i in switches if vectors is not None and vectors[i]]
+        if counting:  # (conditions measured: see switches.add_switch)
+            prologue.append(ast.Assign(
+                targets=[store(conditions_switch_name(i)) for i in counting],
+                value=const(True)))
         loops = tuple((fp.index, tuple((tuple(loop.hidden_paths(fp.numbering)),
                                         tuple(loop.spanning_paths(fp.numbering)))
                                        for loop in fp.loop_switches))

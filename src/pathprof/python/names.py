@@ -37,7 +37,7 @@ import re
 #: noted too. 21: only an instrumented caller's locals read, their snapshot let go.
 #: 22: a re-raise after pathprof's code takes the line before it
 #: (:mod:`pathprof.python.reraise_lines`).
-CODE_VERSION = 27
+CODE_VERSION = 28
 
 #: The prefix of the locals inserted code uses.
 LOCAL_PREFIX = "@pp_"
@@ -137,6 +137,13 @@ def switch_name(index: int) -> str:
     return f"_@pp_i{index}"
 
 
+def conditions_switch_name(index: int) -> str:
+    """Conditions measured: the module global that is true while function ``index``,
+    sent back from its measured code, still runs its decisions' counting
+    (:func:`pathprof.python.switches.add_switch`), false once each decision is done."""
+    return f"_@pp_k{index}"
+
+
 def loop_switch_name(index: int, ordinal: int) -> str:
     """The module global that the runtime sets true once the hidden paths of loop
     ``ordinal`` of function ``index`` are all known
@@ -194,7 +201,7 @@ def slot_name(index: int) -> str:
 #: where they are tested, every time (switches, OSP's observing flag, event
 #: budgets, the single thread's table, the vector counters). None of them fails when
 #: None: what every one of them is as the interpreter shuts down.
-_MUTABLE_GLOBAL = re.compile(r"_@pp_(i\d+|j\d+_\d+|v\d+|O|B|G)")
+_MUTABLE_GLOBAL = re.compile(r"_@pp_(i\d+|j\d+_\d+|k\d+|v\d+|O|B|G)")
 
 
 def is_capturable(name: str) -> bool:

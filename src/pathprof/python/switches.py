@@ -15,7 +15,12 @@ from typing import Any
 
 from pathprof.graph import ProbeOp
 from pathprof.python.cfg import Role, SiteKind, is_constant_true
-from pathprof.python.names import REGISTER, loop_mode_name, switch_name
+from pathprof.python.names import (
+    REGISTER,
+    conditions_switch_name,
+    loop_mode_name,
+    switch_name,
+)
 from pathprof.python.nodes import (
     artificial,
     assign,
@@ -221,14 +226,21 @@ def _restore_on_exit(node: ast.For | ast.AsyncFor | ast.While, mode: str, start:
     locate_at(node.orelse[:inserted], line_anchor(line))
 
 
-def add_switch(fp: FunctionPlan, original: list[ast.stmt]) -> None:
+def add_switch(fp: FunctionPlan, original: list[ast.stmt],
+               conditioned: list[ast.stmt] | None = None) -> None:
     """``if _@pp_i<n>: <measured body> else: <original body>`` after the docstring.
 
     One global load and test per call; once the runtime sets the switch false,
     each call runs the program's own statements with no probe at all. A call that
     began measured ends measured, so every path counted is a whole path. The test
     is located at the first statement's code, as the register's start is, so
-    tracers see no extra line."""
+    tracers see no extra line.
+
+    With ``conditioned`` (conditions measured: the original body with its decisions
+    rewritten to count, :mod:`pathprof.python.conditioncode`), a function whose
+    paths have told all they can still counts its decisions' vectors, with no path
+    probe, until each decision is done: ``if _@pp_i<n>: <measured> elif
+    _@pp_k<n>: <conditioned> else: <original>``."""
     node = fp.cfg.node
     start = fp.cfg.body_start
     head, measured = node.body[:start], node.body[start:]
@@ -238,6 +250,13 @@ def add_switch(fp: FunctionPlan, original: list[ast.stmt]) -> None:
         ast.copy_location(test, first)
     else:
         artificial(test)
+    if conditioned is not None:
+        second = copy.deepcopy(test)
+        second.id = conditions_switch_name(fp.index)
+        inner = ast.If(test=second, body=conditioned, orelse=original)
+        ast.copy_location(inner, second)
+        inner.end_lineno, inner.end_col_offset = second.end_lineno, second.end_col_offset
+        original = [inner]
     switch = ast.If(test=test, body=measured, orelse=original)
     ast.copy_location(switch, test)
     switch.end_lineno, switch.end_col_offset = test.end_lineno, test.end_col_offset

@@ -351,6 +351,15 @@ class ModuleState(InstrumentedModule):
             self.sent_back.add(index)
             namespace[f"_@pp_i{index}"] = False
 
+    def send_conditions_back(self, index: int) -> None:
+        """Conditions measured: once function ``index``'s decisions are all done, its
+        calls that do not run measured code run its original code, whose decisions
+        count nothing (see :func:`pathprof.python.switches.add_switch`)."""
+        namespace = self.namespace
+        if (index in self.switches and namespace is not None
+                and f"_@pp_k{index}" in namespace):
+            namespace[f"_@pp_k{index}"] = False
+
     def send_loop_back(self, index: int, ordinal: int) -> None:
         """From the next iteration after a measured one on, loop ``ordinal`` of
         function ``index`` runs its original body."""
@@ -407,6 +416,8 @@ class ModuleState(InstrumentedModule):
             namespace = self.namespace
             if namespace is not None:
                 namespace[f"_@pp_i{index}"] = True
+                if f"_@pp_k{index}" in namespace:
+                    namespace[f"_@pp_k{index}"] = True
                 for ordinal in range(len(self.loops.get(index, ()))):
                     namespace[f"_@pp_j{index}_{ordinal}"] = False
         self.sent_back.clear()
