@@ -14,6 +14,14 @@ from the installed package) runs in every mode, each a fresh process:
   a function goes back to its original code once its paths span its basis; the
   share of path executions (and of calls) that ran on original code is worked out
   from the data files of the last timed ``path`` and ``cover`` runs
+- ``cover-conditions``: ``cover`` with ``--conditions`` (what ``pytest --pathprof
+  --pathprof-conditions`` does): every evaluation vector of every decision is counted
+  too, and a function goes back once its paths span its basis and each of its
+  decisions is done (every vector ran, or MC/DC shown for each condition); the warm-up
+  notes the decisions measured (``pathprof coverage --conditions``). For both
+  stop-counting modes, from the data file of the last timed run: the functions that
+  went back of those that ran, and the path executions still counted (with ``path``
+  also run, the share left to original code, as for ``cover``)
 - ``coverage``:  ``python -m coverage run --branch --source ...``
 - ``slipcover``: ``python -m slipcover --branch --source DIRS ...``
 - ``cprofile``:  ``python -m cProfile -o FILE ...`` (profiles everything; no filter)
@@ -69,15 +77,22 @@ import probes  # noqa: E402
 import report  # noqa: E402
 from workloads import WORKLOADS, benchmarks_root, measured_files  # noqa: E402
 
-MODES = ("plain", "path", "edge", "path-time", "cover", "coverage", "slipcover", "cprofile",
-         "settrace", "events", "events-statements", "events-blocks", "events-totals")
+MODES = ("plain", "path", "edge", "path-time", "cover", "cover-conditions", "coverage",
+         "slipcover", "cprofile", "settrace", "events", "events-statements", "events-blocks",
+         "events-totals")
 EVENT_MODES = {"events": ["--placement", "tree"],
                "events-statements": ["--placement", "statements"],
                "events-blocks": ["--placement", "blocks"],
                "events-totals": ["--placement", "tree", "--total-only"]}
 PATHPROF_MODES = {"path": ["--mode", "path"], "edge": ["--mode", "edge"],
                   "path-time": ["--mode", "path", "--metric", "time"],
-                  "cover": ["--mode", "path", "--stop-counting", "basis"]}
+                  "cover": ["--mode", "path", "--stop-counting", "basis"],
+                  "cover-conditions": ["--mode", "path", "--stop-counting", "basis",
+                                       "--conditions"]}
+#: the modes that stop counting, each with the key of its share left to original code
+COVER_MODES = {"cover": "uninstrumented", "cover-conditions": "uninstrumented_conditions"}
+# report.py names each mode's column; the conditions mode is named here.
+report.TITLES.setdefault("cover-conditions", "path --stop-counting basis --conditions")
 
 
 # --- One run -------------------------------------------------------------------------------
@@ -192,7 +207,32 @@ def check_measured(mode: str, name: str, tmp: Path) -> str:
         events, what = sum(f["executions"] for f in ran), "path executions"
     if not ran:
         raise RunFailed(f"{mode} {name}: no function of {target} measured")
-    return f"{len(ran)}/{len(functions)} functions ran, {events} {what}"
+    summary = f"{len(ran)}/{len(functions)} functions ran, {events} {what}"
+    if mode == "cover-conditions":
+        # A benchmark may have no decision in its functions (nbody): then none is counted.
+        totals = conditions_totals(tmp / f"{mode}.pathprof", tmp)
+        summary += (f"; {totals['decisions']} decisions, MC/DC {totals['mcdc_masking']}/"
+                    f"{totals['conditions']}, outcomes {totals['outcomes_seen']}/"
+                    f"{totals['outcomes']}" if totals["decisions"] else "; no decision")
+    return summary
+
+
+def conditions_totals(data_file: Path, cwd: Path) -> dict[str, Any]:
+    """The ``conditions_totals`` of ``pathprof coverage --conditions --format json``
+    (absent there when no decision was measured: zeros), and ``evaluations``: the
+    decision evaluations counted (each one counter update), summed over the decisions."""
+    proc = subprocess.run([sys.executable, "-m", "pathprof", "coverage", "--conditions",
+                           "--format", "json", "--data-file", str(data_file)],
+                          capture_output=True, text=True, cwd=cwd, check=False)
+    if proc.returncode != 0:
+        raise RunFailed(f"pathprof coverage --conditions failed:\n{proc.stdout}{proc.stderr}")
+    report = json.loads(proc.stdout)
+    totals = report.get("conditions_totals") or dict.fromkeys(
+        ("decisions", "conditions", "outcomes_seen", "outcomes", "mcdc_masking",
+         "mcdc_unique_cause", "mcdc_percent"), 0)
+    totals["evaluations"] = sum(d.get("evaluations", 0) for f in report["files"]
+                                for fn in f["functions"] for d in fn.get("conditions", []))
+    return totals
 
 
 # --- One workload ---------------------------------------------------------------------------
@@ -221,7 +261,7 @@ def warm_up(name: str, modes: list[str], tmp: Path, entry: dict[str, Any]) -> bo
     if "path" in modes and "path" not in entry["errors"]:
         edge = tmp / "edge.pathprof" if "edge" in modes and "edge" not in entry["errors"] else None
         entry["probes"] = probes.figures(str(tmp / "path.pathprof"), edge and str(edge))
-        entry["data_file"] = datafile.main(str(tmp / "path.pathprof"))
+        entry["data_file"] = datafile.rewrite(str(tmp / "path.pathprof"))
     return True
 
 
@@ -254,9 +294,17 @@ def measure(name: str, loops: int, repeats: int, modes: list[str]) -> dict[str, 
                                             "wall": data["wall"]})
                 print(f"  repeat {repeat + 1} {name:15} {mode:9} {data['seconds']:7.3f} s "
                       f"(process {data['wall']:.3f} s)", file=sys.stderr)
-        if "path" in modes and "cover" in modes and not {"path", "cover"} & set(entry["errors"]):
-            entry["uninstrumented"] = uninstrumented_share(
-                tmp / "path.pathprof", tmp / "cover.pathprof", measured_files(name)[0])
+        target = measured_files(name)[0]
+        for mode, key in COVER_MODES.items():
+            if mode not in modes or mode in entry["errors"]:
+                continue
+            entry.setdefault("stopping", {})[mode] = stopping(tmp / f"{mode}.pathprof", target)
+            if "path" in modes and "path" not in entry["errors"]:
+                entry[key] = uninstrumented_share(tmp / "path.pathprof",
+                                                  tmp / f"{mode}.pathprof", target)
+        if "cover-conditions" in entry.get("stopping", {}):
+            entry["stopping"]["cover-conditions"]["conditions"] = conditions_totals(
+                tmp / "cover-conditions.pathprof", tmp)
     summarize(entry, modes)
     return entry
 
@@ -280,6 +328,74 @@ def uninstrumented_share(path_file: Path, cover_file: Path, target: str) -> dict
     return {"paths": 1 - kept / full if full else 0.0,
             "calls": 1 - kept_calls / full_calls if full_calls else 0.0,
             "stopped": stopped, "functions": ran}
+
+
+def stopping(data_file: Path, target: str) -> dict[str, Any]:
+    """What a stop-counting run's data file says on its own: the benchmark's functions
+    that ran, those of them that went back to original code, and the path executions
+    counted (those that ran while the function was still measured)."""
+    import pathprof
+
+    functions = [f for f in pathprof.load(str(data_file)).functions
+                 if f.file == target and f.total]
+    return {"functions": len(functions), "stopped": sum(1 for f in functions if f.stopped),
+            "counted": sum(f.total for f in functions)}
+
+
+def stopping_table(entries: list[dict[str, Any]]) -> str:
+    """Per workload, for each stop-counting mode: functions gone back of those that ran,
+    and the path executions still counted; MC/DC, condition outcomes and decision
+    evaluations counted of the ``cover-conditions`` run."""
+    modes = [m for m in COVER_MODES if any(m in e.get("stopping", {}) for e in entries)]
+    head = ["workload"]
+    for mode in modes:
+        head += [f"{mode}: functions gone back", f"{mode}: path executions counted"]
+    if "cover-conditions" in modes:
+        head += ["decisions", "MC/DC (masking)", "condition outcomes",
+                 "decision evaluations counted"]
+    rows = [report._row(head), report._row(["---"] + ["---:"] * (len(head) - 1))]
+    for entry in entries:
+        got = entry.get("stopping", {})
+        if not got:
+            continue
+        cells = [entry["workload"]]
+        for mode in modes:
+            s = got.get(mode)
+            cells += ([f"{s['stopped']} of {s['functions']}", f"{s['counted']:,}"] if s
+                      else ["", ""])
+        c = got.get("cover-conditions", {}).get("conditions")
+        if c:
+            cells += [f"{c['decisions']}", f"{c['mcdc_masking']}/{c['conditions']} "
+                      f"({c['mcdc_percent']:.0f}%)", f"{c['outcomes_seen']}/{c['outcomes']}",
+                      f"{c['evaluations']:,}"]
+        elif "cover-conditions" in modes:
+            cells += ["", "", "", ""]
+        rows.append(report._row(cells))
+    return "\n".join(rows)
+
+
+def conditions_targets(entries: list[dict[str, Any]]) -> list[str]:
+    """Issue 39's target, at most 1.15x plain with stop-counting, as report.targets
+    states issue 21's for ``cover``; and the conditions run's share left to original
+    code when ``path`` ran too."""
+    lines = []
+    ratios = [e["ratio_seconds"]["cover-conditions"] for e in entries
+              if "cover-conditions" in e.get("ratio_seconds", {})]
+    if ratios:
+        median, worst = statistics.median(ratios), max(ratios)
+        over = [e["workload"] for e in entries
+                if e.get("ratio_seconds", {}).get("cover-conditions", 0) > 1.15]
+        lines.append(f"- --stop-counting basis --conditions on the median workload "
+                     f"{median:.2f}{report.TIMES} (issue 39 target at most 1.15{report.TIMES}): "
+                     f"{'met' if median <= 1.15 else 'missed'}; worst {worst:.2f}{report.TIMES}"
+                     + (f"; above 1.15{report.TIMES}: {', '.join(over)}" if over else ""))
+    shares = [e["uninstrumented_conditions"] for e in entries
+              if "uninstrumented_conditions" in e]
+    if shares:
+        lines.append("- ran on original code under --stop-counting basis --conditions, median "
+                     f"share of path executions {statistics.median(s['paths'] for s in shares):.1%}"
+                     f", of calls {statistics.median(s['calls'] for s in shares):.1%}")
+    return lines
 
 
 def summarize(entry: dict[str, Any], modes: list[str]) -> None:
@@ -404,10 +520,17 @@ def main(argv: list[str] | None = None) -> int:
     }
     os.makedirs(args.out, exist_ok=True)
     stem = Path(args.out) / f"overhead-{python}-{now:%Y%m%d-%H%M%S}"
-    stem.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    # (not stem.with_suffix: the version's dots would make "-<date>" a suffix to replace)
+    Path(f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     markdown = report.markdown(results)
-    stem.with_suffix(".md").write_text(markdown, encoding="utf-8")
-    chart = report.chart(results, stem.with_suffix(".png"))
+    if any(e.get("stopping") for e in entries):
+        markdown += ("\n### Stop-counting runs: functions gone back, path executions still "
+                     "counted\n\n" + stopping_table(entries) + "\n")
+    if "cover-conditions" in modes:
+        markdown += ("\n### Target (issue 39)\n\n" + "\n".join(conditions_targets(entries))
+                     + "\n")
+    Path(f"{stem}.md").write_text(markdown, encoding="utf-8")
+    chart = report.chart(results, Path(f"{stem}.png"))
     print(markdown)
     print(f"Results: {stem}.json, {stem}.md" + (f", {chart}" if chart else ""))
     failed = [(e["workload"], m) for e in entries for m in e["errors"]]

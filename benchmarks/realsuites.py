@@ -10,7 +10,7 @@ werkzeug 3.1.9 (HTTP utilities, WSGI), more-itertools 11.2.1 (iterators), cachet
 (caches), arrow 1.4.0 (date/time) and idna 3.20 (internationalized domain names) -- makes
 a virtual environment for each with the running interpreter (pathprof from this
 checkout, pytest, pytest-cov, the project and its test dependencies), and runs the
-project's test suite from the unpacked sdist four ways, each timed (wall time, best of
+project's test suite from the unpacked sdist five ways, each timed (wall time, best of
 ``--repeat``), with ``PYTHONHASHSEED=0``:
 
 - plain: ``python -m pytest -q -p no:cacheprovider ARGS``;
@@ -19,7 +19,14 @@ project's test suite from the unpacked sdist four ways, each timed (wall time, b
   (functions stop counting once their basis is full, the default);
 - pathprof counting every run: the same with ``--pathprof-stop-counting=never`` (issue 21:
   what ``--pathprof`` cost before). The two must give the same basis path coverage,
-  function by function, and the default no more paths run: a difference is a failure.
+  function by function, and the default no more paths run: a difference is a failure;
+- pathprof with conditions: the pathprof run with ``--pathprof-conditions`` (issue 39:
+  every evaluation vector of every decision counted too, for condition coverage and
+  MC/DC; a function stops counting once its basis is full and each of its decisions is
+  done). Its basis path coverage must be the pathprof run's, function by function (a
+  difference is a failure); the table has its time, its MC/DC (masking) and condition
+  outcomes (the JSON report's ``conditions_totals``) beside coverage.py's branches, and
+  the functions that went back to original code, against the pathprof run's.
 
 Failures (printed loudly, exit status 1), each also named in the table's *problems*
 column:
@@ -42,9 +49,9 @@ column:
 A different number of warnings or of ``Traceback (most recent call last)`` lines is printed
 as a note. The Markdown table has the tests, the problems, the plain time, the ratios to
 plain, pathprof's headline (basis path coverage) with the paths run of possible,
-coverage.py's branch coverage, the size of pathprof's terminal section in lines and of its
-JSON report, and the largest one-function move; it is also written to
-``WORKDIR/results-pyX.Y.md``.
+coverage.py's branch coverage, the MC/DC and condition outcomes of the conditions run,
+the size of pathprof's terminal section in lines and of its JSON report, and the largest
+one-function move; it is also written to ``WORKDIR/results-pyX.Y.md``.
 
 Options: ``--workdir DIR`` (sdists, unpacked trees, venvs, logs and reports; default
 ``/tmp/pathprof-realsuites``; the venvs and logs are per Python, ``NAME-VERSION-pyX.Y``,
@@ -52,7 +59,7 @@ so one workdir serves several interpreters), ``--projects a,b`` (default all six
 ``--repeat N`` (default 1), ``--fresh`` (rebuild the venvs), ``--pathprof-rev REV``
 (install pathprof from ``git archive REV`` of this checkout instead of the working tree,
 editable: useful while the working tree is being edited), ``--modes plain,cov,...``
-(which of the four runs to make, default all; e.g. ``--modes plain`` to try a new
+(which of the five runs to make, default all; e.g. ``--modes plain`` to try a new
 project's arguments), ``--timeout S`` (one pytest run's limit, default 1200 s),
 ``--dont-write-bytecode`` (run the suites with ``PYTHONDONTWRITEBYTECODE=1`` and no
 instrumentation cache left from an earlier run; by default the variable is unset, even
@@ -235,7 +242,7 @@ OUTCOMES += tuple(f"subtests {o}" for o in ("passed", "failed", "skipped", "xfai
 SUMMARY_RE = re.compile(
     r"^\W*(\d+ (?:subtests )?[a-z]+(?:, \d+ (?:subtests )?[a-z]+)*) in [\d.]+s\b"
 )
-MODES = ("plain", "cov", "pathprof", "pathprof-never")
+MODES = ("plain", "cov", "pathprof", "pathprof-never", "pathprof-conditions")
 #: "py3.11": the venvs and logs of one interpreter are kept apart from another's
 PYTAG = f"py{sys.version_info[0]}.{sys.version_info[1]}"
 #: a frame of pathprof's own code in a traceback: Python's ``File "…", line N`` or pytest's
@@ -436,11 +443,16 @@ class Result:
     pathprof: dict | None = None
     #: the pathprof JSON report of the run that counted every run
     pathprof_never: dict | None = None
+    #: the pathprof JSON report of the run with --pathprof-conditions
+    pathprof_conditions: dict | None = None
     cov: dict | None = None
     term_lines: int = 0
     json_kib: float = 0.0
     #: "N of M": functions that went back to original code under --pathprof
     stopped: str = "-"
+    #: the same under --pathprof-conditions, with its path executions counted against
+    #: the --pathprof run's
+    stopped_conditions: str = "-"
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     #: each run's output, scanned (the last of the repeats)
@@ -479,6 +491,7 @@ def run_suite(
     cov_json = out_dir / "coverage.json"
     pp_json = out_dir / "pathprof.json"
     never_json = out_dir / "pathprof-never.json"
+    cond_json = out_dir / "pathprof-conditions.json"
     modes = {
         "plain": [],
         "cov": [
@@ -499,6 +512,13 @@ def run_suite(
             "--pathprof-report=term",
             "--pathprof-stop-counting=never",
         ],
+        "pathprof-conditions": [
+            *(f"--pathprof={k}" for k in p.packages),
+            f"--pathprof-data-file={out_dir / '.pathprof-conditions'}",
+            f"--pathprof-report=json:{cond_json}",
+            "--pathprof-report=term",
+            "--pathprof-conditions",
+        ],
     }
     for mode, extra in modes.items():
         if mode not in modes_run:
@@ -506,7 +526,8 @@ def run_suite(
         best = None
         for i in range(repeat):
             for f in {"cov": [cov_json], "pathprof": [pp_json],
-                      "pathprof-never": [never_json]}.get(mode, []):
+                      "pathprof-never": [never_json],
+                      "pathprof-conditions": [cond_json]}.get(mode, []):
                 f.unlink(missing_ok=True)
             if not bytecode:
                 # As a user under -B sees it: no instrumentation cache from an earlier run.
@@ -546,22 +567,49 @@ def run_suite(
     elif "cov" in modes_run:
         res.problems.append(f"no coverage.py JSON report ({cov_json}); see {res.logs['cov']}")
         res.short.append("cov: no JSON report")
-    if pp_json.exists():
+    if "pathprof" in modes_run:
+        res.pathprof = read_report(res, "pathprof", pp_json)
+        if res.pathprof is not None:
+            res.json_kib = pp_json.stat().st_size / 1024
+    elif pp_json.exists():
         res.pathprof = json.loads(pp_json.read_text())
         res.json_kib = pp_json.stat().st_size / 1024
-    elif "pathprof" in modes_run:
-        res.problems.append(f"no pathprof JSON report ({pp_json}); see {res.logs['pathprof']}")
-        res.short.append("pathprof: no JSON report")
     if "pathprof-never" in modes_run and never_json.exists():  # not a leftover of another run
-        res.pathprof_never = json.loads(never_json.read_text())
+        res.pathprof_never = read_report(res, "pathprof-never", never_json)
     if {"pathprof", "pathprof-never"} <= set(modes_run) and (out_dir / ".pathprof").exists() \
             and (out_dir / ".pathprof-never").exists():
         stopped, total, counted = stopped_functions(out_dir / ".pathprof")
         _, _, every = stopped_functions(out_dir / ".pathprof-never")
         left = 1 - counted / every if every else 0.0
         res.stopped = f"{stopped:,} of {total:,}; {left:.1%} of path executions uncounted"
+    elif "pathprof" in modes_run and (out_dir / ".pathprof").exists():
+        stopped, total, _ = stopped_functions(out_dir / ".pathprof")
+        res.stopped = f"{stopped:,} of {total:,}"
+    if "pathprof-conditions" in modes_run:
+        res.pathprof_conditions = read_report(res, "pathprof-conditions", cond_json)
+        if (out_dir / ".pathprof-conditions").exists():
+            stopped, total, counted = stopped_functions(out_dir / ".pathprof-conditions")
+            res.stopped_conditions = f"{stopped:,} of {total:,}"
+            if "pathprof" in modes_run and (out_dir / ".pathprof").exists():
+                _, _, base = stopped_functions(out_dir / ".pathprof")
+                more = f"{counted / base:.1f}\u00d7" if base else "-"
+                res.stopped_conditions += f"; path executions counted {more} --pathprof's"
     check(res)
     return res
+
+
+def read_report(res: Result, mode: str, path: Path) -> dict | None:
+    """A run's pathprof JSON report; a missing or unreadable one (empty: the session
+    ended with a traceback as it wrote it) is a problem of ``mode``."""
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        what = "no pathprof JSON report"
+    except ValueError:
+        what = "unreadable pathprof JSON report"
+    res.problems.append(f"{what} ({path}); see {res.logs[mode]}")
+    res.short.append(f"{mode}: {what.replace('pathprof ', '')}")
+    return None
 
 
 def check(res: Result) -> None:
@@ -630,6 +678,12 @@ def check(res: Result) -> None:
         res.problems += diff
         if diff:
             res.short.append(f"stopping: {len(diff)} functions differ")
+    if res.pathprof is not None and res.pathprof_conditions is not None:
+        # Both runs stop a function only once its basis is full: the same basis coverage.
+        diff = basis_differences(res.pathprof_conditions, res.pathprof)
+        res.problems += diff
+        if diff:
+            res.short.append(f"conditions: {len(diff)} functions' basis differs")
     if res.pathprof is not None:
         m, who = one_out_max(res.pathprof)
         if m >= 2.0:
@@ -664,6 +718,25 @@ def stopping_differences(stopping: dict, never: dict) -> list[str]:
     return problems
 
 
+def basis_differences(conditions: dict, paths: dict) -> list[str]:
+    """Issue 39: with ``--pathprof-conditions`` a function stops counting once its basis
+    is full and its decisions are done, so each function's basis path coverage must be
+    that of the run without conditions (the paths run may be more)."""
+    problems = []
+    mine, theirs = _by_function(conditions), _by_function(paths)
+    for key in sorted(set(mine) | set(theirs)):
+        a, b = mine.get(key), theirs.get(key)
+        if a is None or b is None:
+            problems.append(f"{key[0]}:{key[2]} {key[1]} is in one of the --pathprof and "
+                            f"--pathprof-conditions reports only")
+        elif (a["basis_covered"], a["basis_dimension"]) != (b["basis_covered"],
+                                                            b["basis_dimension"]):
+            problems.append(f"{key[0]}:{key[2]} {key[1]}: basis {a['basis_covered']}/"
+                            f"{a['basis_dimension']} with --pathprof-conditions, "
+                            f"{b['basis_covered']}/{b['basis_dimension']} without")
+    return problems
+
+
 def stopped_functions(data_file: Path) -> tuple[int, int, int]:
     """Functions that went back to their original code, of those measured; and the
     path executions counted (complete and cut)."""
@@ -675,6 +748,18 @@ def stopped_functions(data_file: Path) -> tuple[int, int, int]:
         stopped = db.execute("SELECT count(*) FROM stopped_counting").fetchone()[0] if has else 0
         executions = db.execute("SELECT coalesce(sum(count), 0) FROM path").fetchone()[0]
     return stopped, total, executions
+
+
+def mcdc_cell(report: dict | None) -> str:
+    """MC/DC (masking) and condition outcomes of a report's ``conditions_totals``."""
+    if report is None:
+        return "-"
+    t = report.get("conditions_totals")
+    if not t:
+        return "no decision measured"
+    return (f"{t['mcdc_percent']:.1f}% ({t['mcdc_masking']:,}/{t['conditions']:,}); "
+            f"outcomes {t['outcomes_seen']:,}/{t['outcomes']:,}; "
+            f"{t['decisions']:,} decisions")
 
 
 def fmt_counts(c: dict[str, int] | None) -> str:
@@ -690,12 +775,14 @@ def big(n: int) -> str:
 def table(results: list[Result]) -> str:
     head = (
         "| project | tests | problems | plain s | `--cov-branch` | `--pathprof` "
-        "| `--pathprof` counting every run | functions stopped | basis path coverage "
+        "| `--pathprof` counting every run | `--pathprof-conditions` | functions stopped "
+        "| functions stopped with conditions | basis path coverage "
         "(paths run of possible) | coverage.py branches (lines+branches) "
+        "| MC/DC masking (conditions shown); condition outcomes "
         "| term lines | JSON KiB | max one-function move |"
     )
-    rows = [head, "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: "
-            "| ---: |"]
+    rows = [head, "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- "
+            "| ---: | --- | ---: | ---: | ---: |"]
     for r in results:
         p = r.project
         plain = r.times.get("plain")
@@ -725,7 +812,8 @@ def table(results: list[Result]) -> str:
             f"| {p.name} {p.version} | {fmt_counts(r.counts.get('plain'))} | {problems} | "
             f"{'-' if plain is None else f'{plain:.2f}'} | {ratio('cov')} | "
             f"{ratio('pathprof')} | {ratio('pathprof-never')} | "
-            f"{r.stopped} | {pp} | {cov} | "
+            f"{ratio('pathprof-conditions')} | {r.stopped} | {r.stopped_conditions} | {pp} | "
+            f"{cov} | {mcdc_cell(r.pathprof_conditions)} | "
             f"{r.term_lines} | {r.json_kib:,.0f} | {move} |"
         )
     return "\n".join(rows)
