@@ -149,6 +149,11 @@ def test_runs_add_up_in_the_data_file(measured: Path) -> None:
     assert again["classify"].vectors == {(0, 0): 2, (0, 3): 2}
     # partly's conditional expression (excluded from reports) is still counted
     assert again["partly"].vectors[(0, 0)] == 4  # x false twice per run
+    pathprof_cli(measured, "run", "--conditions", "--data-file", "other.pathprof", "main.py")
+    pathprof_cli(measured, "combine", "--data-file", "all.pathprof", ".pathprof",
+                 "other.pathprof")
+    combined = {fn.qualname: fn for fn in store.read(str(measured / "all.pathprof")).functions}
+    assert combined["classify"].vectors == {(0, 0): 3, (0, 3): 3}
 
 
 def test_pytest_conditions_and_their_threshold(tmp_path: Path) -> None:
