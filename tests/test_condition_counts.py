@@ -16,6 +16,7 @@ truth-table definition; pathprof's from :func:`pathprof.analysis.conditions.mcdc
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib
 import itertools
@@ -30,6 +31,7 @@ import pytest
 from pathprof.analysis.conditioncoverage import decision_coverage
 from pathprof.data import store
 from pathprof.measure.profiler import Profiler
+from pathprof.python.instrument import instrument_source
 
 from .conditions_data.corpus import CASES
 from .conditions_data.traced_oracle import (
@@ -193,7 +195,9 @@ def test_a_done_decision_goes_back_to_plain_code(tmp_path: Path) -> None:
 
 
 def test_a_branch_after_an_unfolded_elif_runs_its_probes_once(tmp_path: Path) -> None:
-    """argparse's ``HelpFormatter._expand_help``, cut down: on CPython 3.13 and 3.14 an
+    """argparse's ``HelpFormatter._expand_help``, cut down (its tests given a second
+    condition, as one condition is counted by its branches and left as written): on
+    CPython 3.13 and 3.14 an
     unfolded test jumped to the ``else`` branch from two places, and the compiler laid
     out that branch's path probe (code without a location) so that it ran twice: the
     path register overran its table (IndexError). The program must run as written,
@@ -206,11 +210,11 @@ def test_a_branch_after_an_unfolded_elif_runs_its_probes_once(tmp_path: Path) ->
         "    params = dict(vars(action))\n"  # (vars: its registers are kept outside)
         "    for name in list(params):\n"
         "        value = params[name]\n"
-        "        if value is SUPPRESS:\n"
+        "        if value is SUPPRESS and name:\n"
         "            del params[name]\n"
-        "        elif hasattr(value, '__name__'):\n"
+        "        elif hasattr(value, '__name__') and name:\n"
         "            params[name] = value.__name__\n"
-        "    if params.get('choices') is not None:\n"
+        "    if params.get('choices') is not None and params:\n"
         "        params['choices'] = str(params['choices'])\n"
         "    return params\n")
 
@@ -225,6 +229,24 @@ def test_a_branch_after_an_unfolded_elif_runs_its_probes_once(tmp_path: Path) ->
     plain = _measure(tmp_path, source, run, conditions=False)
     assert results == [{"a": 1, "c": "int", "choices": None}] * 2
     assert profiles["expand"].counts == plain["expand"].counts
-    # value is SUPPRESS: false 3 times, true once; hasattr: false twice, true once
+    # (F,-) (T,F) (T,T) of each: value is SUPPRESS false 3 times, then true once;
+    # hasattr(...) false twice, true once; choices is not None false once
     assert [sorted(d.counts.items()) for d in decision_coverage(profiles["expand"])] == [
-        [(0, 3), (1, 1)], [(0, 2), (1, 1)], [(0, 1)]]
+        [(0, 3), (2, 1)], [(0, 2), (2, 1)], [(0, 1)]]
+
+
+def test_a_branch_test_of_one_condition_is_counted_by_its_branches() -> None:
+    """An ``if``, ``elif`` or ``while`` test of one condition is left as written: its
+    two vectors are its outcomes, which the path profile counts (the test block's true
+    and false edges). A test of two conditions, or one in a conditional expression
+    (which makes no branch of the CFG), is unfolded."""
+    source = ("def f(x, y):\n    while x > 0:\n        x -= 1\n    if y:\n        return 1\n"
+              "    elif x and y:\n        return 2\n    return 3 if y else 4\n")
+    module = instrument_source(source, "f.py", conditions=True)
+    (function,) = module.metadata.functions
+    assert [(d.text, d.slot) for d in function.decisions] == [
+        ("x > 0", -1), ("y", -1), ("x and y", 0), ("y", 3)]
+    text = ast.unparse(module.tree)
+    assert "while x > 0:" in text
+    assert "if y:" in text
+    assert "elif x and y:" not in text

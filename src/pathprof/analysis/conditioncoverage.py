@@ -25,6 +25,7 @@ from functools import cached_property
 from typing import Any
 
 from pathprof.analysis.conditions import ConditionVerdict, Decision, Vector, mcdc
+from pathprof.analysis.edgepredict import cfg_edge_counts
 from pathprof.analysis.exclusions import ExcludedSource
 from pathprof.contract import DecisionInfo, Piece
 from pathprof.data.profile import FunctionProfile
@@ -143,6 +144,8 @@ def decision_coverage(profile: FunctionProfile, found: ExcludedSource | None = N
     if not decisions:
         return []
     result = [DecisionCoverage(info) for info in decisions]
+    if any(info.slot < 0 and info.vectors for info in decisions):
+        _from_branches(profile, result)
     for (d, k), runs in profile.vectors.items():
         if not runs or not 0 <= d < len(result):
             continue
@@ -151,6 +154,37 @@ def decision_coverage(profile: FunctionProfile, found: ExcludedSource | None = N
         else:
             result[d].raised[-1 - k] = result[d].raised.get(-1 - k, 0) + runs
     return [entry for entry in result if found is None or not _excluded(found, entry.info)]
+
+
+def _from_branches(profile: FunctionProfile, result: list[DecisionCoverage]) -> None:
+    """The vectors of the decisions of one condition that their branches count
+    (:data:`pathprof.python.conditioncode.FROM_BRANCHES`): each outcome's vector ran
+    as often as the test block's edge of that outcome (paths an exception cut short
+    after it included), from the path profile."""
+    meta = profile.meta
+    edges = cfg_edge_counts(profile) if (profile.counts or profile.cuts) else {}
+    tests: dict[tuple[int, int, int, int], int] = {}
+    for b, block in enumerate(meta.blocks):
+        if block.pieces and block.pieces[-1].role == "test":
+            last = block.pieces[-1]
+            tests[(last.line, last.col, last.end_line, last.end_col)] = b
+    out: dict[int, dict[str, int]] = {}
+    for eid, edge in enumerate(meta.edges):
+        label = meta.fall_off.get(eid, edge.label)
+        out.setdefault(edge.src, {})[label] = eid
+    for entry in result:
+        info = entry.info
+        if info.slot >= 0 or not info.vectors:
+            continue
+        span = info.span
+        test = tests.get((span.line, span.col, span.end_line, span.end_col))
+        if test is None:
+            continue
+        for k, vector in enumerate(entry.vectors):
+            taken = out.get(test, {}).get("true" if vector.outcome else "false")
+            runs = edges.get(taken, 0) if taken is not None else 0
+            if runs:
+                entry.counts[k] = runs
 
 
 def totals_of(decisions: Iterable[DecisionCoverage]) -> ConditionTotals:

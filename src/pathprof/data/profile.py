@@ -84,6 +84,8 @@ def decision_vectors(meta: FunctionInfo, slots: Mapping[Any, int]
     found: dict[tuple[int, int], int] = {key: runs for key, runs in slots.items()
                                          if isinstance(key, tuple) and runs}
     for d, decision in enumerate(meta.decisions):
+        if decision.slot < 0:  # counted by its branches' edges (the path profile)
+            continue
         for k in range(decision.vectors):
             runs = slots.get(decision.slot + k)
             if runs:

@@ -89,7 +89,8 @@ class _Function:
         #: conditions measured: the decisions not done yet, each with the vectors
         #: seen (:func:`decision_done`)
         self.decisions: dict[int, set[int]] = {
-            d: set() for d, decision in enumerate(meta.decisions) if decision.vectors}
+            d: set() for d, decision in enumerate(meta.decisions)
+            if decision.vectors and decision.slot >= 0}  # (not those its branches count)
         #: loops still measured: ordinal -> [hidden path ranges, how many hidden
         #: paths, spanning paths, progress] (progress: hidden paths seen with
         #: "paths", spanning paths known to be spanned with "basis" -- a span

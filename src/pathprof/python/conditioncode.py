@@ -55,7 +55,7 @@ from __future__ import annotations
 import ast
 import copy
 import sys
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,8 +70,8 @@ from pathprof.graph.shortcircuit import (
 from pathprof.python.names import DECISION_VALUE, vector_name
 from pathprof.python.nodes import UNLOCATED, artificial, const, load, store, walk
 
-__all__ = ["MAX_NODES", "DecisionSite", "counter_names", "decision_sites",
-           "instrument_decisions"]
+__all__ = ["FROM_BRANCHES", "MAX_NODES", "DecisionSite", "counted", "counter_names",
+           "decision_sites", "instrument_decisions"]
 
 #: The most nodes a decision's unfolded test may hold (its conditions written once per
 #: way they are reached); a bigger one is left as written, unmeasured.
@@ -261,30 +261,43 @@ def _prefix_before(vector: Vector, condition: int) -> tuple[bool | None, ...]:
     return vector.values[:condition]
 
 
-def instrument_decisions(stmts: list[ast.stmt], first_slot: int) -> list[DecisionInfo]:
+#: The slot of a decision whose vectors its branches count
+#: (:data:`~pathprof.contract.DecisionInfo.slot`).
+FROM_BRANCHES = -1
+
+
+def instrument_decisions(stmts: list[ast.stmt], first_slot: int,
+                         branches: Container[Span] = ()) -> list[DecisionInfo]:
     """Rewrite the decisions of a function's own code (its body ``stmts``) to count
     their vectors, in the module's counters from ``first_slot`` on; their contract,
     in source order. Inner decisions (a conditional expression inside a condition)
     are rewritten first, so a condition written out more than once carries its
-    counting with it."""
+    counting with it.
+
+    A decision of one condition that is the test of a block with a true and a false
+    edge (an ``if``, ``elif`` or ``while``: its span is in ``branches``) is left as
+    written: its two vectors are its outcomes, which the path profile counts already
+    (its branches' edges); it is declared with the slot :data:`FROM_BRANCHES`."""
     sites = decision_sites(stmts)
     infos: dict[int, DecisionInfo] = {}
     slot = first_slot
-    slots: dict[int, int] = {}
     for i, site in enumerate(sites):  # slots in source order
         tree, leaves = boolean_tree(site.test)
         vectors = evaluation_vectors(tree, len(leaves))
+        span = _span(site.test)
+        from_branches = len(leaves) == 1 and site.kind in ("if", "elif", "while") \
+            and span in branches
         measured = site.measurable and _size(tree, leaves, vectors) <= MAX_NODES
-        infos[i] = DecisionInfo(site.kind, _span(site.test), ast.unparse(site.test),
+        infos[i] = DecisionInfo(site.kind, span, ast.unparse(site.test),
                                 tuple(ast.unparse(leaf) for leaf in leaves),
                                 tuple(_span(leaf) for leaf in leaves), tree_text(tree),
-                                slot if measured else 0, len(vectors) if measured else 0)
-        slots[i] = slot
-        if measured:
+                                FROM_BRANCHES if from_branches else slot if measured else 0,
+                                len(vectors) if measured else 0)
+        if measured and not from_branches:
             slot += len(vectors)
     for i in _innermost_first(sites):
         info = infos[i]
-        if not info.vectors:
+        if not info.vectors or info.slot == FROM_BRANCHES:
             continue
         site = sites[i]
         tree, leaves = boolean_tree(site.test)
@@ -294,10 +307,16 @@ def instrument_decisions(stmts: list[ast.stmt], first_slot: int) -> list[Decisio
     return [infos[i] for i in range(len(sites))]
 
 
+def counted(decisions: list[DecisionInfo]) -> int:
+    """How many of the module's counters ``decisions`` own."""
+    return sum(d.vectors for d in decisions if d.slot >= 0)
+
+
 def counter_names(decisions: list[DecisionInfo]) -> list[str]:
     """The module globals that the rewritten ``decisions`` assign: their vectors'
     counters, and where one is measured, the value tested."""
-    names = [vector_name(d.slot + k) for d in decisions for k in range(d.vectors)]
+    names = [vector_name(d.slot + k) for d in decisions if d.slot >= 0
+             for k in range(d.vectors)]
     return [*names, DECISION_VALUE] if names else []
 
 

@@ -41,7 +41,7 @@ from pathprof.python.cfg import (
     build_cfg,
     iter_functions,
 )
-from pathprof.python.conditioncode import counter_names, instrument_decisions
+from pathprof.python.conditioncode import counted, counter_names, instrument_decisions
 from pathprof.python.generator_globals import capture_globals
 from pathprof.python.lasti import keep_last_instruction
 from pathprof.python.names import (
@@ -268,13 +268,14 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
     if conditions:
         for fp in plans:
             if not fp.calls_only:
+                branches = _branch_tests(fp)
                 if fp.index in originals:  # counted after its paths are known too
                     copied = copy.deepcopy(originals[fp.index])
-                    if any(d.vectors for d in instrument_decisions(copied, vectors)):
+                    if counted(instrument_decisions(copied, vectors, branches)):
                         conditioned[fp.index] = copied
                 fp.decisions = instrument_decisions(
-                    fp.cfg.node.body[fp.cfg.body_start:], vectors)
-                vectors += sum(d.vectors for d in fp.decisions)
+                    fp.cfg.node.body[fp.cfg.body_start:], vectors, branches)
+                vectors += counted(fp.decisions)
     for fp in plans:
         if fp.calls_only:
             fp.timed = False
@@ -292,8 +293,23 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
     metadata = module_metadata(plans, filename, key, source)
     prologue = _add_prologue(
         tree, plans, filename, key, metadata, subpaths, tuple(originals),
-        tuple(sum(d.vectors for d in fp.decisions) for fp in plans) if conditions else None)
+        tuple(counted(fp.decisions) for fp in plans) if conditions else None)
     return InstrumentedModule(tree, plans, metadata, prologue, moved)
+
+
+def _branch_tests(fp: FunctionPlan) -> set[Span]:
+    """The spans of the tests whose block has a true and a false edge to different
+    blocks: the outcome of such a test is the edge the path profile counts."""
+    cfg = fp.cfg
+    found = set()
+    for block_id, block in enumerate(cfg.blocks):
+        if not block.pieces or block.pieces[-1].role is not Role.TEST:
+            continue
+        branches = {cfg.fall_off.get(eid, e.label): e.dst for eid, e in enumerate(cfg.edges)
+                    if e.src == block_id}
+        if {"true", "false"} <= set(branches) and branches["true"] != branches["false"]:
+            found.add(Span(*block.pieces[-1].span()))
+    return found
 
 
 #: A function's share in one copy: (its tasks' edge sets, each task's copy, this copy).
