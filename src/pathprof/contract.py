@@ -202,7 +202,9 @@ class DecisionInfo(NamedTuple):
     counters it owns: ``vectors`` slots from ``slot`` on, vector ``k`` (numbered as
     :func:`~pathprof.analysis.conditions.evaluation_vectors` numbers them) at ``slot +
     k``. ``vectors`` is 0 for a decision left unmeasured (too many ways to evaluate it
-    to write each one out)."""
+    to write each one out, or a place Python allows no assignment expression in);
+    ``slot`` is -1 for a test of one condition whose block's true and false edges
+    count its two vectors (:data:`pathprof.python.conditioncode.FROM_BRANCHES`)."""
 
     kind: str
     span: Span

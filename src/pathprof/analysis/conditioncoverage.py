@@ -2,7 +2,8 @@
 function, file and in total.
 
 A run with ``--conditions`` counts every evaluation vector of every decision
-(:mod:`pathprof.python.conditioncode`); from the vectors that ran,
+(:mod:`pathprof.python.conditioncode`; a branch test of one condition by its true
+and false edges, from the path profile); from the vectors that ran,
 :func:`pathprof.analysis.conditions.mcdc` says, for each condition, whether it was
 seen true and false (*condition coverage*, counted as outcomes: two per condition,
 as gcov's ``-fcondition-coverage`` counts them) and which pair of vectors shows its
