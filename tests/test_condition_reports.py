@@ -179,3 +179,39 @@ def test_the_contract_keeps_decisions() -> None:
     plain = FunctionInfo("f", 1, 3, 1, False, 0, 1, (), (), {}, (), (), 1, "array", (), {},
                          frozenset(), (), (), "path")
     assert FunctionInfo.decode(plain.encode()).decisions == ()
+
+
+def test_a_decision_too_big_to_unfold_is_reported_as_not_measured(tmp_path: Path) -> None:
+    """Twelve ``(a or b)`` groups joined by ``and``: each group's conditions are
+    reached in 2**k ways, past what pathprof writes out; the decision runs as written,
+    and every report says it was not measured (the JSON report crashed on it)."""
+    groups = " and ".join(f"(v[{2 * i}] or v[{2 * i + 1}])" for i in range(12))
+    (tmp_path / "big.py").write_text(
+        f"def f(v):\n    if {groups}:\n        return 1\n    return 0\n"
+        "print(f([1] * 24), f([0] * 24))\n")
+    done = pathprof_cli(tmp_path, "run", "--conditions", "big.py")
+    assert done.stdout.split() == ["1", "0"]
+    document = json.loads(pathprof_cli(tmp_path, "coverage", "--format", "json").stdout)
+    assert document["conditions_totals"]["unmeasured"] == 1
+    (decision,) = document["files"][0]["functions"][0]["conditions"]
+    assert decision["measured"] is False
+    assert [c["seen_true"] for c in decision["conditions"]] == [None] * 24
+    text = pathprof_cli(tmp_path, "coverage", "--conditions", "-m").stdout
+    assert "1 decision(s) have too many ways to be evaluated to count each one" in text
+
+
+def test_a_module_reloaded_keeps_what_it_counted(tmp_path: Path) -> None:
+    """``importlib.reload`` executes the module again in the same globals, where its
+    vector counters live: the runs before the reload stay with the first execution,
+    the runs after count in the second, and none is lost or counted twice."""
+    (tmp_path / "mod.py").write_text("def check(a, b):\n    if a and b:\n        return 1\n"
+                                     "    return 0\n")
+    (tmp_path / "main.py").write_text(
+        "import importlib\nimport mod\nmod.check(True, True)\nmod.check(False, True)\n"
+        "importlib.reload(mod)\nmod.check(True, False)\n")
+    pathprof_cli(tmp_path, "run", "--conditions", "--source", "mod.py", "main.py")
+    document = json.loads(pathprof_cli(tmp_path, "coverage", "--format", "json").stdout)
+    (fn,) = document["files"][0]["functions"]
+    (decision,) = fn["conditions"]
+    assert [(v["values"], v["runs"]) for v in decision["vectors"]] == [
+        ([False, None], 1), ([True, False], 1), ([True, True], 1)]

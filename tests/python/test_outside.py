@@ -110,3 +110,34 @@ def test_asyncio_main_compiles_in_event_mode() -> None:
     instrumented = instrument_source(path.read_bytes(), str(path), mode="events")
     assert instrumented.registers_moved
     instrumented.compile(str(path))
+
+
+def test_a_returned_value_is_not_kept_by_the_registers_table() -> None:
+    """A function whose registers live outside its frame (it calls ``exec``) keeps its
+    return value in its table while the return counts its path (with stop-counting's
+    switches, after the value is computed); the return takes it out again, so nothing
+    keeps it alive once the caller lets go (attrs' suite checks that a class it
+    replaced is gone). It used to stay in the table until another frame took that
+    address."""
+    import gc
+    import types
+    import weakref
+
+    source = textwrap.dedent("""\
+        class Thing:
+            pass
+
+        def make(flag):
+            exec("y = 1", {}, {})
+            if flag:
+                return Thing()
+            return None
+    """)
+    module = instrument_source(source, "leaky.py", switches=True)
+    namespace = types.ModuleType("leaky").__dict__
+    exec(module.compile("leaky.py"), namespace)
+    thing = namespace["make"](True)
+    ref = weakref.ref(thing)
+    del thing
+    gc.collect()
+    assert ref() is None

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 from typing import TypeVar
 
+from pathprof.python.names import RETURN_VALUE
 from pathprof.python.nodes import walk
 
 
@@ -43,6 +44,23 @@ class _MoveOut(ast.NodeTransformer):
         func = ast.Attribute(value=ast.Name(id=self.runtime, ctx=ast.Load()), attr=attr,
                              ctx=ast.Load())
         return _located(func, node)
+
+    def visit_Return(self, node: ast.Return) -> ast.AST:
+        """``return @pp_v`` → ``return _@pp_m.registers().pop('v')``: the value a
+        return kept while it counted its path leaves the table as it is returned (a
+        table outlives its frame, for the next frame at that address: a value left in
+        it would stay alive, where plain Python lets it go)."""
+        value = node.value
+        if isinstance(value, ast.Name) and value.id == RETURN_VALUE \
+                and isinstance(value.ctx, ast.Load):
+            table = _located(ast.Call(func=self._runtime("registers", value), args=[],
+                                      keywords=[]), value)
+            pop = _located(ast.Attribute(value=table, attr="pop", ctx=ast.Load()), value)
+            key = _located(ast.Constant(value=value.id), value)
+            node.value = _located(ast.Call(func=pop, args=[key], keywords=[]), value)
+            return node
+        self.generic_visit(node)
+        return node
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if not node.id.startswith(self.prefix):

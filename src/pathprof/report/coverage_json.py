@@ -101,9 +101,15 @@ def decisions_json(decisions: list[DecisionCoverage]) -> list[dict[str, Any]]:
     found = []
     for entry in decisions:
         info = entry.info
-        conditions = []
+        conditions: list[dict[str, Any]] = []
         ran = {entry.vectors[k] for k in entry.counts}
-        for verdict, text in zip(entry.verdicts, info.conditions, strict=True):
+        if not entry.measured:  # (too big to unfold, or where it could not be counted)
+            conditions = [{"index": i, "text": text, "seen_true": None, "seen_false": None,
+                           "mcdc_masking": None, "mcdc_unique_cause": None,
+                           "raised": entry.raised.get(i, 0), "missing": None}
+                          for i, text in enumerate(info.conditions)]
+        for verdict, text in zip(entry.verdicts, info.conditions,
+                                 strict=entry.measured):
             missing = None
             if verdict.masking is None and verdict.missing is not None:
                 have, want = verdict.missing

@@ -97,6 +97,9 @@ class _Sink(dict[Any, int]):
     def __missing__(self, key: Any) -> int:
         return 0
 
+    def pop(self, key: Any, default: Any = 0) -> Any:
+        return dict.pop(self, key, default)
+
 
 class NamespaceRef:
     """A module's globals, held no longer than the module is: a state that held them
@@ -233,7 +236,7 @@ class ModuleState(InstrumentedModule):
     """The counters of one instrumented module, and what decodes its exceptions."""
 
     __slots__ = ("_namespace", "closed", "condition_raises", "counters", "cuts", "exit_times",
-                 "exits", "lengths", "loops", "loops_back", "raised", "sent_back", "sizes",
+                 "exits", "kept", "lengths", "loops", "loops_back", "raised", "sent_back", "sizes",
                  "switches", "timed", "times", "unattributed", "unmeasured", "vector_slots",
                  "vectors", "vectors_taken")
 
@@ -307,6 +310,9 @@ class ModuleState(InstrumentedModule):
         #: per counter, the runs already taken (a snapshot), subtracted on reading,
         #: since a counter cannot be set back without losing a run counted meanwhile
         self.vectors_taken: list[int] = []
+        #: the runs its counters held when its module was executed again in the same
+        #: globals (:meth:`keep_vectors`); None while it counts
+        self.kept: dict[str, int] | None = None
         #: per function: (decision, -1 - condition) -> evaluations that condition
         #: ended by raising (found where the exception is recorded, from the
         #: instruction it left)
@@ -323,6 +329,9 @@ class ModuleState(InstrumentedModule):
             self.vectors_taken = [0] * first
             if namespace is not None:  # (the program may iterate over its globals:
                 # a rewritten decision must not add one as it stores)
+                for earlier in _modules:  # a module executed again (importlib.reload)
+                    if earlier.vectors and earlier.namespace is namespace:
+                        earlier.keep_vectors()
                 namespace.update(dict.fromkeys(self.vectors, 0))
                 namespace.setdefault("_@pp_d", None)
             for index in self.switches:
@@ -375,11 +384,20 @@ class ModuleState(InstrumentedModule):
     def _arm_vectors(self, index: int) -> None:
         """Hear of each vector of function ``index`` as it next runs."""
         namespace = self.namespace
-        if index < len(self.vector_slots) and namespace is not None:
+        if index < len(self.vector_slots) and namespace is not None and self.kept is None:
             for slot in self.vector_slots[index]:
                 name = self.vectors[slot]
                 namespace[name] = stopping.UnseenVector(
                     self, index, slot, stopping.vector_runs(namespace.get(name)))
+
+    def keep_vectors(self) -> None:
+        """The module is executed again (``importlib.reload``) in the same globals,
+        whose vector counters its new state sets to 0 and counts in from then on: this
+        state keeps the runs its counters hold now, and reads nothing from them later."""
+        namespace = self.namespace
+        if namespace is None or self.kept is not None:
+            return
+        self.kept = {name: stopping.vector_runs(namespace.get(name)) for name in self.vectors}
 
     def vector_counts(self, index: int, reset: bool) -> dict[int, int]:
         """Runs of function ``index``'s vectors since the last reset, by counter
@@ -400,7 +418,10 @@ class ModuleState(InstrumentedModule):
                         raises[key] -= runs
         vectors, taken = self.vectors, self.vectors_taken
         for slot in self.vector_slots[index]:
-            runs = stopping.vector_runs(namespace.get(vectors[slot])) - taken[slot]
+            name = vectors[slot]
+            kept = self.kept
+            runs = (kept[name] if kept is not None
+                    else stopping.vector_runs(namespace.get(name))) - taken[slot]
             if runs:
                 counts[slot] = runs
                 if reset:
