@@ -259,10 +259,6 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
         fp.mark_probes = mark_probes
     originals = {fp.index: original_body(fp) for fp in plans
                  if switches and mode == "path" and can_switch(fp)}
-    for index in originals:
-        plans[index].switch = True
-        if not conditions:  # (a loop's original body would leave its decisions uncounted)
-            plans[index].loop_switches = plan_loop_switches(plans[index])
     vectors = 0
     conditioned: dict[int, list[ast.stmt]] = {}
     if conditions:
@@ -276,6 +272,13 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
                 fp.decisions = instrument_decisions(
                     fp.cfg.node.body[fp.cfg.body_start:], vectors, branches)
                 vectors += counted(fp.decisions)
+    for index in originals:
+        plans[index].switch = True
+        if not counted(plans[index].decisions):
+            # (a loop's original body would leave the decisions in it uncounted; those
+            # its branches count are read off the paths, which a loop's switch keeps
+            # exact in what they tell: every edge in the loop has run)
+            plans[index].loop_switches = plan_loop_switches(plans[index])
     for fp in plans:
         if fp.calls_only:
             fp.timed = False

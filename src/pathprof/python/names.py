@@ -37,7 +37,7 @@ import re
 #: noted too. 21: only an instrumented caller's locals read, their snapshot let go.
 #: 22: a re-raise after pathprof's code takes the line before it
 #: (:mod:`pathprof.python.reraise_lines`).
-CODE_VERSION = 30
+CODE_VERSION = 31
 
 #: The prefix of the locals inserted code uses.
 LOCAL_PREFIX = "@pp_"
