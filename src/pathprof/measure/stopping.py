@@ -186,20 +186,10 @@ class StopCounting:
 
     def seen(self, state: Any, index: int, number: int) -> None:
         """Path ``number`` of function ``index`` of ``state``'s module ran for the
-        first time (called from the program, by the function's table)."""
+        first time (called from the program, by the function's table); a negative
+        ``number`` is the decision vector counted at slot ``-1 - number``, by its
+        counter."""
         self._queue.append((state, index, number))
-        while self._queue and self._lock.acquire(False):
-            try:
-                with runtime.own_work:
-                    while self._queue:
-                        self._add(*self._queue.pop())
-            finally:
-                self._lock.release()
-
-    def seen_vector(self, state: Any, index: int, slot: int) -> None:
-        """The vector counted at ``slot`` of function ``index`` of ``state``'s module
-        ran for the first time (called from the program, by its counter)."""
-        self._queue.append((state, index, -1 - slot))
         while self._queue and self._lock.acquire(False):
             try:
                 with runtime.own_work:

@@ -26,7 +26,8 @@ __all__ = ["PARKED", "FirstSeen", "Parked", "Unseen", "UnseenVector", "arm", "ne
            "vector_runs", "watcher"]
 
 #: What hears of first runs: an object with ``seen(state, index, number)``, set by
-#: the profiler while a coverage mode measures (None: nobody listens).
+#: the profiler while a coverage mode measures (None: nobody listens); ``number`` is a
+#: path's, or ``-1 - slot`` for the decision vector counted at ``slot``.
 watcher: Any = None
 
 
@@ -79,15 +80,6 @@ class Unseen:
         return int, ()
 
 
-def _report_vector(state: Any, index: int, slot: int) -> None:
-    try:
-        listener = watcher
-        if listener is not None:
-            listener.seen_vector(state, index, slot)
-    except BaseException:  # never into the program
-        pass
-
-
 class UnseenVector:
     """What the counter of a decision's vector holds until the vector first runs
     (:mod:`pathprof.python.conditioncode`): a module global the rewritten decision
@@ -106,7 +98,7 @@ class UnseenVector:
 
     def __add__(self, other: Any) -> Any:
         try:  # noqa: SIM105 - no contextlib: its module's globals are gone at shutdown
-            _report_vector(self.state, self.index, self.slot)
+            _report(self.state, self.index, -1 - self.slot)  # (a vector: negative)
         except BaseException:  # (the interpreter shutting down: its globals are gone)
             pass
         return self.runs + other
