@@ -114,13 +114,31 @@ def _main_module(**attributes: Any) -> types.ModuleType:
 
 def _run(run: Callable[[], object], program: ProgramWindow, ending: Ending | None,
          prepare: Callable[[], object] = lambda: None,
-         settle: Callable[[BaseException | None], object] = lambda ended: None) -> Any:
+         settle: Callable[[BaseException | None], object] = lambda ended: None,
+         depth_from_c: int = 0) -> Any:
     """``prepare()``, then ``run()`` inside ``program()``; then, outside it (``ending``
     opens it again for what is the program's) and outside any ``except`` clause (so
     that nothing after sees an exception being handled, as Python's exit handlers see
     none): ``ending.report``, ``settle`` (what the interpreter does to ``__main__``
     then) and ``ending.finish``. What ``prepare`` raises (a script that does not
     compile) ends the program as what ``run`` raises does."""
+    room = _RecursionRoom(depth_from_c)
+    try:
+        return _run_within(run, program, ending, prepare, settle, room)
+    finally:
+        room.put_back()
+
+
+def _run_within(run: Callable[[], object], program: ProgramWindow, ending: Ending | None,
+                prepare: Callable[[], object],
+                settle: Callable[[BaseException | None], object],
+                room: _RecursionRoom) -> Any:
+    probed: dict[str, Any] = {"reached": room.limit - 2}
+    try:  # noqa: SIM105 - no contextlib: it may be a measured module
+        (lambda: exec(_PROBE, probed))()  # (called from here, as ``run`` is)
+    except Exception:  # (never expected: the program then runs with the limit it has)
+        pass
+    room.make_room(probed["reached"])
     if ending is None:
         prepare()
         with program():
@@ -144,6 +162,51 @@ def _run(run: Callable[[], object], program: ProgramWindow, ending: Ending | Non
         ended = None  # no cycle through the traceback's frames
     ending.finish()
     return result
+
+
+#: How deep a module's body can recurse: a function that calls itself until a
+#: RecursionError, noting how deep it got (``python script.py`` gets to the limit
+#: less 2, on every Python pathprof supports).
+_PROBE = compile("def probe(n):\n    global reached\n    reached = n\n    probe(n + 1)\n"
+                 "try:\n    probe(0)\nexcept RecursionError:\n    pass\n",
+                 "<pathprof recursion probe>", "exec")
+
+
+class _RecursionRoom:
+    """The program gets the recursion depth plain Python gives it: ``python
+    script.py`` runs the script's body at the bottom of the stack and ``python -m``
+    under runpy's two frames, where here pathprof's own frames lie below (the command
+    line, the run, this runner). For the time the program runs, the recursion limit
+    is raised by what those frames take, measured (:data:`_PROBE`, run as the program
+    will be, from a lambda at the same depth), so that a RecursionError comes at the
+    depth it comes without pathprof; then the limit is put back, unless the program
+    set one of its own. (``sys.getrecursionlimit()`` reads that much more meanwhile:
+    docs/guarantees.md.)"""
+
+    def __init__(self, depth_from_c: int = 0) -> None:
+        self.limit = self.raised = sys.getrecursionlimit()
+        #: what plain Python's C code takes of the depth on the way to what ``run``
+        #: calls (runpy's ``_run_module_as_main`` is called from C there, from a
+        #: lambda here: one level on 3.11; from 3.12 C calls take none, measured)
+        self.depth_from_c = depth_from_c
+
+    def make_room(self, reached: int) -> None:
+        """Raise the limit by what :data:`_PROBE` shows pathprof's frames take: it got
+        ``reached`` deep, run as the program will be."""
+        taken = self.limit - 2 - reached - self.depth_from_c
+        if taken > 0:
+            try:
+                sys.setrecursionlimit(self.limit + taken)
+            except (RecursionError, ValueError, OverflowError):  # (never expected)
+                return
+            self.raised = self.limit + taken
+
+    def put_back(self) -> None:
+        if self.raised != self.limit and sys.getrecursionlimit() == self.raised:
+            try:  # noqa: SIM105 - no contextlib: it may be a measured module
+                sys.setrecursionlimit(self.limit)
+            except (RecursionError, ValueError):  # (deeper than the old limit: keep it)
+                pass
 
 
 def run_script(path: str, args: Sequence[str], compile_fn: CompileFn,
@@ -231,7 +294,7 @@ def run_module(name: str, args: Sequence[str], program: ProgramWindow = nullcont
 
     try:
         return _run(lambda: runpy._run_module_as_main(name),  # type: ignore[attr-defined]
-                    program, NotFound())
+                    program, NotFound(), depth_from_c=1 if sys.version_info < (3, 12) else 0)
     finally:
         _last_program[:] = [sys.argv, sys.path[0] if sys.path else None,
                             sys.modules.get("__main__")]

@@ -34,7 +34,6 @@ from typing import Any
 from pathprof import config, runtime
 from pathprof.measure import codecache
 from pathprof.messages import warn
-from pathprof.python.names import MODULE
 from pathprof.python.selection import Selection
 
 __all__ = ["ImportHook", "InstrumentOptions", "InstrumentingLoader", "WarmResult",
@@ -209,7 +208,14 @@ def warm_cache(paths: Sequence[str], options: InstrumentOptions,
 
 
 class InstrumentingLoader(importlib.machinery.SourceFileLoader):
-    """A source loader whose code is instrumented; otherwise the standard one."""
+    """A source loader whose code is instrumented; otherwise the standard one.
+
+    Only ``get_code`` is its own: the module's body runs from the standard
+    ``exec_module``, so the frames between the importer and the body are the ones
+    plain Python has (``warnings.warn(..., stacklevel=2)`` at import names the
+    importing line, ``sys._getframe(n)`` and ``inspect.stack()`` see what they see
+    without pathprof, and a traceback of an exception raised at import leaves
+    importlib's frames out as Python does)."""
 
     def __init__(self, fullname: str, path: str, hook: ImportHook) -> None:
         super().__init__(fullname, path)
@@ -221,6 +227,12 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
             source = self.get_data(path)
         except OSError:
             return super().get_code(fullname)
+        if runtime.own_work.active:
+            # A module pathprof itself imports (on 3.13 installing the hook imports
+            # importlib.metadata): its body counts nothing, and one of the standard
+            # library or site-packages is shared with own_work from then on, as
+            # pathprof.measure.inplace shares those imported before the start.
+            runtime.own_work.importing(path, self._hook.selection.is_third_party(path))
         try:
             with runtime.own_work:
                 return instrumented_code(source, path, self._hook.options, self._hook.stats)
@@ -241,26 +253,6 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
             warn(f"could not instrument {path} ({type(err).__name__}: "
                  f"{err}); it runs unmeasured")
             return super().get_code(fullname)
-
-    def exec_module(self, module: Any) -> None:
-        """Run the module's body. A module pathprof itself imports (under
-        :data:`pathprof.runtime.own_work`: on 3.13 installing the hook imports
-        ``importlib.metadata``) counts nothing for it, and one of the standard library
-        or site-packages is shared with ``own_work`` from then on, as
-        :mod:`pathprof.measure.inplace` shares those imported before the start.
-        (Not every such module: entering ``own_work`` swaps the names of each shared
-        one, and pathprof calls none it did not import itself.)"""
-        pathprofs = runtime.own_work.active
-        try:
-            super().exec_module(module)
-        finally:
-            namespace = module.__dict__
-            state = namespace.get(MODULE)
-            if pathprofs and isinstance(state, runtime.ModuleState):
-                runtime.zero(state)
-                if self._hook.selection.is_third_party(self.path):
-                    runtime.share(state, namespace)
-
 
 class ImportHook(importlib.abc.MetaPathFinder):
     """Finder that routes selected source modules to :class:`InstrumentingLoader`."""

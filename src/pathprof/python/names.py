@@ -36,8 +36,16 @@ import re
 #: 19: OSP's observed path ends noted in a list by the code (``@pp_track``). 20: calls
 #: noted too. 21: only an instrumented caller's locals read, their snapshot let go.
 #: 22: a re-raise after pathprof's code takes the line before it
-#: (:mod:`pathprof.python.reraise_lines`).
-CODE_VERSION = 31
+#: (:mod:`pathprof.python.reraise_lines`). 23: ``--conditions``, each decision's
+#: evaluation vectors counted (24 to 26 were never released). 27: on 3.13 and 3.14
+#: an unfolded test is evaluated once, into a module global. 28: decisions under
+#: stop-counting. 29: a one-condition branch test gets no code. 30: a module executed
+#: again keeps its vectors' runs; a return whose registers live outside its frame
+#: takes its value out as it returns it. 31: a function whose decisions need no code
+#: keeps its loops' switches. 32: the paths an exception cuts where the function goes
+#: on (an except clause, a finally, a with) are noted by C calls
+#: (:func:`pathprof.python.exits.cut_effects`).
+CODE_VERSION = 32
 
 #: The prefix of the locals inserted code uses.
 LOCAL_PREFIX = "@pp_"

@@ -44,7 +44,7 @@ from typing import Any
 from pathprof.exceptions import CfgError
 from pathprof.graph import Probe, ProbeOp
 from pathprof.python.cfg import ROUTE_RAISE, Site, SiteKind
-from pathprof.python.exits import exit_effects
+from pathprof.python.exits import cut_effects, cuts_noted_in_c, exit_effects
 from pathprof.python.names import (
     CALLER_LOCALS,
     CLOCK,
@@ -547,8 +547,10 @@ class FunctionRewriter:
                     # A clause before this one handed its group's rest over: count that
                     register = call_module("handover", fidx, register,
                                            load(self.star_of(flowing)))
-                call = call_module("handler", fidx, register, start)
-                code = [assign(REGISTER, call)]
+                if flowing is None and cuts_noted_in_c(self.fp):
+                    code = [assign(name, value) for name, value in cut_effects(self.fp, start)]
+                else:
+                    code = [assign(REGISTER, call_module("handler", fidx, register, start))]
                 if flowing is not None:
                     code.append(assign(self.star_of(flowing), const(None)))
                 if self.timed:
@@ -595,8 +597,11 @@ class FunctionRewriter:
     def wrap_with(self, node: ast.With | ast.AsyncWith, after: int) -> None:
         """Record the path an exception cuts inside the body before ``__exit__`` sees
         the exception; restart after the ``with`` if ``__exit__`` swallowed it."""
-        call = call_module("cut", const(self.fp.index), load(REGISTER))
-        self.structural.append(("with", node, observer([(REGISTER, call)])))
+        if cuts_noted_in_c(self.fp):
+            effects = cut_effects(self.fp, None)
+        else:
+            effects = [(REGISTER, call_module("cut", const(self.fp.index), load(REGISTER)))]
+        self.structural.append(("with", node, observer(effects)))
         self.after_statement(node, const(self.restart_value(after)))
 
     def finally_code(self, info: Any, branches: dict[int, list[ast.stmt]]) -> None:
@@ -642,8 +647,11 @@ class FunctionRewriter:
             start = const(self.restart_value(info.start))
         else:
             start = const(0 if self.fp.edge_plan is None else -1)
-        call = call_module("handler", const(self.fp.index), load(REGISTER), start)
-        effects: list[tuple[str, ast.expr]] = [(REGISTER, call)]
+        if cuts_noted_in_c(self.fp):
+            effects = cut_effects(self.fp, start)
+        else:
+            call = call_module("handler", const(self.fp.index), load(REGISTER), start)
+            effects = [(REGISTER, call)]
         if self.timed:
             effects.append((PATH_START, ast.Call(func=load(CLOCK), args=[], keywords=[])))
         return effects

@@ -235,8 +235,9 @@ InstrumentedModule._outside = _outside_registers
 class ModuleState(InstrumentedModule):
     """The counters of one instrumented module, and what decodes its exceptions."""
 
-    __slots__ = ("_namespace", "closed", "condition_raises", "counters", "cuts", "exit_times",
-                 "exits", "kept", "lengths", "loops", "loops_back", "raised", "sent_back", "sizes",
+    __slots__ = ("_namespace", "caught", "closed", "condition_raises", "counters", "cuts",
+                 "exit_times", "exits", "kept", "lengths", "loops", "loops_back", "raised",
+                 "sent_back", "sizes",
                  "switches", "timed", "times", "unattributed", "unmeasured", "vector_slots",
                  "vectors", "vectors_taken")
 
@@ -294,6 +295,14 @@ class ModuleState(InstrumentedModule):
         self.exits: dict[tuple[Any, ...], int] = {}
         #: with ``--metric time``: the same keys -> nanoseconds from path start to exit
         self.exit_times: dict[tuple[Any, ...], int] = {}
+        #: Paths cut by an exception the function goes on from (an ``except`` clause
+        #: or ``finally`` entered, a ``with`` body left), noted the same way, by C
+        #: calls only (``caught[(index, register, lasti, code, context's lasti or -1,
+        #: edge slot or None)] += 1``: :func:`pathprof.python.exits.cut_effects`), so
+        #: that no frame is needed there either -- at the recursion limit a call
+        #: into Python would raise anew where the program catches its RecursionError.
+        #: :meth:`drain` records them as :meth:`handler` and :meth:`cut` do.
+        self.caught: dict[tuple[Any, ...], int] = {}
         #: per function: exceptions whose block could not be found
         self.unattributed: list[int] = [0] * len(sizes)
         #: functions that count nothing, whatever runs: a module measured after it
@@ -520,10 +529,13 @@ class ModuleState(InstrumentedModule):
             self._record(index, register, sys._getframe(1))
 
     def drain(self) -> None:
-        """Record the exits counted by instrumented code (see :attr:`exits`).
+        """Record the exits and cut paths noted by instrumented code (see
+        :attr:`exits` and :attr:`caught`).
 
         What is taken is subtracted entry by entry, so a count another thread adds
         meanwhile stays for the next drain (as :func:`take_snapshot` does)."""
+        if self.caught:
+            self._drain_caught()
         for key, count in list(self.exits.items()):
             if not count:
                 continue
@@ -547,6 +559,31 @@ class ModuleState(InstrumentedModule):
             except Exception:  # never let decoding lose the other notes
                 located = None
             self._record_at(index, register, located, count, elapsed if self.timed else None)
+
+    def _drain_caught(self) -> None:
+        """Record the paths noted in :attr:`caught`: where each was cut, found as
+        :meth:`locate` finds it (the exception's instruction in the frame, else, for
+        one raised while an except clause was matched, its context's), and in edge
+        mode the virtual edge into the handler counted."""
+        for key, count in list(self.caught.items()):
+            if not count:
+                continue
+            self.caught[key] -= count
+            index, register, lasti, code, context_lasti, edge_slot = key
+            if edge_slot is not None and edge_slot >= 0:
+                self.counters[index][edge_slot] += count
+            if register is None or register is PARKED:
+                continue
+            located = None
+            if lasti >= 0:
+                try:
+                    blockmap = self._blockmap(index, code)
+                    located = blockmap.locate(lasti)
+                    if located is None and context_lasti >= 0:
+                        located = blockmap.locate(context_lasti)
+                except Exception:  # never let decoding lose the other notes
+                    located = None
+            self._record_at(index, register, located, count, None)
 
     def _record(self, index: int, register: int, frame: Any) -> None:
         exc = sys.exception()
@@ -747,6 +784,8 @@ def register(name: str, filename: str, key: str, sizes: tuple[int, ...], meta_js
     state = ModuleState(name, filename, key, sizes, meta_json, timed, subpaths, namespace,
                         switches, loops, vectors)
     _modules.append(state)
+    if own_work.active:
+        own_work._registered(state, getframe(1).f_globals)
     if subpaths is not None:
         _subpath_modules.append(state)
         global longest_path
@@ -851,6 +890,41 @@ class _OwnWork:
         self._depth = 0
         #: (namespace, real names, scratch names) per shared module
         self._shared: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = []
+        #: files pathprof's own work is importing: whether each is to be shared
+        self._importing: dict[str, bool] = {}
+        #: modules pathprof's own work imported, settled when it ends: (state, its
+        #: namespace, whether it is shared)
+        self._imported: list[tuple[ModuleState, dict[str, Any], bool]] = []
+
+    def importing(self, filename: str, shared: bool) -> None:
+        """pathprof's own work (:attr:`active`) is importing the measured module
+        ``filename``: what its body counts is not the program's, and with ``shared``
+        the module is shared from then on (:meth:`share`). Settled when the work
+        ends (the depth falls to 0), after the import: pathprof's calls into a
+        module it imported are not the program's either."""
+        with self._lock:
+            self._importing[filename] = shared
+
+    def _registered(self, state: ModuleState, namespace: dict[str, Any]) -> None:
+        """``state``'s module started to execute (:func:`register`), in ``namespace``."""
+        if not self._importing:
+            return
+        with self._lock:
+            shared = self._importing.pop(state.filename, None)
+            if shared is not None:
+                self._imported.append((state, namespace, shared))
+
+    def _settle(self) -> None:
+        """The depth fell to 0: forget what the modules pathprof's work imported
+        counted, and share those to be shared. Called with the lock not held."""
+        with self._lock:
+            if self._depth or not self._imported:
+                return
+            imported, self._imported = self._imported, []
+        for state, namespace, shared in imported:
+            zero(state)
+            if shared:
+                self.share(state, namespace)
 
     def share(self, state: ModuleState, namespace: dict[str, Any]) -> None:
         scratch = ModuleState(state.name, state.filename, state.key,
@@ -880,9 +954,12 @@ class _OwnWork:
     def __exit__(self, *exc: object) -> None:
         with self._lock:
             self._depth -= 1
-            if self._depth == 0:
-                for namespace, real, _scratch in self._shared:
-                    namespace.update(real)
+            if self._depth:
+                return
+            for namespace, real, _scratch in self._shared:
+                namespace.update(real)
+        if self._imported:
+            self._settle()
 
     def released(self) -> _Released:
         """Inside a ``with own_work``: the program's own code runs in ``with
@@ -899,7 +976,9 @@ class _OwnWork:
             if held:
                 for namespace, real, _scratch in self._shared:
                     namespace.update(real)
-            return held
+        if held and self._imported:
+            self._settle()
+        return held
 
     def _hold_again(self, held: int) -> None:
         with self._lock:
@@ -1021,6 +1100,7 @@ def zero(state: ModuleState) -> None:
     for cuts in state.cuts:
         cuts.clear()
     state.exits.clear()
+    state.caught.clear()
     state.exit_times.clear()
     state.raised[:] = [0] * len(state.raised)
     state.closed[:] = [0] * len(state.closed)
