@@ -1,7 +1,8 @@
 """Configuration from ``.pathprofrc`` or ``[tool.pathprof]`` in ``pyproject.toml``, as
 coverage.py reads ``.coveragerc`` or ``[tool.coverage.run]``. Flags override it.
 
-The nearest directory at or above the current one that has either file is used; a
+The nearest directory at or above the current one that has either file is used (of
+those the rule of *Whose files are read*, below, lets pathprof look at); a
 ``.pathprofrc`` there wins over its ``pyproject.toml``. ``.pathprofrc`` is TOML with
 the same keys at the top level (or under ``[tool.pathprof]``).
 
@@ -21,18 +22,49 @@ directory.
 Where instrumented code is cached is :func:`cache_dir`'s answer: ``--cache-dir``, else
 :data:`CACHE_DIR_VARIABLE`, else ``cache_dir``, else :data:`CACHE_DIR_NAME` in the
 directory of the configuration file (or the current one).
+
+**Whose files are read.** A configuration file names the cache of instrumented code
+that pathprof executes, so the search upwards takes nothing someone else could have put
+there (POSIX; where there is no ``os.geteuid``, as on Windows, no check is made):
+
+- The *starting* directory is looked at when no one but its owner can write it,
+  whoever the owner is: working in a directory is trusting its owner, as running the
+  code it holds is, so a checkout owned by another uid (a container's bind mount, an
+  image's root-owned copy) keeps working. One that others can write (``/tmp``, sticky or
+  not, a group-shared directory) is not looked at, and the search ends there.
+- A directory above it is looked at only when it is on the same file system as the one
+  below it (no ``st_dev`` change), no one but its owner can write it, and its owner is the
+  user (the effective uid), root (who can change any file anyway) or the starting
+  directory's owner (already trusted). The search ends at the first that is not.
+- A configuration file is read only when it is a regular file of one of those owners that
+  no one else can write, checked again on the open file (``fstat``), so a file swapped in
+  between the search and the read is not taken.
+- "No one but its owner can write" means no world-write bit, and no group-write bit
+  unless the group is its owner's private group: the owner's primary group, named as the
+  owner, with no other member listed and no ACL on the file (the "user private group"
+  that a umask of 002 relies on). Another account given that group as its primary one is
+  outside what this can see.
+
+Where the search ends at a directory or file it does not trust that holds (or is) a
+configuration file, one line says which and why (:func:`pathprof.messages.warn`) and no
+configuration is read; ending at a file system boundary says nothing. Whatever directory
+is chosen for the cache is checked again by :mod:`pathprof.measure.codecache`.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Any
 
 from pathprof.exceptions import ConfigError
+from pathprof.messages import warn
 
 __all__ = ["CACHE_DIR_NAME", "CACHE_DIR_VARIABLE", "CacheDir", "Config", "Threshold",
-           "cache_dir", "configured_cache_dir", "read_config"]
+           "cache_dir", "configured_cache_dir", "effective_uid", "owner_name", "read_config",
+           "writable_by_others"]
 
 _LISTS = ("source", "include", "omit", "report", "exclude_lines", "exclude_also",
           "exclude_kinds")
@@ -139,7 +171,8 @@ def cache_dir(given: str | None = None, start: str = ".") -> CacheDir:
     :func:`configured_cache_dir` found), else :data:`CACHE_DIR_VARIABLE`, else the
     default, :data:`CACHE_DIR_NAME` in the directory of the configuration file nearest
     ``start`` (or ``start`` itself when there is none), as pytest, mypy and ruff keep
-    theirs. The file is found, not read."""
+    theirs. The file is found (by the rule of the module's docstring), not read; the
+    directory is checked before use by :mod:`pathprof.measure.codecache`."""
     chosen = given or os.environ.get(CACHE_DIR_VARIABLE)
     if chosen:
         return CacheDir(os.path.abspath(chosen), True)
@@ -148,29 +181,214 @@ def cache_dir(given: str | None = None, start: str = ".") -> CacheDir:
     return CacheDir(os.path.join(base, CACHE_DIR_NAME), False)
 
 
-def _find(start: str) -> str | None:
+def effective_uid() -> int | None:
+    """The effective uid of this process; None where there is none (Windows)."""
+    geteuid = getattr(os, "geteuid", None)
+    return None if geteuid is None else int(geteuid())
+
+
+def owner_name(uid: int) -> str:
+    """``uid 65534 (nobody)``, as messages name an owner."""
+    try:
+        import pwd
+
+        return f"uid {uid} ({pwd.getpwuid(uid).pw_name})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def writable_by_others(status: os.stat_result, target: str | int | None = None,
+                       subject: str = "it") -> str | None:
+    """Why someone besides the owner of what ``status`` describes can write it, or None
+    when no one can: its world-write bit, or its group-write bit unless the group is the
+    owner's private group (see the module's docstring; ``target``, its path or an open
+    descriptor, is where an ACL is looked for: without it a group-writable one is
+    refused). The reason names it ``subject`` and ends with its mode: ``everyone can
+    write it (mode 1777)``."""
+    mode = status.st_mode
+    shown = f"(mode {stat.S_IMODE(mode):04o})"
+    if mode & stat.S_IWOTH:
+        return f"everyone can write {subject} {shown}"
+    if mode & stat.S_IWGRP and not (target is not None
+                                    and _private_group(status.st_gid, status.st_uid)
+                                    and not _has_acl(target)):
+        return f"the group {_group_name(status.st_gid)} can write {subject} {shown}"
+    return None
+
+
+@functools.lru_cache(maxsize=16)
+def _private_group(gid: int, uid: int) -> bool:
+    """Whether ``gid`` is the private group of ``uid``: its primary group, of its name,
+    with no other member listed."""
+    try:
+        import grp
+        import pwd
+
+        user, group = pwd.getpwuid(uid), grp.getgrgid(gid)
+    except (ImportError, KeyError):
+        return False
+    return (user.pw_gid == gid and group.gr_name == user.pw_name
+            and all(member == user.pw_name for member in group.gr_mem))
+
+
+def _has_acl(target: str | int) -> bool:
+    """Whether a POSIX access ACL is set on ``target`` (one can let others write under
+    the group bits, which then show its mask); True where that cannot be told."""
+    listxattr = getattr(os, "listxattr", None)
+    if listxattr is None:
+        return False  # no extended attributes to read (other systems' ACLs are not seen)
+    try:
+        return "system.posix_acl_access" in listxattr(target)
+    except OSError as err:
+        import errno
+
+        return err.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP)
+
+
+def _group_name(gid: int) -> str:
+    try:
+        import grp
+
+        return f"{grp.getgrgid(gid).gr_name} (gid {gid})"
+    except (ImportError, KeyError):
+        return f"gid {gid}"
+
+
+def _distrust(status: os.stat_result, owners: frozenset[int], target: str | int,
+              subject: str) -> str | None:
+    """Why a directory or file is not one to take settings from (None: it is): its owner
+    is none of ``owners``, or someone besides its owner can write it."""
+    if status.st_uid not in owners:
+        return f"{subject} belongs to {owner_name(status.st_uid)}"
+    return writable_by_others(status, target, subject)
+
+
+class _Found:
+    """A configuration file the search took, and whose files it trusts."""
+
+    __slots__ = ("owners", "path")
+
+    def __init__(self, path: str, owners: frozenset[int] | None) -> None:
+        self.path = path
+        self.owners = owners  #: None: no ownership is checked (no uids here)
+
+
+def _search(start: str) -> _Found | None:
+    """The nearest configuration file at or above ``start`` that the rule of the module's
+    docstring lets pathprof read, or None (and one line where the search ended at one it
+    does not trust)."""
     directory = os.path.abspath(start)
+    try:
+        status = os.stat(directory)
+    except OSError:
+        return None
+    euid = effective_uid()
+    owners: frozenset[int] | None = None
+    if euid is not None:
+        why = writable_by_others(status, directory, directory)
+        if why is not None:
+            _say_not_reading(directory, why, f"move the project out of {directory}")
+            return None
+        owners = frozenset((euid, 0, status.st_uid))
     while True:
         for name in (RC_FILE, "pyproject.toml"):
             candidate = os.path.join(directory, name)
-            if os.path.isfile(candidate):
-                return candidate
+            try:
+                found = os.stat(candidate)
+            except OSError:
+                continue
+            if not stat.S_ISREG(found.st_mode):
+                continue
+            if owners is not None:
+                why = _distrust(found, owners, candidate, "it")
+                if why is not None:
+                    _say_not_reading(candidate, why, "make it yours alone", is_file=True)
+                    return None
+            return _Found(candidate, owners)
         parent = os.path.dirname(directory)
         if parent == directory:
             return None
-        directory = parent
+        try:
+            above = os.stat(parent)
+        except OSError:
+            return None
+        if above.st_dev != status.st_dev:
+            return None  # a file system boundary, where git stops too
+        if owners is not None:
+            why = _distrust(above, owners, parent, parent)
+            if why is not None:
+                _say_not_reading(parent, why, "give the project a pyproject.toml of its own")
+                return None
+        directory, status = parent, above
+
+
+#: The configuration files :func:`_say_not_reading` spoke of: once per process each.
+_said_not_reading: set[str] = set()
+
+
+def _say_not_reading(where: str, why: str, remedy: str, is_file: bool = False) -> None:
+    """One line, when the search ends at ``where``, a configuration file (``is_file``) or
+    a directory that holds one (else nothing: there was nothing to take)."""
+    if is_file:
+        path = where
+    else:
+        names = [os.path.join(where, name) for name in (RC_FILE, "pyproject.toml")]
+        path = next((name for name in names if os.path.isfile(name)), "")
+        if not path:
+            return
+    if path in _said_not_reading:  # (the configuration is read more than once)
+        return
+    _said_not_reading.add(path)
+    warn(f"not reading {path}: {why}, so someone else may have put it there; pathprof "
+         f"takes settings only from directories and files no one else can write "
+         f"({remedy}, or see 'Whose files are read' in docs/configuration.md)")
+
+
+def _find(start: str) -> str | None:
+    """The path of the configuration file :func:`read_config` would read, or None."""
+    found = _search(start)
+    return None if found is None else found.path
+
+
+def _open_trusted(found: _Found) -> Any:
+    """The configuration file open for reading, checked again on the open file
+    (``fstat``: it may have been swapped since the search looked at it); None (and one
+    line) when it fails the check."""
+    nonblocking = getattr(os, "O_NONBLOCK", 0)
+    # (non-blocking: a FIFO swapped in cannot hang the program)
+    fd = os.open(found.path, os.O_RDONLY | nonblocking | getattr(os, "O_CLOEXEC", 0))
+    try:
+        status = os.fstat(fd)
+        why = None if stat.S_ISREG(status.st_mode) else "it is not a regular file"
+        if why is None and found.owners is not None:
+            why = _distrust(status, found.owners, fd, "it")
+        if why is None:
+            if nonblocking:
+                os.set_blocking(fd, True)
+            return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    _say_not_reading(found.path, why, "make it yours alone", is_file=True)
+    return None
 
 
 def read_config(start: str = ".") -> Config:
     """The settings of the nearest ``.pathprofrc`` or ``pyproject.toml`` at or above
-    ``start`` (an empty :class:`Config` when there is none)."""
+    ``start`` that the rule of the module's docstring lets pathprof read (an empty
+    :class:`Config` when there is none)."""
     import tomllib
 
-    path = _find(start)
-    if path is None:
+    found = _search(start)
+    if found is None:
         return Config()
+    path = found.path
     try:
-        with open(path, "rb") as f:
+        f = _open_trusted(found)
+        if f is None:
+            return Config()
+        with f:
             data = tomllib.load(f)
     except (OSError, tomllib.TOMLDecodeError) as err:
         raise ConfigError(f"cannot read {path}: {err}") from err
