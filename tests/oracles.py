@@ -350,7 +350,7 @@ class BlockTraceOracle:
                 state.blocks, state.start, state.open = [block], "restart", True
                 return
             self.errors.append(
-                f"{info.meta['qualname']}: no CFG edge from block {state.blocks[-1]} "
+                f"{info.meta.qualname}: no CFG edge from block {state.blocks[-1]} "
                 f"to block {block}")
             state.blocks.append(block)
             return

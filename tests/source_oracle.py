@@ -81,6 +81,14 @@ Where paths are cut
    the first statement of a ``finally`` entered by the exception, or at the ``with`` whose
    exit was followed by normal execution. A new exception during dispatch (``__exit__`` or
    a clause's expression raising) just goes on dispatching.
+   ``except*`` clauses run one after the other, and every later clause's line gets a line
+   event when a clause ends, matched or not: the end of a clause is a hand-over (the path
+   ends ``"reraise"`` there, and the clause tested last starts one) if the next statement
+   is in the body of the clause tested last; the group's rest leaving the ``try`` (a
+   handler or a ``finally`` entered, the frame left by it) ends it ``"reraise"`` as in 4;
+   anything else is the group fully handled: the path flows on, no cut. A line event on
+   a clause's own line right after its body is the ``try``'s end code (3.11 lends it the
+   last clause's line): nothing runs there.
 4. Re-raises: a handler entry reached without an ``exception`` event in the frame (a bare
    ``raise`` caught by an enclosing ``try`` or ``with`` in the same function; the
    ``RERAISE`` at the end of a ``finally`` entered by an exception), and a frame left by an
@@ -247,7 +255,9 @@ class FunctionInfo:
     ``jumps`` the units of ``break`` and ``continue`` statements. ``ambiguities`` says why
     two different paths may give the same unit sequence (empty when they cannot);
     ``unjudgeable`` why the oracle cannot count the function's paths at all (None when it
-    can).
+    can). ``star_clauses`` maps the unit of each ``except*`` clause to the units of all
+    the clauses of its ``try``, in order; ``clause_bodies`` each such clause's unit to the
+    units of its body (nested statements included).
     """
 
     key: Key
@@ -260,6 +270,8 @@ class FunctionInfo:
     unjudgeable: str | None
     block_of: dict[int, int]
     for_headers: frozenset[int]
+    star_clauses: dict[int, tuple[int, ...]]
+    clause_bodies: dict[int, frozenset[int]]
 
     @property
     def distinguishable(self) -> bool:
@@ -309,6 +321,8 @@ class _Scanner:
         self.problems: list[str] = []
         self.jumps: set[int] = set()  # units of break and continue statements
         self.for_headers: set[int] = set()  # units of for and async for statements
+        self.star_clauses: dict[int, tuple[int, ...]] = {}  # see FunctionInfo
+        self.clause_bodies: dict[int, frozenset[int]] = {}
         self._bodies: list[set[int]] = []
 
     def unit(self, first: int, last: int) -> int:
@@ -367,18 +381,24 @@ class _Scanner:
             self.unit(s.lineno, last)
             self.block(s.body)
         elif isinstance(s, ast.Try | ast.TryStar):
-            if not isinstance(s, ast.Try):
-                self.problems.append(
-                    f"the try at line {s.lineno} has except* clauses, whose handlers run one"
-                    " after the other without events that tell them apart: not modelled"
-                )
             self.unit(s.lineno, s.lineno)
             self.block(s.body)
+            clauses: list[int] = []
             for handler in s.handlers:
                 last = _end(handler.type) if handler.type is not None else handler.lineno
-                self.unit(handler.lineno, last)
+                clause = self.unit(handler.lineno, last)
                 self.except_lines.update(range(handler.lineno, last + 1))
-                self.block(handler.body)
+                body: set[int] = set()
+                self._bodies.append(body)
+                try:
+                    self.block(handler.body)
+                finally:
+                    self._bodies.pop()
+                if isinstance(s, ast.TryStar):
+                    clauses.append(clause)
+                    self.clause_bodies[clause] = frozenset(body)
+            for clause in clauses:
+                self.star_clauses[clause] = tuple(clauses)
             self.block(s.orelse)
             self.block(s.finalbody)
         elif isinstance(s, ast.Match):
@@ -423,6 +443,8 @@ def _scan_function(key: Key, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Fu
         unjudgeable="; ".join(scanner.problems) or None,
         block_of=_basic_blocks(node.body),
         for_headers=frozenset(scanner.for_headers),
+        star_clauses=scanner.star_clauses,
+        clause_bodies=scanner.clause_bodies,
     )
 
 
@@ -584,6 +606,7 @@ class _Call:
         "pending",
         "raw",
         "silent_close",
+        "star",
         "start",
         "starts",
         "suspended",
@@ -607,6 +630,9 @@ class _Call:
         self.exc_stop = 0  # 2: the pending exception ended an await; 1: maybe; 0: no
         self.suspended = False
         self.silent_close = False  # suspended where 3.13 closes without running the frame
+        #: the except* clause tested last after the clause before it ended (its path
+        #: still open: handed over or flowing on, what runs next tells)
+        self.star: int | None = None
         self.tracer = self.event
 
     # Paths.
@@ -710,6 +736,23 @@ class _Call:
                 return
             # The clause that matched, or the with whose exit swallowed the exception.
             self.begin("handler", self.dispatch)
+        clauses = info.star_clauses.get(unit) if self.pending == _NONE else None
+        if clauses is not None:
+            if self.last in info.clause_bodies[unit]:
+                return  # after its own body: 3.11 lends the try's end code this line
+            if any(self.last in info.clause_bodies[clause] for clause in clauses):
+                # A clause ended and the later clauses are tested: whether it handed the
+                # group's rest over or flows on is known from what runs next.
+                self.star = unit
+                return
+        if self.star is not None:
+            clause, self.star = self.star, None
+            if unit in info.clause_bodies[clause]:
+                # The clause tested last matched: the one before handed its rest over.
+                self.end("reraise")
+                self.begin("handler", clause)
+            # Otherwise the group was fully handled (the clause flows on: no cut) or its
+            # rest leaves the try (a handler or finally entered, below, or the frame).
         if at_exit:  # a with exit reached by a re-raise (no exception event)
             self.end("reraise")
             self.pending = _DISPATCH
@@ -740,6 +783,7 @@ class _Call:
         # While an exception is pending or dispatched, a new one changes nothing: either a
         # handler receives it (a dispatch event follows), or it leaves the frame, or it was
         # handled inside the statement (the StopIteration of an awaited __aexit__).
+        self.star = None  # (an except* clause's test raising: dispatch goes on)
         if self.pending == _NONE:
             self.pending = _EXC
             self.exc_unit = self.last

@@ -614,7 +614,7 @@ class _Builder:
             self.open = block
             self.body(handler.body)
             if star:
-                ends.append((handler, self.pending))
+                ends.append((handler, self.clause_end(handler)))
             else:
                 handler_exits.extend(self.pending)
         # The end of an except* clause hands its group's rest over to the next matching
@@ -622,11 +622,11 @@ class _Builder:
         # the path ("except* done"). Or the group is fully handled and the clause flows
         # on to the code after the try, with no cut, as an ordinary handler's end does.
         # Which of the two happens is known only after the clause: the hand-over is
-        # noted at the clause's end (a PENDING edge) and counted when it happens. Where
-        # a clause's end has no place for code (it ends in a finally's dispatch), every
-        # clause of the try ends its path, and the code after the try restarts one.
-        flows_on = star and self.star_flows_on and all(
-            p.site.kind is SiteKind.INSERT for _handler, pending in ends for p in pending)
+        # noted at the clause's end (a PENDING edge) and counted when it happens
+        # (:meth:`clause_end` gives every clause's end a place for that code). Event
+        # counting needs no paths: there every clause of the try ends its path, and the
+        # code after the try restarts one.
+        flows_on = star and self.star_flows_on
         if flows_on:
             self.star_flows.append(node)  # type: ignore[arg-type]
         after = ((node.finalbody, 0) if node.finalbody else (stmts, index + 1))
@@ -670,6 +670,25 @@ class _Builder:
             self.open = exits[0].src if len(exits) == 1 else None
 
     _handle_TryStar = _handle_Try
+
+    def clause_end(self, handler: ast.ExceptHandler) -> list[_Pending]:
+        """The edges out of the end of ``except*`` clause ``handler``, just built, each
+        with a place for code before a statement (an INSERT site), where the clause's
+        hand-over is noted (:attr:`SiteKind.PENDING`).
+
+        A clause whose last statement is compound may end by edges with no such place:
+        a ``finally``'s dispatch (a ``try``/``finally``, a ``break`` through one), a
+        ``match`` no case of which matched, the flow of a nested ``try`` with
+        ``except*`` clauses. Those edges then join in an empty block at the clause's
+        end, whose one edge out is the clause's end (with paths: the end of a clause
+        whose group is fully handled flows on, DESIGN §4, whatever it ends in)."""
+        ends = self.pending
+        if not self.star_flows_on or all(p.site.kind is SiteKind.INSERT for p in ends):
+            return ends
+        join = self.start_block("code", f"end of except* clause at line {handler.lineno}")
+        self.pending = [_Pending(join, "next",
+                                 Site(SiteKind.INSERT, handler.body, len(handler.body)))]
+        return self.pending
 
     def _finally_edges(self, info: FinallyInfo, node: ast.Try | ast.TryStar,
                        stmts: list[ast.stmt], index: int, end: int) -> None:
