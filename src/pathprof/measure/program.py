@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pathprof.exceptions import PathprofError
+from pathprof.measure.ending import RunEnd
 from pathprof.messages import warn
+from pathprof.runtime.passthrough import must_pass
 
 __all__ = ["INTERRUPTED", "Program", "die_of_sigint", "exit_status", "main_compiler",
            "resolve", "run_program"]
@@ -73,6 +75,8 @@ def main_compiler(selection: Any, options: Any) -> Callable[[bytes, str], object
                 # (its warnings were just shown, by the plain compile)
                 return compile_instrumented(source, filename, options, show_warnings=False)
             except Exception as err:  # a pathprof bug must not break the program
+                if must_pass(err):  # (a signal handler's exception is the program's)
+                    raise
                 warn(f"could not instrument {filename} "
                      f"({type(err).__name__}: {err}); it runs unmeasured")
         return plain
@@ -80,28 +84,44 @@ def main_compiler(selection: Any, options: Any) -> Callable[[bytes, str], object
     return compile_main
 
 
-def run_program(program: Program, start: Any, stop: Any, compile_main: Any) -> int:
+def run_program(program: Program, start: Any, stop: Any, compile_main: Any,
+                end: RunEnd | None = None) -> int:
     """Run the program between ``start()`` and ``stop()``; its exit status.
 
     Everything here is pathprof's own work (:data:`pathprof.runtime.own_work`: what
     it runs of a measured module is not counted) except the program's code: its
     body, then what Python runs after it, before the measurement stops (the threads
-    it waits for, the ``atexit`` handlers)."""
+    it waits for, the ``atexit`` handlers).
+
+    With ``end``, signals are held (:meth:`RunEnd.begin`) from the moment the
+    program's last exit handler has returned, so that ``stop()`` and what the caller
+    does next (the save, the report) run to their end; the caller then lets them go
+    (``end.die()``, ``end.end()``). A ``KeyboardInterrupt`` that the default SIGINT
+    handler raised between that moment and the holding is a SIGINT held, and the
+    status is the program's."""
     from pathprof import runtime
 
     status = OK
     with runtime.own_work:
         start()
         try:
-            status = _run_between(program, compile_main)
+            status = _run_between(program, compile_main, end)
+        except KeyboardInterrupt:
+            if end is None or end.status is None:  # (not after the program's end)
+                raise
+            end.begin()
+            end.hold_sigint()
+            status = end.status
         finally:
+            if end is not None:
+                end.begin()
             stop()
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
     return status
 
 
-def _run_between(program: Program, compile_main: Any) -> int:
+def _run_between(program: Program, compile_main: Any, end: RunEnd | None = None) -> int:
     """:func:`run_program`'s part while the measurement runs: the program, then what
     Python does as it ends, in the program's ``__main__``, ``sys.argv`` and
     ``sys.path``: report an uncaught exception, wait for the threads, run the exit
@@ -115,6 +135,12 @@ def _run_between(program: Program, compile_main: Any) -> int:
         """What Python does as the program ends (:class:`execfile.Ending`)."""
 
         def report(self, ended: BaseException | None) -> int:
+            status = self._report(ended)
+            if end is not None:  # (the program's status, should a signal come now)
+                end.status = status
+            return status
+
+        def _report(self, ended: BaseException | None) -> int:
             if isinstance(ended, SystemExit):
                 return exit_status(ended.code)
             if isinstance(ended, PathprofError):
@@ -130,7 +156,15 @@ def _run_between(program: Program, compile_main: Any) -> int:
             return INTERRUPTED if isinstance(ended, KeyboardInterrupt) else ERR
 
         def finish(self) -> None:
-            finish_as_python(runtime.own_work, boundary)
+            try:
+                finish_as_python(runtime.own_work, boundary)
+                if end is not None:  # the program has ended: pathprof's work is left
+                    end.begin()
+            except KeyboardInterrupt:  # after its last exit handler: a SIGINT held
+                if end is None:
+                    raise
+                end.begin()
+                end.hold_sigint()
 
     ending = Ending()
     if program.module:

@@ -41,7 +41,6 @@ uncounted only its hidden paths, and counts its normal exit exactly.
 
 from __future__ import annotations
 
-import _thread
 from typing import Any
 
 from pathprof import runtime
@@ -101,21 +100,33 @@ class _Function:
     def add(self, number: int) -> tuple[bool, list[int]]:
         """Record a first run; whether nothing more is to be learned, and the loops
         whose hidden paths have nothing more to tell."""
-        if number in self.numbers or not 0 <= number < self.possible:
+        if not 0 <= number < self.possible:
             return False, []
-        self.numbers.add(number)
+        if number in self.numbers:  # (reported again: what stopped its work went on)
+            return self._complete(), []
         if self.when == "paths" or self.possible <= 2:
+            self.numbers.add(number)
             return len(self.numbers) >= self.possible, self._loops_known(number, True)
+        # (the number is kept once the basis has it: an exception that stops the work
+        # half-way, a signal handler's, leaves both as they were)
         if self.basis is None:
             grew = True  # (a third path may not raise the rank: checking is harmless)
-            if len(self.numbers) >= 3:
-                self.basis = BasisBuilder(numbering_of(self.meta))
-                for seen in self.numbers:
-                    self.basis.add(seen)
+            if len(self.numbers) >= 2:
+                basis = BasisBuilder(numbering_of(self.meta))
+                for seen in (*self.numbers, number):
+                    basis.add(seen)
+                self.basis = basis
         else:
-            grew = self.basis.add(number)
+            grew = self.basis.add(number)  # (its one change is its last store)
+        self.numbers.add(number)
         full = self.basis is not None and self.basis.full
         return full, self._loops_known(number, grew)
+
+    def _complete(self) -> bool:
+        """Whether the paths seen tell all (see :meth:`add`)."""
+        if self.when == "paths" or self.possible <= 2:
+            return len(self.numbers) >= self.possible
+        return self.basis is not None and self.basis.full
 
     def add_vector(self, slot: int) -> bool:
         """Record a vector's first run (by its counter slot); whether this made the
@@ -163,6 +174,18 @@ class StopCounting:
 
     Thread-safe without blocking the program: a thread that finds another one at
     work leaves its report in the queue the other drains.
+
+    A signal handler of the program's may raise in the middle of the work (Python
+    runs it in the main thread between two bytecodes, here too): the exception goes
+    on to the program (:func:`pathprof.runtime.passthrough.must_pass`), and the
+    work is left so that the next report goes on with the others: no lock is held
+    across a call (who drains is a flag tested and set with no bytecode between
+    that lets another thread or a handler run, under the GIL), and a function's
+    state changes only once what it learnt is complete (:meth:`_Function.add`). The
+    report under way is dropped, not made again: work that takes longer than the
+    time between two signals would otherwise be started again and again. Its path
+    was counted all the same; the function may only stop counting later, or not
+    at all (its counts then stay exact).
     """
 
     def __init__(self, when: str) -> None:
@@ -171,7 +194,8 @@ class StopCounting:
         self.when = when
         self._functions: dict[tuple[int, int], _Function] = {}
         self._queue: list[tuple[Any, int, int]] = []
-        self._lock = _thread.allocate_lock()
+        #: whether a thread drains the queue (see the class docstring)
+        self._draining = False
 
     def start(self) -> None:
         """Listen, with every function measured again from its next call."""
@@ -189,14 +213,21 @@ class StopCounting:
         first time (called from the program, by the function's table); a negative
         ``number`` is the decision vector counted at slot ``-1 - number``, by its
         counter."""
-        self._queue.append((state, index, number))
-        while self._queue and self._lock.acquire(False):
+        queue = self._queue
+        queue.append((state, index, number))
+        while queue and not self._draining:
+            mine = False
             try:
+                if self._draining:  # (a thread switch came since the test above)
+                    return
+                self._draining = mine = True  # (no bytecode between test and set
+                # lets another thread run: no call, no backward jump)
                 with runtime.own_work:
-                    while self._queue:
-                        self._add(*self._queue.pop())
+                    while queue:
+                        self._add(*queue.pop())
             finally:
-                self._lock.release()
+                if mine:
+                    self._draining = False
 
     def _add(self, state: Any, index: int, number: int) -> None:
         """A first run: path ``number``, or (negative) the vector at ``-1 - number``."""

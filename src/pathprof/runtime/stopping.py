@@ -15,12 +15,17 @@ keeps CPython's list specializations:
 Invariant: a slot of a watched function's table holds an :class:`Unseen` exactly
 until the first count of that path since the tables were armed (:func:`arm`), and
 each first count is reported to :data:`watcher` once, when one is set. Reporting
-never raises into the program.
+never raises into the program, except what a signal handler of the program's raised
+while it ran (:func:`pathprof.runtime.passthrough.must_pass`): that goes on to the
+program from the probe, as from the program's own code at that point, and the call's
+path is recorded as one an exception cut there (the slot stays unseen).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from pathprof.runtime.passthrough import must_pass
 
 __all__ = ["PARKED", "FirstSeen", "Parked", "Unseen", "UnseenVector", "arm", "new_table",
            "vector_runs", "watcher"]
@@ -31,19 +36,22 @@ __all__ = ["PARKED", "FirstSeen", "Parked", "Unseen", "UnseenVector", "arm", "ne
 watcher: Any = None
 
 
-def _report(state: Any, index: int, number: int) -> None:
+def _report(state: Any, index: int, number: int, passes: Any = must_pass) -> None:
     try:
         listener = watcher
         if listener is not None:
             listener.seen(state, index, number)
-    except BaseException:  # never into the program
-        pass
+    except BaseException as err:  # never into the program, but what is the program's
+        if passes(err):
+            raise
 
 
 class Unseen:
     """The content of a list slot whose path has not run since the table was armed."""
 
     __slots__ = ("index", "number", "state", "table")
+    #: (a class attribute: there even as the interpreter shuts down)
+    _passes = staticmethod(must_pass)
 
     def __init__(self, state: Any, index: int, number: int, table: list[Any]) -> None:
         self.state = state
@@ -52,10 +60,11 @@ class Unseen:
         self.table = table
 
     def __add__(self, other: Any) -> Any:
-        try:  # noqa: SIM105 - no contextlib: its module's globals are gone at shutdown
+        try:
             _report(self.state, self.index, self.number)
-        except BaseException:  # (the interpreter shutting down: its globals are gone)
-            pass
+        except BaseException as err:  # (the interpreter shutting down: its globals are gone)
+            if self._passes(err):  # a signal handler's: it leaves the probe as from the
+                raise  # program's own code there, which ends the path by exception
         # Another thread may have counted this path while the report ran: add to
         # its count. From here to the caller's store nothing lets another thread run
         # (no call, no backward jump), so no increment is lost.
@@ -89,6 +98,7 @@ class UnseenVector:
     ``__bool__`` is left to ``object`` (true, without a call)."""
 
     __slots__ = ("index", "runs", "slot", "state")
+    _passes = staticmethod(must_pass)  # (see Unseen)
 
     def __init__(self, state: Any, index: int, slot: int, runs: int) -> None:
         self.state = state
@@ -97,10 +107,11 @@ class UnseenVector:
         self.runs = runs
 
     def __add__(self, other: Any) -> Any:
-        try:  # noqa: SIM105 - no contextlib: its module's globals are gone at shutdown
+        try:
             _report(self.state, self.index, -1 - self.slot)  # (a vector: negative)
-        except BaseException:  # (the interpreter shutting down: its globals are gone)
-            pass
+        except BaseException as err:  # (the interpreter shutting down: its globals are gone)
+            if self._passes(err):  # a signal handler's (see Unseen)
+                raise
         return self.runs + other
 
     __radd__ = __add__
@@ -123,6 +134,7 @@ class FirstSeen(dict):  # type: ignore[type-arg]
     """A hash table of path counts that reports each path's first count."""
 
     __slots__ = ("index", "state")
+    _passes = staticmethod(must_pass)  # (see Unseen)
 
     def __init__(self, state: Any, index: int) -> None:
         super().__init__()
@@ -133,8 +145,9 @@ class FirstSeen(dict):  # type: ignore[type-arg]
         try:
             if type(number) is int:
                 _report(self.state, self.index, number)
-        except BaseException:  # (the interpreter shutting down: its globals are gone)
-            pass
+        except BaseException as err:  # (the interpreter shutting down: its globals are gone)
+            if self._passes(err):  # a signal handler's (see Unseen)
+                raise
         counted: int = dict.get(self, number, 0)  # what another thread counted meanwhile
         return counted
 
