@@ -26,18 +26,25 @@ def add_combine(commands: Any) -> None:
     data_file_option(combine)
     combine.add_argument("files", nargs="*", metavar="FILE",
                          help="files to add (default: DATA_FILE.* beside the data file, less "
-                         "SQLite journals and .tmp and .lock files)")
+                         "SQLite journals and .tmp, .lock and .claim files)")
     combine.set_defaults(handler=command_combine)
 
 
 def command_combine(args: argparse.Namespace) -> int:
     files = args.files or api.combinable_files(args.data_file)
-    if not files:
-        raise PathprofError(f"no data files to combine beside {args.data_file}")
+    notes: list[str] = []
     with progress("combining data files", count=False) as advance:  # (steps, not files)
-        combined = api.combine(args.data_file, files, progress=advance)
-    print(f"combined {len(combined)} data files into {args.data_file}")
-    for file, qualname, versions in api.source_conflicts(args.data_file):
+        # (files a combine killed part way had claimed are finished too: the notes)
+        combined = api.combine(args.data_file, files, progress=advance, note=notes.append,
+                               listed=not args.files)
+    for note in notes:
+        print(f"pathprof: {note}", file=sys.stderr)
+    if not (files or combined or notes):
+        raise PathprofError(f"no data files to combine beside {args.data_file}")
+    print(f"combined {len(combined)} data file{'s' * (len(combined) != 1)} into "
+          f"{args.data_file}")
+    for file, qualname, versions in (api.source_conflicts(args.data_file) if combined
+                                     else ()):  # (another combine may be making the file)
         print(f"pathprof: {os.path.relpath(file)}: {qualname} was measured from {versions} "
               "versions of its source; their paths are kept apart", file=sys.stderr)
     return OK

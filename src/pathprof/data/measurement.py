@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathprof.data.modules import Sources
 from pathprof.data.profile import FunctionProfile
 
-__all__ = ["Measurement", "RunInfo", "source_conflicts"]
+__all__ = ["Measurement", "RunInfo", "Selection", "source_conflicts"]
 
 
 @dataclass
@@ -29,6 +29,40 @@ class RunInfo:
     hostname: str
 
 
+@dataclass(frozen=True)
+class Selection:
+    """What a run measured, where it named it (``--source``, ``pytest --pathprof=...``,
+    ``source`` in the configuration): its source entries (directories made whole,
+    module names as given), and its include and omit patterns. A report of the data
+    file counts the files under it that were never imported at 0%, as the run's own
+    report did (:func:`pathprof.api.unmeasured_candidates`)."""
+
+    source: tuple[str, ...]
+    include: tuple[str, ...] = ()
+    omit: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, list[str]]:
+        return {"source": list(self.source), "include": list(self.include),
+                "omit": list(self.omit)}
+
+    @classmethod
+    def from_json(cls, value: object) -> Selection:
+        """The selection :meth:`to_json` wrote; ValueError for anything else (a data
+        file is input: every entry a string, and not too many of them)."""
+        if not isinstance(value, dict) or set(value) - {"source", "include", "omit"}:
+            raise ValueError("not a selection")
+        parts = []
+        for key in ("source", "include", "omit"):
+            entries = value.get(key, [])
+            if not (isinstance(entries, list) and len(entries) <= 10_000
+                    and all(isinstance(e, str) and 0 < len(e) <= 4096 for e in entries)):
+                raise ValueError(f"a selection's {key} is not a list of names")
+            parts.append(tuple(entries))
+        if not parts[0]:
+            raise ValueError("a selection names no source")
+        return cls(*parts)
+
+
 @dataclass
 class Measurement:
     """What a data file holds, with measurements of one function merged."""
@@ -37,6 +71,8 @@ class Measurement:
     functions: list[FunctionProfile] = field(default_factory=list)
     #: the source text of each (file, source hash) measured, where the file held it
     sources: Sources = field(default_factory=Sources)
+    #: what the runs measured, where they named it (in the order first recorded)
+    selections: list[Selection] = field(default_factory=list)
 
     @property
     def mode(self) -> str:

@@ -48,23 +48,27 @@ another schema version, except that a new run (not ``append``) replaces it.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import gc
 import json
+import math
+import operator
 import os
 import re
 import socket
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pathprof.contract import ContractError, FunctionInfo
-from pathprof.data.files import combinable_files
-from pathprof.data.measurement import Measurement, RunInfo, source_conflicts
+from pathprof.data import files as beside
+from pathprof.data.measurement import Measurement, RunInfo, Selection, source_conflicts
 from pathprof.data.modules import ModuleContract, Packed, PackedError, Sources
 from pathprof.data.profile import FunctionProfile, merge
-from pathprof.exceptions import DataError, NoDataError
+from pathprof.exceptions import DataError, NoDataError, PathprofError
+from pathprof.hashing import source_hash
 from pathprof.version import __version__
 
 __all__ = ["SCHEMA_VERSION", "Measurement", "RunInfo", "combine", "erase", "read",
@@ -154,31 +158,95 @@ def _check(db: sqlite3.Connection, path: str) -> None:
                         f"{SCHEMA_VERSION}; it was left untouched")
 
 
-def _connect(path: str) -> sqlite3.Connection:
+def _connect(path: str, shown: str | None = None) -> sqlite3.Connection:
     try:
         return sqlite3.connect(path, timeout=LOCK_TIMEOUT, isolation_level=None)
     except sqlite3.Error as err:
-        raise DataError(f"cannot open {path}: {err}") from err
+        raise DataError(f"cannot open {shown or path}: {err}") from err
+
+
+def _stored_name(name: str) -> str | bytes:
+    """A file name (or a test's id) as the data file keeps it: as text, or, where it
+    is not UTF-8, as a blob of its bytes. A POSIX path is bytes, and a directory's
+    name need not be UTF-8: Python holds the bytes it cannot decode as lone
+    surrogates (``os.fsdecode``), which SQLite's text cannot take; ``os.fsencode``
+    gives the path's own bytes back, and :func:`_name` the same text."""
+    try:
+        name.encode()
+    except UnicodeEncodeError:
+        try:
+            return os.fsencode(name)
+        except UnicodeEncodeError:  # not a name the file system gave (no bytes of it)
+            return name.encode("utf-8", "surrogatepass")
+    return name
+
+
+def _name(value: object) -> str | None:
+    """A name :func:`_stored_name` stored, as Python holds it; None if ``value`` is
+    not one."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        try:
+            return os.fsdecode(value)
+        except UnicodeDecodeError:
+            return None
+    return None
 
 
 #: A function's profile, the contract of its module and its position there.
 _Placed = tuple[FunctionProfile, ModuleContract, int]
 
+#: The largest count SQLite keeps exactly: a sum past it would become a REAL (which
+#: reads back as damaged), and a value past it does not bind. A count or time that
+#: would pass it is refused (:class:`_TooBig`) and nothing of the run is added.
+MAX_COUNT = 2**63 - 1
+
+
+def _fits(column: str) -> str:
+    """SQL: adding ``excluded.<column>`` to ``<column>`` stays within MAX_COUNT (a
+    row that is not an integer, damaged, is added to as before; a report names it)."""
+    return (f"(excluded.{column} IS NULL OR {column} IS NULL OR typeof({column}) != "
+            f"'integer' OR {column} <= {MAX_COUNT} - excluded.{column})")
+
+
+# Each addition updates a row only when its sums fit: a row left as it was is one
+# fewer change than rows given (:func:`_add`), and the transaction is refused.
 _ADD_PATH = ("INSERT INTO path VALUES (?, ?, ?, ?, ?) ON CONFLICT (function_id, kind, path) "
              "DO UPDATE SET count = count + excluded.count, "
              "time_ns = CASE WHEN excluded.time_ns IS NULL THEN time_ns "
-             "ELSE coalesce(time_ns, 0) + excluded.time_ns END")
+             "ELSE coalesce(time_ns, 0) + excluded.time_ns END "
+             f"WHERE {_fits('count')} AND {_fits('time_ns')}")
 _VECTOR_TABLE = _SCHEMA[_SCHEMA.index("CREATE TABLE vector"):].split(";")[0].replace(
     "CREATE TABLE", "CREATE TABLE IF NOT EXISTS")
 _ADD_VECTOR = ("INSERT INTO vector VALUES (?, ?, ?, ?) ON CONFLICT (function_id, decision, "
-               "vector) DO UPDATE SET count = count + excluded.count")
+               f"vector) DO UPDATE SET count = count + excluded.count WHERE {_fits('count')}")
 _ADD_EDGE = ("INSERT INTO edge VALUES (?, ?, ?) ON CONFLICT (function_id, edge) "
-             "DO UPDATE SET count = count + excluded.count")
+             f"DO UPDATE SET count = count + excluded.count WHERE {_fits('count')}")
 _ADD_STATS = ("INSERT INTO call_stats VALUES (?, ?, ?) ON CONFLICT (function_id) DO "
               "UPDATE SET raised = raised + excluded.raised, "
-              "unattributed = unattributed + excluded.unattributed")
+              "unattributed = unattributed + excluded.unattributed "
+              f"WHERE {_fits('raised')} AND {_fits('unattributed')}")
 _ADD_CLOSED = ("INSERT INTO closed_calls VALUES (?, ?) ON CONFLICT (function_id) DO "
-               "UPDATE SET closed = closed + excluded.closed")
+               f"UPDATE SET closed = closed + excluded.closed WHERE {_fits('closed')}")
+
+
+class _TooBig(Exception):
+    """A count or time too big for the data file (past :data:`MAX_COUNT`)."""
+
+
+def _add(db: sqlite3.Connection, statement: str, rows: list[tuple[Any, ...]], what: str,
+         counts: tuple[int, ...]) -> None:
+    """``statement`` (an addition above) for every row: :class:`_TooBig` if a value
+    at one of the positions ``counts`` or a sum with what the file holds would pass
+    :data:`MAX_COUNT` (the caller's transaction is then to be rolled back)."""
+    for index in counts:
+        values = list(filter(None, map(operator.itemgetter(index), rows)))  # (C loops)
+        for value in (max(values, default=0), min(values, default=0)):
+            if not -MAX_COUNT <= value <= MAX_COUNT:
+                raise _TooBig(f"a {what} of {value:,}")
+    if rows and db.executemany(statement, rows).rowcount != len(rows):
+        raise _TooBig(f"a {what} added to the file's")
 
 
 def _contracts(functions: list[FunctionProfile]) -> list[_Placed]:
@@ -231,13 +299,13 @@ class _Modules:
         self._rows: dict[tuple[str, str], list[_ModuleRow]] = {}
         last = 0
         for mid, file, digest in db.execute("SELECT id, file, source_hash FROM module"):
-            self._rows.setdefault((file, digest), []).append(_ModuleRow(mid))
+            self._rows.setdefault((_name(file) or "", digest), []).append(_ModuleRow(mid))
             last = max(last, mid) if isinstance(mid, int) else last
         self._next = last + 1
         #: id of a contract -> (the contract, its row)
         self._rows_of: dict[int, tuple[ModuleContract, int]] = {}
         #: the rows to insert
-        self.new: list[tuple[int, str, str, bytes, int]] = []
+        self.new: list[tuple[int, str | bytes, str, bytes, int]] = []
 
     def place(self, fn: FunctionProfile, record: ModuleContract, position: int
               ) -> tuple[int, int]:
@@ -257,8 +325,8 @@ class _Modules:
                 return row.id, found
         mid = self._next
         self._next += 1
-        self.new.append((mid, record.file, record.source_hash, record.packed.data,
-                         record.packed.crc))
+        self.new.append((mid, _stored_name(record.file), record.source_hash,
+                         record.packed.data, record.packed.crc))
         rows.append(_ModuleRow(mid, record.packed))
         self._rows_of[id(record)] = (record, mid)
         return mid, position
@@ -280,7 +348,7 @@ class _Modules:
         if row.outlines is None:
             try:
                 outlines = ModuleContract("", "", self._packed(row)).outlines()
-            except (PackedError, ContractError):
+            except (PackedError, ContractError, RecursionError):  # damaged: not read
                 outlines = []
             row.outlines = {}
             for index, outline in enumerate(outlines):
@@ -295,21 +363,25 @@ def _source_rows(sources: Sources, held: set[str]) -> Iterator[tuple[str, bytes,
     for digest, packed in sources.digests():
         if digest not in held:
             try:
-                yield digest, packed.data, packed.crc
+                data = packed.data
             except PackedError:
                 continue
+            if packed.readable:  # (else too compressible to be read back: not kept)
+                yield digest, data, packed.crc
 
 
 def _insert(db: sqlite3.Connection, runs: list[RunInfo], placed: list[_Placed],
-            sources: Sources) -> None:
+            sources: Sources, selections: Sequence[Selection] = ()) -> None:
     """Add ``runs`` and the profiles to the file open as ``db`` (in the caller's
     transaction): what the file holds of their contracts and sources is not added
     again, and a profile of a function the file has adds to its counts."""
+    if selections:
+        _add_selections(db, selections)
     db.executemany(
         "INSERT INTO run (started, argv, python, mode, metric, pid, hostname) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
         [(run.started, json.dumps(run.argv), run.python, run.mode, run.metric, run.pid,
-          run.hostname) for run in runs])
+          _stored_name(run.hostname)) for run in runs])
     modules = _Modules(db)
     known = {(mid, position): fid for fid, mid, position
              in db.execute("SELECT id, module_id, position FROM function")}
@@ -336,8 +408,8 @@ def _insert(db: sqlite3.Connection, runs: list[RunInfo], placed: list[_Placed],
         if fn.vectors:
             vectors += [(fid, d, k, count) for (d, k), count in fn.vectors.items()]
         if fn.contexts:
-            contexts += [(fid, *_split_key(key), name) for key, names in fn.contexts.items()
-                         for name in sorted(names)]
+            contexts += [(fid, *_split_key(key), _stored_name(name))
+                         for key, names in fn.contexts.items() for name in sorted(names)]
         if fn.raised or fn.unattributed:
             stats.append((fid, fn.raised, fn.unattributed))
         if fn.closed:
@@ -348,15 +420,49 @@ def _insert(db: sqlite3.Connection, runs: list[RunInfo], placed: list[_Placed],
     held = {digest for (digest,) in db.execute("SELECT source_hash FROM source")}
     db.executemany("INSERT INTO source VALUES (?, ?, ?)", _source_rows(sources, held))
     db.executemany("INSERT INTO function VALUES (?, ?, ?, ?, ?, ?, ?, ?)", functions)
-    db.executemany(_ADD_PATH, paths)
-    db.executemany(_ADD_EDGE, edges)
+    _add(db, _ADD_PATH, paths, "path's count or time", (3, 4))
+    _add(db, _ADD_EDGE, edges, "edge's count", (2,))
     if vectors:
         db.execute(_VECTOR_TABLE)
-        db.executemany(_ADD_VECTOR, vectors)
+        _add(db, _ADD_VECTOR, vectors, "vector's count", (3,))
     db.executemany("INSERT OR IGNORE INTO context VALUES (?, ?, ?, ?)", contexts)
-    db.executemany(_ADD_STATS, stats)
-    db.executemany(_ADD_CLOSED, closed)
+    _add(db, _ADD_STATS, stats, "count of calls that raised", (1, 2))
+    _add(db, _ADD_CLOSED, closed, "count of generators closed", (1,))
     db.executemany("INSERT OR IGNORE INTO stopped_counting VALUES (?)", stopped)
+
+
+#: ``meta``'s key of what the runs measured, where they named it: a JSON list of
+#: :meth:`Selection.to_json`.
+_SELECTIONS = "selections"
+#: The most selections a file keeps (each run adds one only if it is new).
+_MOST_SELECTIONS = 1000
+
+
+def _selections(db: sqlite3.Connection) -> list[Selection]:
+    """The selections ``meta`` holds (:class:`_Damaged` if they are not what pathprof
+    wrote)."""
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (_SELECTIONS,)).fetchone()
+    if row is None:
+        return []
+    try:
+        value = json.loads(row[0]) if isinstance(row[0], str) and len(row[0]) < 1 << 24 \
+            else None
+        if not isinstance(value, list) or len(value) > _MOST_SELECTIONS:
+            raise ValueError("not a list of selections")
+        return [Selection.from_json(entry) for entry in value]
+    except (ValueError, RecursionError) as err:
+        raise _Damaged(f"meta row {_SELECTIONS!r} is not what pathprof writes "
+                       f"({err})") from None
+
+
+def _add_selections(db: sqlite3.Connection, added: Sequence[Selection]) -> None:
+    held = _selections(db)
+    new = [s for s in dict.fromkeys(added) if s not in held]
+    if not new:
+        return
+    kept = [*held, *new][-_MOST_SELECTIONS:]
+    db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+               (_SELECTIONS, json.dumps([s.to_json() for s in kept], separators=(",", ":"))))
 
 
 def _split_key(key: str) -> tuple[str, str]:
@@ -365,22 +471,30 @@ def _split_key(key: str) -> tuple[str, str]:
 
 
 def write(path: str, run: RunInfo | list[RunInfo], functions: Iterable[FunctionProfile],
-          sources: Mapping[tuple[str, str], str], *, append: bool = False) -> None:
+          sources: Mapping[tuple[str, str], str], *, append: bool = False,
+          selections: Sequence[Selection] = ()) -> None:
     """Save one run. Without ``append`` the file is replaced atomically (but never
     when it exists and is not a pathprof data file, or is one whose rows are damaged:
     :class:`DataError`, as :func:`read` reports it); with ``append`` the run is added
     to the existing file in one transaction (created if missing). ``sources`` maps
     ``(file, source hash)`` to the source text (a :class:`~pathprof.data.modules.Sources`
-    read from a data file is copied as it is, compressed)."""
+    read from a data file is copied as it is, compressed); ``selections``, what the run
+    measured where it named it (``meta``'s ``selections``: those the file holds are kept,
+    these added)."""
     with _no_collection():
-        _write(path, run, list(functions), sources, append)
+        _write(path, run, list(functions), sources, append, selections=selections)
 
 
 def _write(path: str, run: RunInfo | list[RunInfo], functions: list[FunctionProfile],
-           sources: Mapping[tuple[str, str], str], append: bool) -> None:
+           sources: Mapping[tuple[str, str], str], append: bool, marker: str | None = None,
+           selections: Sequence[Selection] = ()) -> None:
+    """:func:`write`; with ``append``, a ``marker`` is a key added to ``meta`` in the
+    same transaction (:func:`combine`'s record that it added a file)."""
     placed = _contracts(functions)
     packed = sources if isinstance(sources, Sources) else Sources(sources)
     runs = run if isinstance(run, list) else [run]
+    # Every save, adding or replacing, removes what killed saves left here.
+    _remove_stale_temps(os.path.dirname(os.path.abspath(path)))
     if append and not os.path.exists(path):
         _create_empty(path)
     if os.path.exists(path):
@@ -398,16 +512,34 @@ def _write(path: str, run: RunInfo | list[RunInfo], functions: list[FunctionProf
                 try:
                     db.execute("BEGIN IMMEDIATE")
                     _check_modes(db, path, runs)
-                    _insert(db, runs, placed, packed)
+                    _insert(db, runs, placed, packed, selections)
+                    if marker is not None:
+                        db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                                   (marker, str(time.time())))
                     db.execute("COMMIT")
-                except sqlite3.OperationalError as err:
+                except BaseException as err:
                     if db.in_transaction:
                         db.execute("ROLLBACK")
-                    raise DataError(f"cannot add to {path}: {err}") from err
+                    if isinstance(err, _TooBig):
+                        raise DataError(f"cannot add to {path}: {err} would pass "
+                                        f"{MAX_COUNT:,}, the largest count a data file "
+                                        "keeps; nothing was added, and it was left as it "
+                                        "was") from None
+                    if isinstance(err, sqlite3.Error):
+                        raise DataError(f"cannot add to {path}: {err}") from err
+                    if isinstance(err, _Damaged):
+                        raise DataError(f"cannot add to {path}: it is damaged ({err}); "
+                                        "nothing was added, and it was left as it was"
+                                        ) from None
+                    raise
                 return
         finally:
             db.close()
-    _build_and_rename(path, lambda db: _insert(db, runs, placed, packed))
+    try:
+        _build_and_rename(path, lambda db: _insert(db, runs, placed, packed, selections))
+    except _TooBig as err:
+        raise DataError(f"cannot write {path}: {err} would pass {MAX_COUNT:,}, the largest "
+                        "count a data file keeps; nothing was written") from None
 
 
 @contextlib.contextmanager
@@ -443,8 +575,9 @@ def _check_before_replacing(db: sqlite3.Connection, path: str, placed: list[_Pla
 
     def check() -> None:
         known: dict[int, ModuleContract] = {}
-        for mid, file, digest, blob, crc in db.execute(
+        for mid, stored, digest, blob, crc in db.execute(
                 "SELECT id, file, source_hash, contract, crc FROM module"):
+            file = _name(stored) or repr(stored)  # (a damaged name: _read names it)
             old = _intact(blob, crc, f"module row {mid} ({file}): its contract")
             for record in ours.get((file, digest), ()):
                 if record.packed.same(old):
@@ -502,7 +635,6 @@ def _build_and_rename(path: str, fill: Callable[[sqlite3.Connection], None], *,
     what is there, or (``exclusive``) only if nothing is, by a hard link, which
     fails when another process created ``path`` first."""
     directory = os.path.dirname(os.path.abspath(path))
-    _remove_stale_temps(directory)
     temp = _new_temp(directory)
     try:
         db = sqlite3.connect(temp, isolation_level=None)
@@ -632,14 +764,21 @@ def read(path: str, files: Callable[[str], bool] | None = None) -> Measurement:
     """Read a data file; functions measured in several runs come merged. With
     ``files``, only the functions (and sources) of the files it accepts: the
     contracts of the others are not decoded (their rows are checked all the same)."""
+    return _read_file(path, path, files)
+
+
+def _read_file(path: str, shown: str, files: Callable[[str], bool] | None = None
+               ) -> Measurement:
+    """:func:`read` of ``path``, named ``shown`` in what it reports (a file claimed to
+    be combined is named by the name it had)."""
     if not os.path.exists(path):
-        raise NoDataError(f"no data file {path}: run `pathprof run` first")
-    db = _connect(path)
+        raise NoDataError(f"no data file {shown}: run `pathprof run` first")
+    db = _connect(path, shown)
     try:
-        _check(db, path)
+        _check(db, shown)
         wanted = None if files is None else (lambda mid, file: files(file))
         with _no_collection():
-            return _checked(db, path, lambda: _read(db, wanted))
+            return _checked(db, shown, lambda: _read(db, wanted))
     finally:
         db.close()
 
@@ -660,7 +799,11 @@ def _checked(db: sqlite3.Connection, path: str, reading: Callable[[], _T]) -> _T
             raise DataError(f"{path} is locked by another process (still writing it after "
                             f"{LOCK_TIMEOUT:g} s); it was left untouched") from err
         raise DataError(f"{path} is damaged ({err}); it was left untouched") from err
-    except (sqlite3.DatabaseError, ValueError, KeyError, TypeError) as err:
+    except RecursionError:  # (contract JSON nested thousands deep: not pathprof's)
+        raise DataError(f"{path} is damaged (a value nested too deeply to read); it was "
+                        "left untouched") from None
+    except (sqlite3.DatabaseError, ValueError, KeyError, TypeError, IndexError,
+            OverflowError) as err:
         raise DataError(f"{path} is damaged ({err}); it was left untouched") from err
 
 
@@ -681,6 +824,12 @@ def _outline(fid: object, row: tuple[Any, ...]) -> _Outline:
             and _is_whole(edges)):
         raise _Damaged(f"function row {fid}: {_OUTLINE} {row!r} are not a function's")
     return qualname, line, int(paths), blocks, edges
+
+
+def _shown(value: object, most: int = 120) -> str:
+    """``repr(value)``, cut to ``most`` characters: a crafted value may be megabytes."""
+    text = repr(value)
+    return text if len(text) <= most else f"{text[:most]}... ({len(text):,} characters)"
 
 
 def _is_whole(value: object) -> bool:
@@ -749,13 +898,13 @@ def _path_key(outline: _Outline, kind: str, key: object, where: str) -> str:
     if kind == "path":
         if isinstance(key, str) and key.isdigit() and int(key) < possible:
             return key
-        raise _Damaged(f"{where}: {key!r} is not a path of {qualname} "
+        raise _Damaged(f"{where}: {_shown(key)} is not a path of {qualname} "
                        f"(0 to {possible - 1})")
     parts = key.split(":") if isinstance(key, str) else []
     if (len(parts) == 2 and all(p.isdigit() for p in parts)
             and int(parts[0]) < blocks and int(parts[1]) < possible):
         return key  # type: ignore[return-value]
-    raise _Damaged(f"{where}: {key!r} is not a cut path of {qualname}")
+    raise _Damaged(f"{where}: {_shown(key)} is not a cut path of {qualname}")
 
 
 class _Owners:
@@ -780,14 +929,15 @@ def _read(db: sqlite3.Connection, wanted: Callable[[int, str], bool] | None = No
     which the caller knows the row to hold, without decoding the row's."""
     known = known or {}
     result = Measurement()
-    for row in db.execute("SELECT started, argv, python, mode, metric, pid, hostname FROM run "
-                          "ORDER BY id"):
-        result.runs.append(RunInfo(row[0], json.loads(row[1]), *row[2:]))
+    for row in db.execute("SELECT id, started, argv, python, mode, metric, pid, hostname "
+                          "FROM run ORDER BY id"):
+        result.runs.append(_run(row))
     files_of: dict[int, tuple[str, str]] = {}
-    for mid, file, digest in db.execute("SELECT id, file, source_hash FROM module"):
-        if not (isinstance(file, str) and isinstance(digest, str)):
-            raise _Damaged(f"module row {mid}: {file!r} and {digest!r} are not a file "
-                           "and its source hash")
+    for mid, stored, digest in db.execute("SELECT id, file, source_hash FROM module"):
+        file = _name(stored)
+        if not (file is not None and isinstance(digest, str)):
+            raise _Damaged(f"module row {mid}: {_shown(stored)} and {_shown(digest)} are "
+                           "not a file and its source hash")
         files_of[mid] = (file, digest)
     owners = _Owners()
     used: dict[int, ModuleContract] = {}
@@ -861,9 +1011,14 @@ def _read(db: sqlite3.Connection, wanted: Callable[[int, str], bool] | None = No
                 raise _Damaged(f"{where}: ({d!r}, {k!r}) is not a vector of "
                                f"{fn.qualname}")
             fn.vectors[(d, k)] = count
-    for fid, kind, key, name in db.execute("SELECT function_id, kind, path, context "
-                                           "FROM context"):
-        _, fn = owners.of(fid, "context row")
+    for rowid, fid, kind, key, stored in db.execute(
+            "SELECT rowid, function_id, kind, path, context FROM context"):
+        where = f"context row {rowid}"
+        outline, fn = owners.of(fid, where)
+        key = _path_key(outline, kind, key, where)
+        name = _name(stored)
+        if name is None:
+            raise _Damaged(f"{where}: {_shown(stored)} is not the name of a context")
         if fn is not None:
             full = key if kind == "path" else f"cut:{key}"
             fn.contexts.setdefault(full, set()).add(name)
@@ -872,29 +1027,92 @@ def _read(db: sqlite3.Connection, wanted: Callable[[int, str], bool] | None = No
         found = db.execute("SELECT text, crc FROM source WHERE source_hash = ?",
                            (digest,)).fetchone()
         if found is not None:
-            texts[digest] = _unpacked(found[0], found[1], f"source row {digest!r}: its text")
+            packed = _unpacked(found[0], found[1], f"source row {digest!r}: its text")
+            if _is_source_of(packed.text, digest):  # else not used: read from its file
+                texts[digest] = packed
     for module in used.values():
         if module.source_hash in texts:
             result.sources.add(module.file, module.source_hash, texts[module.source_hash])
     result.functions = merge(owners.profiles.values())
+    result.selections = _selections(db)
     return result
+
+
+def _run(row: tuple[Any, ...]) -> RunInfo:
+    """The run a run row states, checked for its types."""
+    rid, started, argv, python, mode, metric, pid, hostname = row
+    try:
+        args = json.loads(argv) if isinstance(argv, str) else None
+    except (ValueError, RecursionError):
+        args = None
+    host = _name(hostname)
+    if not (isinstance(started, (int, float)) and not isinstance(started, bool)
+            and math.isfinite(started) and isinstance(args, list)
+            and all(isinstance(arg, str) for arg in args) and isinstance(python, str)
+            and isinstance(mode, str) and (metric is None or isinstance(metric, str))
+            and _is_whole(pid) and host is not None):
+        raise _Damaged(f"run row {rid}: {_shown(row[1:])} are not a run's")
+    return RunInfo(float(started), args, python, mode, metric, pid, host)
+
+
+#: A coding declaration (PEP 263), in a source's first two lines.
+_CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.ASCII | re.MULTILINE)
+
+
+def _is_source_of(text: str, digest: str) -> bool:
+    """Whether ``text`` is the source whose file's bytes hash to ``digest``: the text
+    a run keeps is its file decoded as Python decodes it (its coding, less a
+    byte-order mark, ``\\r\\n`` and ``\\r`` made ``\\n``), so those are undone to
+    compare (a file of mixed line endings cannot be, and is read from its file)."""
+    if source_hash(text) == digest:
+        return True
+    declared = _CODING.search("\n".join(text.split("\n", 2)[:2]))
+    encodings = ["utf-8"]
+    if declared is not None:
+        with contextlib.suppress(LookupError):
+            encodings.append(codecs.lookup(declared[1]).name)
+    for encoding in dict.fromkeys(encodings):
+        for ending in ("\n", "\r\n", "\r"):
+            try:
+                data = text.replace("\n", ending).encode(encoding)
+            except UnicodeEncodeError:
+                continue
+            if source_hash(data) == digest:
+                return True
+            if encoding == "utf-8" and source_hash(codecs.BOM_UTF8 + data) == digest:
+                return True
+    return False
 
 
 def erase(path: str) -> list[str]:
     """Remove the data file ``path`` and the data files other processes left beside
     it (:func:`~pathprof.data.files.combinable_files`: xdist workers', children's
-    that outlived their parent, saves set aside), as ``coverage erase`` does;
-    returns what was removed. A file there that is not a
-    pathprof data file (of any schema) is left untouched: DataError for ``path``
-    itself, skipped among the others; so is a directory named ``path``."""
+    that outlived their parent, saves set aside, and files a combine that ended
+    had claimed), as ``coverage erase`` does; returns what was removed. A file there
+    that is not a pathprof data file (of any schema) is left untouched: DataError
+    for ``path`` itself, skipped among the others; so is a directory named ``path``,
+    and a file claimed by a combine still running. A file that cannot be removed (a
+    read-only directory) is DataError, once the others are removed."""
+    import urllib.parse  # (here: the store is imported in the measured program)
+
     if os.path.isdir(path):
         raise DataError(f"{path} is a directory, not a data file; it was left untouched")
     removed = []
-    candidates = [path, *combinable_files(path)]
-    for candidate in candidates:
+    failed: list[tuple[str, OSError]] = []
+    prefix = os.path.basename(path) + "."
+    ended = [claim.path for claim in beside.claims(os.path.dirname(path))
+             if os.path.basename(claim.original).startswith(prefix)
+             and beside.running(claim.host, claim.pid) is False]
+    for candidate in [path, *beside.combinable_files(path), *ended]:
         if not os.path.isfile(candidate):
             continue
-        db = _connect(candidate)
+        try:  # (read only: a file a combine claimed meanwhile is not made again, empty)
+            db = sqlite3.connect(f"file:{urllib.parse.quote(os.fsencode(candidate))}?mode=ro",
+                                 uri=True, timeout=LOCK_TIMEOUT, isolation_level=None)
+        except sqlite3.Error:
+            if not os.path.exists(candidate):
+                continue  # gone meanwhile (a combine took it)
+            db = _connect(candidate)
         try:
             try:
                 _check(db, candidate)
@@ -906,36 +1124,274 @@ def erase(path: str) -> list[str]:
                 continue
         finally:
             db.close()
-        os.unlink(candidate)
+        try:
+            os.unlink(candidate)
+        except FileNotFoundError:  # removed meanwhile (another erase, a combine)
+            continue
+        except OSError as err:
+            failed.append((candidate, err))
+            continue
         removed.append(candidate)
+    if failed:
+        first, why = failed[0]
+        others = len(failed) - 1
+        raise DataError(f"cannot remove {first}"
+                        + (f" and {others} other file{'s' * (others > 1)} beside it"
+                           if others else "")
+                        + f" ({why.strerror or why}); "
+                        + ("they were" if others else "it was") + " left as "
+                        + ("they were" if others else "it was"))
     return removed
 
 
 def combine(target: str, paths: Iterable[str],
-            progress: Callable[[int, int], None] | None = None) -> list[str]:
+            progress: Callable[[int, int], None] | None = None,
+            note: Callable[[str], None] | None = None, *, listed: bool = False
+            ) -> list[str]:
     """Add the data files ``paths`` into ``target`` (created if missing) and delete
-    them. Returns the files combined; a file that cannot be read is reported with
-    :class:`DataError` before anything is written or deleted. Functions measured
-    from different versions of their source stay apart (see :func:`source_conflicts`).
-    ``progress(done, total)`` is called after each step, two per file: read, then added."""
-    paths = [p for p in paths if os.path.abspath(p) != os.path.abspath(target)]
-    steps = 2 * len(paths)
-    measurements = []
-    for done, path in enumerate(paths, 1):
-        measurements.append(read(path))
-        if progress is not None:
-            progress(done, steps)
+    them; returns the files combined (by the names they had).
+
+    Each file is claimed before it is read: renamed
+    (:func:`~pathprof.data.files.claim_name`), a step only one process can take, so
+    two combines at once never add one file twice, and each adds what it claimed.
+    A file gone before it could be claimed was taken by another process: with
+    ``listed`` (the files were found beside ``target``) ``note`` says how many;
+    else it is :class:`NoDataError`, as a file that never was. Claims a combine into
+    ``target`` left when it was killed (its process gone) are finished: a file it
+    did not add is added, one it added (the transaction that added it marked it in
+    ``target``'s ``meta``, :data:`_MARKER`) is removed, and ``note`` names each.
+
+    Nothing is written or deleted, and every file keeps its name, if a file cannot
+    be read, or ``target`` is not a sound data file of this schema
+    (:class:`DataError`); a write that fails part way (a lock held too long) leaves
+    the files not yet added as they were, and says how many were. Functions measured
+    from different versions of their source stay apart (see
+    :func:`source_conflicts`). ``progress(done, total)`` is called after each step,
+    two per file: read, then added."""
+    tell = note or (lambda message: None)
+    real = os.path.realpath(target)
+    given = list(dict.fromkeys(p for p in paths if os.path.realpath(p) != real))
+    orphans, busy = _orphans(target, given, tell)
+    if not given and not orphans:
+        _say_busy(busy, target, tell)
+        return []
+    claimed: list[tuple[str, str]] = []  # (the name a file had, its claim)
+    recovered: dict[str, beside.Claim] = {}  # claim -> the orphan it took over
+    marked: set[str] = set()
+    taken = 0
+    try:
+        for path in given:
+            if os.path.isdir(path):
+                raise DataError(f"{path} is a directory, not a data file")
+            claim = beside.claim_name(path, target)
+            try:
+                os.rename(path, claim)
+            except FileNotFoundError:
+                if not (listed or _claimed(path)):
+                    raise NoDataError(f"no data file {path}: run `pathprof run` "
+                                      "first") from None
+                taken += 1
+                continue
+            except OSError as err:
+                raise DataError(f"cannot claim {path} to combine it (renaming it: "
+                                f"{err.strerror or err})") from None
+            claimed.append((path, claim))
+        for orphan in orphans:
+            claim = beside.claim_name(orphan.original, target)
+            try:
+                os.rename(orphan.path, claim)
+            except FileNotFoundError:  # another combine is finishing it
+                continue
+            except OSError as err:
+                raise DataError(f"cannot claim {orphan.path} to combine it (renaming "
+                                f"it: {err.strerror or err})") from None
+            claimed.append((orphan.original, claim))
+            recovered[claim] = orphan
+        steps = 2 * len(claimed)
+        measurements = []
+        for done, (name, claim) in enumerate(claimed, 1):
+            measurements.append(_read_file(claim, name))
+            if progress is not None:
+                progress(done, steps)
+        held = None
+        if os.path.exists(target):  # every row checked, as a report checks it
+            held = _read_file(target, target)
+            marked = _markers(target) if recovered else set()
+    except PathprofError as err:
+        kept = _unclaim(claimed, recovered)
+        raise type(err)(f"{err}; nothing was combined{kept}") from None
+    except BaseException:
+        _unclaim(claimed, recovered)
+        raise
+    done_markers = []  # removed once every file is added (or the work stops)
+    #: (pid of a combine that ended, what this one did) -> the files it did it to
+    finished: dict[tuple[int, str], list[str]] = {}
+    if held is not None and recovered:  # what a killed combine had added already
+        for index in reversed(range(len(claimed))):
+            name, claim = claimed[index]
+            ended = recovered.get(claim)
+            if ended is not None and _marker(ended.path) in marked:
+                with contextlib.suppress(OSError):
+                    os.unlink(claim)
+                done_markers.append(_marker(ended.path))
+                finished.setdefault((ended.pid, "removed"), []).insert(0, name)
+                del claimed[index], measurements[index]
+                steps -= 2
     modes = {run.mode for m in measurements for run in m.runs}
-    if os.path.exists(target):
-        modes |= {run.mode for run in read(target, files=lambda file: False).runs}
+    if held is not None:
+        modes |= {run.mode for run in held.runs}
     if len(modes) > 1:
-        raise DataError(f"cannot combine path-mode and edge-mode data ({', '.join(paths)} "
-                        f"into {target}); nothing was combined")
-    for done, (path, measurement) in enumerate(zip(paths, measurements, strict=True),
-                                               len(paths) + 1):
-        write(target, measurement.runs, measurement.functions, measurement.sources,
-              append=True)
-        os.unlink(path)
+        kept = _unclaim(claimed, recovered)
+        raise DataError(f"cannot combine path-mode and edge-mode data "
+                        f"({', '.join(name for name, _ in claimed)} into {target}); "
+                        f"nothing was combined{kept}")
+    combined: list[str] = []
+    for index, ((name, claim), measurement) in enumerate(zip(claimed, measurements,
+                                                             strict=True)):
+        try:
+            with _no_collection():  # the addition and its marker, in one transaction
+                _write(target, measurement.runs, measurement.functions,
+                       measurement.sources, True, _marker(claim),
+                       selections=measurement.selections)
+        except BaseException as err:
+            kept = _unclaim(claimed[index:], recovered)
+            _unmark(target, done_markers)
+            if not isinstance(err, PathprofError):
+                raise
+            raise DataError(f"{err}; {len(combined)} of the {len(claimed)} files were "
+                            f"combined before, the others were left as they were{kept}"
+                            ) from None
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(claim)
+        done_markers.append(_marker(claim))
+        combined.append(name)
+        ended = recovered.get(claim)
+        if ended is not None:
+            finished.setdefault((ended.pid, "added"), []).append(name)
         if progress is not None:
-            progress(done, steps)
-    return paths
+            progress(len(claimed) + index + 1, steps)
+    _unmark(target, done_markers)
+    for (pid, did), names in sorted(finished.items()):
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3
+                                        else "")
+        them, they = ("them", "they were") if len(names) > 1 else ("it", "it was")
+        if did == "added":
+            tell(f"a combine that ended (process {pid}) had claimed {shown} and not "
+                 f"added {them}; {they} added now")
+        else:
+            tell(f"a combine that ended (process {pid}) had added {shown} into {target} "
+                 f"and not removed {them}; {they} removed now")
+    if taken:
+        tell(f"{taken} of the files to combine {'were' if taken > 1 else 'was'} taken "
+             "meanwhile by another process (a combine at the same time adds "
+             f"{'them' if taken > 1 else 'it'})")
+    elif not combined:
+        _say_busy(busy, target, tell)
+    return combined
+
+
+#: ``meta`` keys of files :func:`combine` added: ``combined <the claim's name>``,
+#: written in the transaction that adds the file. A combine killed after that
+#: transaction and before it removed the claim left the key: the next combine into
+#: the file finds it, and removes the claim instead of adding it again. Keys of
+#: files whose claim is gone are removed as the combine ends; one a killed combine
+#: left is removed by the combine that finishes its claim. (Readers read only the
+#: schema version from ``meta``.)
+_MARKER = "combined "
+
+
+def _marker(claim: str) -> str:
+    return _MARKER + os.path.basename(claim)
+
+
+def _markers(target: str) -> set[str]:
+    """The markers of files added into ``target``."""
+    db = _connect(target)
+    try:
+        return {key for (key,) in db.execute(
+            "SELECT key FROM meta WHERE substr(key, 1, ?) = ?", (len(_MARKER), _MARKER))}
+    finally:
+        db.close()
+
+
+def _unmark(target: str, markers: list[str]) -> None:
+    """Remove ``markers`` from ``target`` (their claims are gone): one transaction,
+    and nothing lost if it fails (a marker left names a claim that no longer is)."""
+    if not markers:
+        return
+    with contextlib.suppress(sqlite3.Error, DataError, OSError):
+        db = _connect(target)
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            db.executemany("DELETE FROM meta WHERE key = ?", [(m,) for m in markers])
+            db.execute("COMMIT")
+        finally:
+            db.close()
+
+
+def _claimed(path: str) -> bool:
+    """Whether some combine holds ``path`` claimed."""
+    return any(claim.original == path
+               for claim in beside.claims(os.path.dirname(path)))
+
+
+def _orphans(target: str, given: list[str], tell: Callable[[str], None]
+             ) -> tuple[list[beside.Claim], list[beside.Claim]]:
+    """The claims a combine into ``target`` left beside it or beside ``given`` when it
+    was killed (of this host, by a process that no longer runs), and those of
+    combines into it still running here. Those of another host cannot be told from
+    a combine still running there: ``tell`` names them."""
+    tag = beside.target_tag(target)
+    found, busy, elsewhere = [], [], []
+    directories = dict.fromkeys(os.path.dirname(p) for p in [target, *given])
+    for directory in directories:
+        for claim in beside.claims(directory):
+            if claim.target != tag:
+                continue
+            state = beside.running(claim.host, claim.pid)
+            if state is False:
+                found.append(claim)
+            elif state is None:
+                elsewhere.append(claim)
+            else:
+                busy.append(claim)
+    if elsewhere:
+        hosts = ", ".join(sorted({claim.host for claim in elsewhere}))
+        many = len(elsewhere) > 1
+        tell(f"{len(elsewhere)} file{'s' * many} claimed by a combine into {target} on "
+             f"another host ({hosts}) {'were' if many else 'was'} left to it (if it was "
+             "killed, give each its name back: the name less its last five parts)")
+    return found, busy
+
+
+def _say_busy(busy: list[beside.Claim], target: str, tell: Callable[[str], None]) -> None:
+    """Say that other combines (``busy``: their claims) are adding files into ``target``."""
+    if busy:
+        many = len(busy) > 1
+        pids = ", ".join(str(pid) for pid in sorted({claim.pid for claim in busy}))
+        tell(f"{len(busy)} file{'s' * many} {'are' if many else 'is'} being combined into "
+             f"{target} by another combine at the same time (process {pids})")
+
+
+def _unclaim(claimed: list[tuple[str, str]], recovered: Mapping[str, beside.Claim]) -> str:
+    """Give each claimed file its name back (one a killed combine had claimed, its
+    claim's: a later combine tells whether it was added); what could not be, as the
+    end of a message."""
+    stuck = []
+    for name, claim in claimed:
+        ended = recovered.get(claim)
+        back = ended.path if ended is not None else name
+        try:
+            if os.path.lexists(back):
+                raise FileExistsError(back)
+            os.rename(claim, back)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            stuck.append(claim)
+    if not stuck:
+        return ""
+    many = len(stuck) > 1
+    return (f"; {len(stuck)} claimed file{'s' * many} kept {'their' if many else 'its'} "
+            f"claimed name ({stuck[0]}{', ...' * many}): the next combine takes "
+            f"{'them' if many else 'it'}")
