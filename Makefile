@@ -9,18 +9,28 @@ PIP_FLAGS := --quiet --disable-pip-version-check
 .PHONY: demo test test-all lint bench bench-scale realsuites clean
 
 # One virtual environment per interpreter: .venv (baseline), .venv-3.12, .venv-3.13.
+# Two stamps in .venv: .installed-base (pathprof and its runtime dependencies: what
+# `make demo` needs) and .installed (the test extra too: `make test`, `make lint`). A
+# .venv that `make demo` made gets the test extra when `make test` runs; one that has
+# the test extra has the base too.
+$(VENV)/.installed-base: pyproject.toml
+	$(BASE_PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install $(PIP_FLAGS) -e .
+	touch $@
+
 $(VENV)/.installed: pyproject.toml
 	$(BASE_PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install $(PIP_FLAGS) -e '.[test]'
-	touch $@
+	touch $(VENV)/.installed-base $@
 
 .venv-%/.installed: pyproject.toml
 	$(filter %python$*,$(PYTHONS)) -m venv .venv-$*
 	.venv-$*/bin/pip install $(PIP_FLAGS) -e '.[test]'
 	touch $@
 
-# Profile the bundled example program and show its hottest paths.
-demo: $(VENV)/.installed
+# Profile the bundled example program and show its hottest paths: needs pathprof and
+# rich only, not the test extra.
+demo: $(VENV)/.installed-base
 	$(VENV)/bin/pathprof run --data-file .pathprof-demo examples/demo/orders.py
 	$(VENV)/bin/pathprof report --data-file .pathprof-demo --top 4
 	$(VENV)/bin/pathprof count --top 4 examples/demo/orders.py

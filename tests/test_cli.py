@@ -226,6 +226,15 @@ def test_instrument_fills_the_cache_and_lists_what_it_cannot(
     assert not (tmp_path / ".pathprof_cache").exists()
 
 
+def test_instrument_counts_one_file_as_one(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """ "1 file: ...", not "1 files"."""
+    monkeypatch.delenv("PATHPROF_CACHE_DIR", raising=False)
+    (tmp_path / "one.py").write_text("def f(x):\n    return 1 if x else 2\n")
+    done = pathprof_cli(tmp_path, "instrument")
+    assert done.stdout.startswith("1 file: 1 instrumented, 0 already cached"), done.stdout
+
+
 def test_erase_removes_the_data_files_and_nothing_else(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("def f(x):\n    return 1 if x else 2\n\nf(1)\n")
     pathprof_cli(tmp_path, "run", "app.py")

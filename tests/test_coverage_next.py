@@ -5,6 +5,7 @@ JSON; the suite's "where to test next" list."""
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -133,3 +134,123 @@ def test_json_carries_the_next_paths_and_what_was_excluded(project: Path) -> Non
         "`limit is None` is false on line 19 but true on line 24, and nothing between "
         "can change it",
         "`limit = 3` on line 20, so `limit is None` can only be false on line 24"]
+
+
+ACTIONS = '''\
+def small(a):
+    if a:
+        return 1
+    return 0
+
+
+def big(a, b, c, d):
+    n = 0
+    if a:
+        n += 1
+    if b:
+        n += 2
+    if c:
+        n += 4
+    if d:
+        n += 8
+    return n
+
+
+def two(a, b):
+    n = 0
+    if a:
+        n += 1
+    if b:
+        n += 2
+    return n
+
+
+def literal():
+    total = 0
+    for i in (1, 2, 3):
+        total += i
+    return total
+'''
+
+ACTIONS_RUN = '''\
+import sys
+from lib import small, big, two, literal
+small(1)
+big(0, 0, 0, 0)
+for a, b in [(0, 0), (1, 0), (0, 1)] + ([(1, 1)] if sys.argv[1:] else []):
+    two(a, b)
+literal()
+'''
+
+
+def _missed_sections(shown: str) -> list[str]:
+    """The functions -m lists missed paths for, in order."""
+    listed = shown.split("Missed paths, told as")[1] if "Missed paths, told as" in shown else ""
+    return re.findall(r"^(\w+)  lib\.py:\d+  ", listed, re.M)
+
+
+def test_term_missing_lists_what_a_test_can_add_to_the_most_missing_first(tmp_path: Path
+                                                                          ) -> None:
+    """``big`` misses 4 independent paths, ``small`` 1: listed in that order (they were
+    in the order of the file). ``two``'s basis is complete, its one missed path can run:
+    listed after them. ``literal``'s basis is complete and its missed path (the loop over
+    a non-empty literal exhausted at once) cannot run: not listed, but counted. Under
+    stop-counting ``two`` and ``literal`` stopped once their basis was complete: their
+    missed paths may have run, so they are not listed (they were, as "at most 1 of 4
+    missed"). ``--missed-functions`` caps the list and says how many it left out."""
+    (tmp_path / "lib.py").write_text(ACTIONS)
+    (tmp_path / "main.py").write_text(ACTIONS_RUN)
+    pathprof_cli(tmp_path, "run", "main.py")
+    shown = pathprof_cli(tmp_path, "coverage", "-m").stdout
+    assert _missed_sections(shown) == ["big", "small", "two"]
+    flat = " ".join(shown.split())
+    assert ("Not listed: 1 function whose basis is complete and whose missed paths the "
+            "source proves impossible.") in flat
+    pathprof_cli(tmp_path, "run", "--stop-counting", "basis", "main.py", "stop")
+    stopped = pathprof_cli(tmp_path, "coverage", "-m").stdout
+    assert _missed_sections(stopped) == ["big", "small"]
+    assert "at most" not in stopped
+    assert ("Not listed: 2 functions that stopped counting once their basis was complete "
+            "(their missed paths may have run after).") in " ".join(stopped.split())
+    capped = pathprof_cli(tmp_path, "coverage", "-m", "--missed-functions", "1").stdout
+    assert _missed_sections(capped) == ["big"]
+    assert ("Not listed: 1 more function with paths still to test, fewer missing (pathprof "
+            "coverage -m --missed-functions 0 lists them all); 2 functions that stopped "
+            "counting") in " ".join(capped.split())
+    assert "The HTML report (pathprof html) shows every function's missed paths." in (
+        " ".join(capped.split()))
+
+
+def test_term_missing_on_a_big_suite_lists_twenty_functions_and_says_how_many_more(
+        tmp_path: Path) -> None:
+    """30 functions, one of them ran each; the ones missing most come first; twenty are
+    listed, and the line after them says ten more, and how to see them all."""
+    functions = [f"def f{k}(a):\n" + "".join(f"    if a == {j}:\n        return {j}\n"
+                                            for j in range(1 + k % 4)) + "    return -1\n"
+                 for k in range(30)]
+    (tmp_path / "lib.py").write_text("\n\n".join(functions))
+    (tmp_path / "main.py").write_text("import lib\n" + "".join(f"lib.f{k}(-5)\n"
+                                                               for k in range(30)))
+    pathprof_cli(tmp_path, "run", "main.py")
+    shown = pathprof_cli(tmp_path, "coverage", "-m").stdout
+    listed = _missed_sections(shown)
+    assert len(listed) == 20
+    # f3, f7 ... miss 4 independent paths, f2, f6 ... 3: the first 16 are those
+    missing = [1 + int(name[1:]) % 4 for name in listed]
+    assert missing == sorted(missing, reverse=True)
+    assert missing[:16] == [4] * 7 + [3] * 7 + [2] * 2
+    assert "10 more functions with paths still to test" in " ".join(shown.split())
+    everything = pathprof_cli(tmp_path, "coverage", "-m", "--missed-functions", "0").stdout
+    assert len(_missed_sections(everything)) == 30
+    assert "Not listed" not in everything
+
+
+def test_skip_covered_says_how_many_rows_it_left_out(tmp_path: Path) -> None:
+    """As coverage.py's --skip-covered: "N files skipped due to complete coverage"."""
+    (tmp_path / "lib.py").write_text(ACTIONS)
+    (tmp_path / "main.py").write_text(ACTIONS_RUN + "small(0)\n")
+    pathprof_cli(tmp_path, "run", "main.py", "all of two")
+    shown = pathprof_cli(tmp_path, "coverage", "--skip-covered").stdout
+    assert "lib.py:20 two" not in shown
+    assert "lib.py:1 small" not in shown
+    assert "2 functions skipped due to complete coverage (every path ran)." in shown

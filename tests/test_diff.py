@@ -103,3 +103,13 @@ def test_combine_keeps_versions_of_a_function_apart_and_says_so(
     assert "f was measured from 2 versions of its source" in capsys.readouterr().err
     versions = sorted(fn.total for fn in read(str(combined)).functions if fn.qualname == "f")
     assert versions == [4, 10]  # nothing lost, nothing added across versions
+
+
+def test_the_summary_line_counts_in_the_right_number(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    """range(4) -> range(10): buzz appeared, in one function ("1 functions" before)."""
+    old, new = measure(tmp_path, "old", 4), measure(tmp_path, "new", 10)
+    main(["diff", str(old), str(new)])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "1 path appeared, 0 vanished, 2 changed by more than 10% in 1 function." in shown

@@ -4,6 +4,7 @@ fixture. Exactness against the settrace oracle is in tests/python/test_event_cou
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -168,6 +169,20 @@ def test_count_command_table_and_json(tmp_path: Path) -> None:
                                            "--json", "-", "main.py").stdout)
     assert instructions["kind"] == "instructions"
     assert instructions["total"] > data["total"]
+
+
+def test_count_command_counts_its_functions_in_the_right_number(tmp_path: Path) -> None:
+    """One function of one statement: "1 statement counted in 1 function" ("1
+    statements counted in 1 functions" before); and with --top 1 of two, "1 more
+    function"."""
+    (tmp_path / "one.py").write_text("def f():\n    return 1\n\nf()\n")
+    table = " ".join(pathprof_cli(tmp_path, "count", "one.py").stderr.split())
+    assert re.search(r"^1 statement counted in 1 function(?!s)", table), table
+    (tmp_path / "two.py").write_text("def f():\n    return 1\n\ndef g():\n    return f()\n\n"
+                                     "g()\n")
+    table = " ".join(pathprof_cli(tmp_path, "count", "--top", "1", "two.py").stderr.split())
+    assert "counted in 2 functions" in table
+    assert "1 more function (--top 0 shows all)" in table
 
 
 def test_count_command_keeps_the_exit_status_and_json_file(tmp_path: Path) -> None:

@@ -41,11 +41,12 @@ WORKLOAD = textwrap.dedent('''
 
 
 def _sample(directory: Path, seed: int, exact: bool, limit: int, costs: str | None = None,
-            rank: str = "count") -> tuple[dict, SubpathSampling]:
+            rank: str = "count", period: float | None = 200, budget: int = 300
+            ) -> tuple[dict, SubpathSampling]:
     """Run ``tally(limit)`` under sampling; (subpath named by (function, block) ->
-    estimate object, the sampling)."""
-    sampling = SubpathSampling(source=[str(directory)], period=200, budget=300, longest=3,
-                               seed=seed, exact=exact, cache=False, costs=costs)
+    estimate object, the sampling). ``period`` None: chosen from the run."""
+    sampling = SubpathSampling(source=[str(directory)], period=period, budget=budget,
+                               longest=3, seed=seed, exact=exact, cache=False, costs=costs)
     sys.modules.pop("osp_workload", None)
     sys.path.insert(0, str(directory))
     sampling.start()
@@ -92,6 +93,45 @@ def test_sampled_estimates_are_unbiased_and_within_their_bounds(tmp_path: Path) 
             within += found.low <= exact[key] <= found.high
             checked += 1
             estimates[key].append(found.estimate)
+    assert within / checked >= 0.95
+    for key in sorted(exact, key=lambda k: -exact[k])[:5]:
+        runs = estimates[key] + [0.0] * (len(seeds) - len(estimates[key]))
+        error = statistics.stdev(runs) / len(runs) ** 0.5
+        assert abs(statistics.fmean(runs) - exact[key]) <= 4 * error, key
+
+
+def test_a_period_chosen_from_the_run_keeps_estimates_within_their_bounds(
+        tmp_path: Path) -> None:
+    """The default period, chosen from the run: from one start per 200 blocks, grown
+    by a quarter each time the run reaches 300 periods (the sample thinned to it), so
+    that it follows the run's length; over 20 seeds every estimate lies within its
+    95 % bounds at least 95 % of the time, against the exact counts of the same
+    stream, and the hottest subpaths' mean estimates within 4 standard errors of their
+    counts. The period is where the run's length put it, the same for every seed."""
+    from pathprof.subpaths import FIRST_PERIOD, STARTS_KEPT
+
+    exact = _exact_counts(tmp_path)
+    blocks_run = sum(count for key, count in exact.items() if len(key) == 2) + 1
+    within = checked = 0
+    estimates: dict[tuple, list[float]] = defaultdict(list)
+    periods = set()
+    seeds = range(1, 21)
+    for seed in seeds:
+        named, sampling = _sample(tmp_path, seed, False, 30_000, period=None,
+                                  budget=10_000)
+        summary = sampling.summary()
+        assert sampling.profiler.failures == 0
+        assert summary["positions"] == blocks_run
+        assert summary["period_from_run"]
+        assert summary["resamplings"] == 0
+        assert summary["period"] == FIRST_PERIOD * 1.25 ** summary["grown"]
+        periods.add(summary["period"])
+        for key, found in named.items():
+            within += found.low <= exact[key] <= found.high
+            checked += 1
+            estimates[key].append(found.estimate)
+    (period,) = periods  # positions alone decide where it grows
+    assert STARTS_KEPT * period / 1.25 <= blocks_run < STARTS_KEPT * period * 1.25
     assert within / checked >= 0.95
     for key in sorted(exact, key=lambda k: -exact[k])[:5]:
         runs = estimates[key] + [0.0] * (len(seeds) - len(estimates[key]))
@@ -302,7 +342,8 @@ def test_positions_are_the_blocks_a_simple_loop_ran(tmp_path: Path) -> None:
 
     blocks_run = 2 * 40_000 + 3
     assert positions("--exact", "--period", "1000") == blocks_run
-    for period, seed in (("10000", "1"), ("10000", "5"), ("50", "2"), ("1e9", "1")):
+    for period, seed in (("10000", "1"), ("10000", "5"), ("50", "2"), ("1e9", "1"),
+                         ("auto", "1"), ("auto", "4")):
         assert positions("--period", period, "--seed", seed) == blocks_run, (period, seed)
 
 
@@ -503,3 +544,65 @@ def test_rows_that_cannot_be_bounded_are_left_out_of_the_table(tmp_path: Path) -
     assert f"{unbounded} more subpath" in done.stderr
     table = done.stderr.split("Ranked by")[0]
     assert "│            0 │" not in table
+
+
+TOKENS = textwrap.dedent('''
+    def kind(ch):
+        if ch.isdigit():
+            return "num"
+        if ch.isalpha():
+            return "name"
+        if ch in "+-*/=<>":
+            return "op"
+        if ch.isspace():
+            return "space"
+        return "other"
+
+
+    def tokens(text):
+        out = []
+        i = 0
+        while i < len(text):
+            k = kind(text[i])
+            j = i + 1
+            while j < len(text) and kind(text[j]) == k and k != "op":
+                j += 1
+            if k != "space":
+                out.append((k, text[i:j]))
+            i = j
+        return out
+
+
+    source = "x1 = alpha + 42 * (beta - 7) / gamma_3 <= delta;\\n" * 360
+    print(len(tokens(source)))
+''')
+
+
+def test_the_default_period_shows_a_table_on_a_short_script(tmp_path: Path) -> None:
+    """A tokenizer of 193,000 blocks (0.03 s plain) at the defaults: one start per
+    10,000 blocks showed at most four rows on these seeds, none on three of them ("No
+    subpath was sampled often enough"); chosen from the run, each shows ten rows, and
+    says which period it used. A budget that the sample fills holds it."""
+    (tmp_path / "tokens.py").write_text(TOKENS)
+    for seed in ("1", "2", "3", "4", "5"):
+        done = _hot(tmp_path, "--seed", seed, "--json", "hot.json", "tokens.py")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "7200\n"
+        report = json.loads((tmp_path / "hot.json").read_text())
+        assert report["positions"] > 190_000
+        shown = [s for s in report["subpaths"] if s["low"] > 0]
+        assert len(shown) == 10, (seed, len(shown))
+        assert "Hottest subpaths (tokens.py)" in done.stderr
+        assert report["period_from_run"]
+        assert report["initial_period"] == 200
+        said = " ".join(done.stderr.split())
+        assert (f"one start per {report['period']:,.0f} blocks (chosen from the run: from "
+                f"200, grown {report['grown']} times as it went on, and 0 resamplings for "
+                "the budget)") in said
+    fixed = _hot(tmp_path, "--seed", "1", "--period", "10000", "tokens.py")
+    assert "one start per 10,000 blocks (--period 10,000; 0 resamplings" in (
+        " ".join(fixed.stderr.split()))
+    small = _hot(tmp_path, "--seed", "1", "--memory", "40", "--json", "-", "tokens.py")
+    report = json.loads(small.stdout.split("\n", 1)[1])  # (after the program's line)
+    assert report["distinct_sampled"] <= 40
+    assert report["resamplings"] > 0

@@ -8,6 +8,7 @@ prints the resulting DOM) and skip with a reason where no browser is installed.
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import os
 import re
@@ -196,3 +197,192 @@ def test_time_metric_is_shown_per_path(tmp_path: Path) -> None:
     times = re.findall(r'<span class="time">([^<]*)</span>', shout)
     assert len(times) == 2  # both paths ran once, each with its own time
     assert all(re.fullmatch(r"[\d.]+ (ns|µs|ms|s)", t) for t in times)
+
+
+def _pages_by_place(report: Path) -> dict[str, str]:
+    """``file:line qualname`` -> the page the index links it to, each link checked
+    to lead to a page that shows that function."""
+    index = (report / "index.html").read_text()
+    found = {}
+    for body in re.findall(r'<tbody class="group[^"]*">(.*?)</tbody>', index, re.S):
+        file = html.unescape(re.search(r'class="toggle"[^>]*>([^<]*)<', body).group(1))
+        for page, name, line in re.findall(r'<tr class="fn"><td[^>]*><a href="([^"]+)">'
+                                           r'([^<]*)</a> <span class="where">:(\d+)', body):
+            where = re.search(r'<span class="where">([^<]*)</span></h1>',
+                              (report / page).read_text()).group(1)
+            assert html.unescape(where) == f"{file}:{line}", (page, where)
+            found[f"{file}:{line} {html.unescape(name)}"] = page
+    return found
+
+
+def test_every_function_has_a_page_of_its_own_the_same_in_every_run(tmp_path: Path) -> None:
+    """Three files named util.py: each function has its page, and the index links
+    each row to its own. The names depend only on the function (they were numbered
+    in the order written: a/util.py's ``f_1`` on line 2 took ``util_py_f_1_2.html``,
+    which c/util.py's ``f`` then overwrote as the third page of ``util_py_f_1``), so
+    they stay the same when the report holds other files."""
+    for package, body in (("a", "\ndef f_1(x):\n    return x\n"),
+                          ("b", "def f(x):\n    return x\n"),
+                          ("c", "def f(x):\n    return -x\n")):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+        (tmp_path / package / "util.py").write_text(body)
+    (tmp_path / "main.py").write_text("import sys\nfrom b import util as b\n"
+                                      "from c import util as c\nb.f(1); c.f(1)\n"
+                                      "if sys.argv[1:]:\n    from a import util as a\n"
+                                      "    a.f_1(1)\n")
+    pathprof_cli(tmp_path, "run", "--data-file", "all", "main.py", "with-a")
+    pathprof_cli(tmp_path, "html", "--data-file", "all", "-d", "all_report")
+    pages = _pages_by_place(tmp_path / "all_report")
+    assert sorted(pages) == ["a/util.py:2 f_1", "b/util.py:1 f", "c/util.py:1 f"]
+    assert len(set(pages.values())) == 3
+    assert len(list((tmp_path / "all_report").glob("util_py_*.html"))) == 3
+    pathprof_cli(tmp_path, "run", "--data-file", "some", "main.py")  # without a/util.py
+    pathprof_cli(tmp_path, "html", "--data-file", "some", "-d", "some_report")
+    assert _pages_by_place(tmp_path / "some_report") == {
+        place: page for place, page in pages.items() if not place.startswith("a/")}
+
+
+STOPS = '''\
+def two(a, b):
+    n = 0
+    if a:
+        n += 1
+    if b:
+        n += 2
+    return n
+
+
+for a, b in [(0, 0), (1, 0), (0, 1), (1, 1), (1, 1)]:
+    two(a, b)
+'''
+
+
+def test_lower_bounds_are_marked_as_the_terminal_report_marks_them(tmp_path: Path) -> None:
+    """``two`` has 4 paths in a space of 3: once 3 independent ones ran it stopped
+    counting (--stop-counting basis, pytest --pathprof's default), so its paths run,
+    their share and its executions are lower bounds, and its missed path may have
+    run. The terminal says ≥3 and ≥75.0%; so does every HTML figure of them."""
+    (tmp_path / "stops.py").write_text(STOPS)
+    pathprof_cli(tmp_path, "run", "--stop-counting", "basis", "stops.py")
+    table = pathprof_cli(tmp_path, "coverage").stdout
+    assert re.search(r"^TOTAL\s+4\s+≥3\s+≤1\s+≥75\.0%\s+3/3\s+100\.0%$", table, re.M), table
+    pathprof_cli(tmp_path, "html", "-d", "out")
+    index = (tmp_path / "out" / "index.html").read_text()
+    assert ("basis path coverage: 3 of 3 independent paths in 1 function of 1 file · "
+            "≥75.0% of paths: ≥3 of 4 paths run.") in index
+    rows = re.findall(r'<tr class="(?:file-row|fn|total)">(.*?)</tr>', index, re.S)
+    assert len(rows) == 3  # the file, its function, the total
+    for row in rows:
+        cells = re.findall(r'<td class="num"[^>]*>([^<]*)</td>', row)
+        assert (cells[0], cells[2], cells[-1]) == ("≥3", "≥75.0%", "≥3"), cells
+        assert cells[3:5] == ["3/3", "100.0%"]  # basis figures are exact
+    page = next((tmp_path / "out").glob("stops_py_two_1_*.html")).read_text()
+    assert ("<strong>≥75.0%</strong> path coverage: ≥3 of 4 paths run · "
+            "<strong>100.0%</strong> basis path coverage: 3 of 3 independent paths · "
+            "≥3 path executions") in page
+    counts = re.findall(r'<span class="count">([^<]*)</span>', page)
+    assert sorted(counts) == ["not seen run", "≥1 · 33.3%", "≥1 · 33.3%", "≥1 · 33.3%"]
+
+
+GUARDS = '''\
+def check(x, scale):
+    if x is None:
+        raise ValueError("no x")
+    y = x * scale
+    return y + 1
+
+
+def total(items):
+    if items is None:
+        raise ValueError("no items")
+    total = 0
+    for i in items:
+        if i < 0:
+            continue
+        total += i
+    return total
+
+
+check(1, 2)
+check(2, 3)
+total([1, 2, -3])
+total([])
+'''
+
+
+def _boxes_and_routes(svg: str) -> tuple[dict[int, tuple[float, ...]],
+                                         dict[int, tuple[str, list[tuple[float, float]]]]]:
+    """Each block's box (x, y, width, height), and each edge's class and the points
+    of its route (a curve's control points taken as a route: the curve lies within)."""
+    boxes = {int(n): tuple(map(float, box)) for n, *box in re.findall(
+        r'<g id="node-(\d+)" class="node"><rect x="([\d.]+)" y="([\d.]+)" '
+        r'width="([\d.]+)" height="([\d.]+)"', svg)}
+    routes = {}
+    for eid, classes, shape, rest in re.findall(
+            r'<g id="edge-(\d+)" class="([^"]*)"><path d="([^"]*)"([^>]*)>', svg):
+        numbers = [float(v) for v in re.findall(r"-?[\d.]+", shape)]
+        routes[int(eid)] = (classes + ("" if "dasharray" not in rest else " dashed"),
+                            list(zip(numbers[::2], numbers[1::2], strict=True)))
+    return boxes, routes
+
+
+def _enters(a: tuple[float, float], b: tuple[float, float], box: tuple[float, ...]) -> bool:
+    """Whether the segment from a to b passes through the inside of the box (its
+    border left out): Liang-Barsky clipping."""
+    x, y, width, height = box
+    low, high = 0.0, 1.0
+    dx, dy = b[0] - a[0], b[1] - a[1]
+    for p, q in ((-dx, a[0] - x - 1), (dx, x + width - 1 - a[0]),
+                 (-dy, a[1] - y - 1), (dy, y + height - 1 - a[1])):
+        if p == 0:
+            if q < 0:
+                return False
+        elif p < 0:
+            low = max(low, q / p)
+        else:
+            high = min(high, q / p)
+    return low < high
+
+
+def _on_border(point: tuple[float, float], box: tuple[float, ...]) -> bool:
+    x, y, width, height = box
+    near = x - 0.2 <= point[0] <= x + width + 0.2 and y - 0.2 <= point[1] <= y + height + 0.2
+    return near and not (x + 0.2 < point[0] < x + width - 0.2
+                         and y + 0.2 < point[1] < y + height - 0.2)
+
+
+def test_the_picture_joins_the_right_blocks_and_shows_the_edges_that_never_ran(
+        tmp_path: Path) -> None:
+    """Guard clauses, drawn without Graphviz: every edge starts on its source's box
+    and ends on its target's, crosses no other box (``total``'s raise went to EXIT
+    under the loop's blocks, where it could not be seen), ends at a point of its
+    own (the return's arrow covered the raise's at EXIT's middle), and is dashed,
+    with the class ``never``, exactly when it never ran."""
+    from pathprof.analysis.edgepredict import cfg_edge_counts
+    from pathprof.data.profile import numbering_of
+
+    (tmp_path / "guards.py").write_text(GUARDS)
+    pathprof_cli(tmp_path, "run", "guards.py")
+    problems = []
+    for fn in load(str(tmp_path / ".pathprof")).functions:
+        counts = cfg_edge_counts(fn, numbering_of(fn.meta))
+        boxes, routes = _boxes_and_routes(cfg_picture(fn, counts, None,
+                                                      use_graphviz=False).svg)
+        assert len(routes) == len(fn.meta.edges)
+        ends: dict[tuple[float, float], int] = {}
+        for eid, (classes, points) in routes.items():
+            src, dst, _label = fn.meta.edges[eid]
+            where = f"{fn.qualname}: edge {eid} ({src} -> {dst})"
+            if not (_on_border(points[0], boxes[src]) and _on_border(points[-1], boxes[dst])):
+                problems.append(f"{where} does not join its blocks")
+            for a, b in itertools.pairwise(points):
+                problems += [f"{where} crosses block {block}" for block, box in boxes.items()
+                             if _enters(a, b, box)]
+            if points[-1] in ends:
+                problems.append(f"{where} ends where edge {ends[points[-1]]} does")
+            ends[points[-1]] = eid
+            never = not counts.get(eid, 0)
+            if ("never" in classes.split(), "dashed" in classes.split()) != (never, never):
+                problems.append(f"{where} ran {counts.get(eid, 0)} times, drawn {classes!r}")
+    assert problems == []

@@ -216,6 +216,15 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def page_of(project: Path, readable: str) -> Path:
+    """The report's page of a function, by the readable part of its name (its file's
+    base name, qualified name and first line; a digest of where it is follows)."""
+    pages = list((project / "report").glob(f"{readable}_*.html"))
+    assert len(pages) == 1, pages
+    assert re.fullmatch(rf"{readable}_[0-9a-f]{{12}}\.html", pages[0].name)
+    return pages[0]
+
+
 def coverage_of(project: Path, exclude: bool = True) -> Any:
     """What ``pathprof coverage`` finds in the project (configuration, source)."""
     with contextlib.chdir(project):
@@ -302,12 +311,13 @@ def test_excluded_functions_are_left_out_and_the_headline_names_them(project: Pa
     index = parse(project / "report" / "index.html")
     alpha = [figures(r)["name"] for r in groups(index)["pkg/alpha.py"][1]]
     assert alpha == ["pick", "grade", "same"]  # the two @overload stubs are gone
-    assert [p.name for p in (project / "report").glob("*_pick_*.html")] == ["alpha_py_pick_8.html"]
+    assert [p.name for p in (project / "report").glob("*_pick_*.html")] == [
+        page_of(project, "alpha_py_pick_8").name]
     scope = [p.text() for p in index.all("p", "scope")]
     # the stubs (a path and a dimension each) and the pragma'd raise of pick
     assert ("Excluded: 2 functions (@overload 2), code in 1 other function, 3 paths and 3 "
             "basis dimensions (--no-exclude counts them).") in scope
-    pick = parse(project / "report" / "alpha_py_pick_8.html")
+    pick = parse(page_of(project, "alpha_py_pick_8"))
     assert ("Excluded here: 1 path and 1 basis dimension (--no-exclude counts them)."
             in [p.text() for p in pick.all("p", "scope")])
     # --no-exclude: the stubs are back, nothing is said to be excluded, and the
@@ -377,7 +387,7 @@ def _grade_lines(steps: list[tuple[int, str]]) -> list[int]:
 
 def test_a_function_page_lists_the_next_paths_with_the_lines_they_run(project: Path
                                                                      ) -> None:
-    page_file = project / "report" / "alpha_py_grade_16.html"
+    page_file = page_of(project, "alpha_py_grade_16")
     page = parse(page_file)
     data = page_data(page_file)
     fn = next(f for f in coverage_of(project).functions() if f.qualname == "grade")
@@ -406,7 +416,7 @@ def test_a_function_page_lists_the_next_paths_with_the_lines_they_run(project: P
 
 
 def test_impossible_paths_are_listed_with_their_reason(project: Path) -> None:
-    page_file = project / "report" / "alpha_py_same_26.html"
+    page_file = page_of(project, "alpha_py_same_26")
     page = parse(page_file)
     data = page_data(page_file)
     fn = next(f for f in coverage_of(project).functions() if f.qualname == "same")
@@ -429,7 +439,7 @@ def test_impossible_paths_are_listed_with_their_reason(project: Path) -> None:
     assert unfound is not None
     assert unfound.text().startswith("1 more independent path:")
     # a complete basis says so, and lists nothing to write
-    whole = parse(project / "report" / "beta_py_whole_10.html")
+    whole = parse(page_of(project, "beta_py_whole_10"))
     assert whole.by_id("next-none") is not None
     assert whole.by_id("next-paths") is None
 
@@ -462,7 +472,7 @@ def test_the_pytest_plugins_html_has_the_terminal_reports_figures(project: Path,
 
 
 def test_pages_escape_what_the_next_paths_quote(project: Path) -> None:
-    text = (project / "report" / "beta_py_tag_14.html").read_text()
+    text = page_of(project, "beta_py_tag_14").read_text()
     assert '<code>if text == &quot;&lt;/script&gt;&lt;b&gt;&quot;:</code>' in text
     assert text.count("</script>") == 2  # the data block and the script tag
     assert "<b>" not in text

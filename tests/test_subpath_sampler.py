@@ -133,6 +133,69 @@ def test_estimates_fall_within_their_bounds_as_often_as_the_confidence_says(
     assert abs(mean - exact[hottest]) <= 4 * spread / 120 ** 0.5
 
 
+@pytest.mark.parametrize("budget", [100_000, 60], ids=["room", "budget-resampled-too"])
+def test_a_period_chosen_from_the_run_keeps_estimates_unbiased_and_within_bounds(
+        budget: int) -> None:
+    """The period starts at 5 and grows by a quarter each time the stream reaches 60
+    periods of positions (up to 1,000), the sample thinned to it: over 120 seeds, on a
+    stream of 40,000 blocks, the share of estimates within their 95 % bounds is at
+    least 95 % (two-sided and one-sided, the five hottest apart too), the hottest
+    subpath's mean estimate is its count, and the period is where the stream's length
+    put it -- the same for every seed, where only the run grew it (22 times, to 542).
+    With a budget of 60 (of the 100 distinct subpaths) it is resampled for memory
+    too, nearly always besides growing with the run, and the same holds."""
+    stream = loop_stream(40_000)
+    lengths = LengthDistribution.powers(3)
+    exact = exact_counts(stream, list(lengths.probabilities))
+    within: Counter = Counter()
+    checked: Counter = Counter()
+    estimates: list[float] = []
+    hottest = max(exact, key=lambda key: exact[key])
+    periods = set()
+    both = 0
+    for seed in range(120):
+        sampler = SubpathSampler(period=5, budget=budget, lengths=lengths, seed=seed,
+                                 starts=60, ceiling=1000)
+        feed(sampler, stream)
+        assert len(sampler.counts) <= budget
+        both += sampler.grown > 0 and sampler.resamplings > 0
+        if budget > len(exact):
+            assert (sampler.resamplings, sampler.grown) == (0, 22)
+            periods.add(sampler.period)
+            # grown k times: 5 x 1.25^k, the last growth 60 such periods in
+            assert 60 * sampler.period / 1.25 <= len(stream) < 60 * sampler.period * 1.25
+        for one_sided in (False, True):
+            for rank, estimate in enumerate(estimate_subpaths(sampler.snapshot(),
+                                                              one_sided=one_sided)):
+                for kind in ("all", "top 5") if rank < 5 else ("all",):
+                    within[kind, one_sided] += estimate.holds(exact[estimate.blocks])
+                    checked[kind, one_sided] += 1
+        found = {e.blocks: e.estimate for e in estimate_subpaths(sampler.snapshot())}
+        estimates.append(found.get(hottest, 0.0))
+    assert budget > len(exact) or both >= 100
+    for key, count in checked.items():
+        assert within[key] / count >= 0.95, (key, within[key], count)
+    mean, spread = statistics.fmean(estimates), statistics.stdev(estimates)
+    assert abs(mean - exact[hottest]) <= 4 * spread / 120 ** 0.5
+    assert len(periods) <= 1  # where the run alone grew it: the stream's length decides
+
+
+def test_a_period_chosen_from_the_run_stops_at_its_ceiling() -> None:
+    """However long the run, the period grows with it only up to the ceiling: past it,
+    a long run is sampled as with a period fixed there (and its budget holds it)."""
+    stream = loop_stream(30_000)
+    sampler = SubpathSampler(period=2, budget=100_000, lengths=LengthDistribution.powers(2),
+                             seed=3, starts=20, ceiling=50)
+    feed(sampler, stream)
+    assert sampler.period == 50
+    assert sampler.initial_period == 2
+    grown = sampler.grown
+    feed(sampler, stream)  # as long again
+    assert (sampler.period, sampler.grown) == (50, grown)
+    with pytest.raises(ValueError, match="at least one start"):
+        SubpathSampler(period=2, starts=0)
+
+
 def test_the_theses_relative_error_holds_for_well_sampled_subpaths() -> None:
     """Eq. 2.14 with the sampled count for its expectation: for subpaths sampled 30
     times or more, within ε of the exact count at least 95 % of the time."""
@@ -169,33 +232,39 @@ def test_the_top_five_is_the_exact_top_five_on_a_skewed_stream() -> None:
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(0, 6), min_size=1, max_size=400), st.integers(1, 30),
        st.integers(1, 12), st.integers(0, 2**32 - 1),
-       st.sampled_from(["exact", "rotation"]), st.booleans())
+       st.sampled_from(["exact", "rotation"]), st.booleans(),
+       st.sampled_from([None, 1, 3, 10]))
 def test_memory_stays_within_the_budget_and_bulk_skipping_misses_nothing(
         stream: list[int], period: int, budget: int, seed: int, encoding: str,
-        nested: bool) -> None:
+        nested: bool, starts: int | None) -> None:
+    """... and with a period chosen from the run (``starts``), which grows at the same
+    positions however the stream is handed on."""
     lengths = LengthDistribution.powers(3) if nested else LengthDistribution.geometric(3)
     one_by_one = SubpathSampler(period=period, budget=budget, lengths=lengths, seed=seed,
-                                encoding=encoding)
+                                encoding=encoding, starts=starts)
     for block in stream:
         one_by_one.block(block)
         assert len(one_by_one.counts) <= budget
     assert one_by_one.sample_bytes() <= bytes_bound(budget, longest=8)
     in_bulk = SubpathSampler(period=period, budget=budget, lengths=lengths, seed=seed,
-                             encoding=encoding)
+                             encoding=encoding, starts=starts)
     feed(in_bulk, stream)
     assert in_bulk.counts == one_by_one.counts
-    assert in_bulk.period == one_by_one.period
+    assert (in_bulk.period, in_bulk.grown) == (one_by_one.period, one_by_one.grown)
     assert in_bulk.positions == one_by_one.positions == len(stream)
+    if starts is not None and not one_by_one.resamplings:  # the run alone grew it
+        assert one_by_one.period == period * 1.25 ** one_by_one.grown
+        assert one_by_one.period <= max(period, 1.25 * len(stream) / starts)
     # In runs (a path's blocks at once, as the stream hands them on): the same.
     in_runs = SubpathSampler(period=period, budget=budget, lengths=lengths, seed=seed,
-                             encoding=encoding)
+                             encoding=encoding, starts=starts)
     cuts = random.Random(seed).choices(range(1, 9), k=len(stream))
     i = 0
     for size in cuts:
         in_runs._default.blocks(stream[i:i + size])
         i += size
-    assert (in_runs.counts, in_runs.period, in_runs.positions) == (
-        one_by_one.counts, one_by_one.period, one_by_one.positions)
+    assert (in_runs.counts, in_runs.period, in_runs.positions, in_runs.grown) == (
+        one_by_one.counts, one_by_one.period, one_by_one.positions, one_by_one.grown)
     # Everything kept is a subpath of the stream, of a length the distribution allows.
     windows = {encode(stream[i:i + n], encoding) for n in lengths.probabilities
                for i in range(len(stream) - n + 1)}

@@ -219,8 +219,8 @@ def test_the_index_lists_every_subpath_with_the_json_figures(run: Run) -> None:
                               f"{run.document['sampled']:,} samples kept of "
                               f"{run.document['distinct_sampled']:,} distinct subpaths "
                               f"(budget {run.document['budget']:,}); one start per "
-                              f"{run.document['period']:,.0f} blocks after "
-                              f"{run.document['resamplings']} resamplings")
+                              f"{run.document['period']:,.0f} blocks (--period 20; "
+                              f"{run.document['resamplings']} resampling")
 
 
 def test_each_page_shows_the_json_figures(run: Run) -> None:

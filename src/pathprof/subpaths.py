@@ -35,6 +35,29 @@ LENGTHS = ("all", "geometric", "uniform")
 NOTHING_SAMPLED = ("No subpath was sampled: the run was shorter than one sampling period, "
                    "or no selected code ran (see --period, --source).")
 
+#: The period chosen from the run (``period=None``, ``pathprof hot``'s default): one
+#: start per FIRST_PERIOD blocks at first; once the run reaches STARTS_KEPT periods
+#: of blocks the period grows by a quarter (the sample thinned to it), so that about
+#: STARTS_KEPT starts are kept, up to LONGEST_PERIOD (the fixed default before, where
+#: long runs stay); the budget may make it grow sooner.
+FIRST_PERIOD = 200.0
+STARTS_KEPT = 300
+LONGEST_PERIOD = 10_000.0
+
+
+def period_text(summary: dict[str, Any]) -> str:
+    """Which period was used, in words: ``one start per 3,125 blocks (chosen from the
+    run: from 100, grown 15 times as it went on; 0 resamplings for the budget)``."""
+    text = f"one start per {summary['period']:,.0f} blocks"
+    resamplings = summary["resamplings"]
+    budget = (f"{resamplings:,} resampling{'' if resamplings == 1 else 's'} for the "
+              "budget")
+    if summary.get("period_from_run"):
+        grown = summary.get("grown", 0)
+        return (f"{text} (chosen from the run: from {summary['initial_period']:,.0f}, grown "
+                f"{grown:,} time{'' if grown == 1 else 's'} as it went on, and {budget})")
+    return f"{text} (--period {summary.get('initial_period', summary['period']):,.0f}; {budget})"
+
 
 def bound_text(error: float) -> str:
     """A relative error bound as the reports show it: ``42.4%``, or ``≥100%``."""
@@ -89,7 +112,9 @@ class SubpathSampling(contextlib.ContextDecorator):
     """Instrument the selected modules imported while started for subpath sampling.
     Selection works as for :class:`pathprof.Profiler`. ``period``: one stream
     position in ``period`` starts a sample at first (it grows as the sample fills
-    ``budget`` distinct subpaths); ``longest``: sample lengths 2..2^longest;
+    ``budget`` distinct subpaths); None (the default): chosen from the run, from
+    :data:`FIRST_PERIOD` growing with the run's length up to :data:`LONGEST_PERIOD`
+    (see the constants); ``longest``: sample lengths 2..2^longest;
     ``exact`` also counts every subpath (slow: for evaluation), and then with
     ``checkpoint_every`` N, every N blocks, notes the exact top 5's ranks among
     the estimates (:attr:`~pathprof.measure.subpaths.SubpathProfiler.moments`).
@@ -98,7 +123,7 @@ class SubpathSampling(contextlib.ContextDecorator):
 
     def __init__(self, *, source: Sequence[str] = (), include: Sequence[str] = (),
                  omit: Sequence[str] = (), default_dirs: Sequence[str] | None = None,
-                 period: float = 1000.0, budget: int = 10_000, longest: int = 5,
+                 period: float | None = None, budget: int = 10_000, longest: int = 5,
                  lengths: str = "all", encoding: str = "exact", seed: int | None = None,
                  exact: bool = False, cache: bool = True, checkpoint_every: int = 0,
                  costs: str | None = None, cache_dir: str | None = None) -> None:
@@ -125,10 +150,13 @@ class SubpathSampling(contextlib.ContextDecorator):
         if costs not in (None, "statements"):
             raise ConfigError(f"costs must be 'statements', not {costs!r}")
         try:
-            sampler = SubpathSampler(period=period, budget=budget, lengths=distribution,
+            sampler = SubpathSampler(period=FIRST_PERIOD if period is None else period,
+                                     budget=budget, lengths=distribution,
                                      encoding=encoding, seed=seed,
                                      costs={} if costs else None,
-                                     highest_cost=HIGHEST_COST if costs else None)
+                                     highest_cost=HIGHEST_COST if costs else None,
+                                     starts=STARTS_KEPT if period is None else None,
+                                     ceiling=LONGEST_PERIOD if period is None else None)
         except ValueError as err:
             raise ConfigError(str(err)) from err
         self.profiler = SubpathProfiler(sampler, exact=exact,
@@ -172,6 +200,8 @@ class SubpathSampling(contextlib.ContextDecorator):
         """What the sampler did: positions seen, period, sample size, resamplings."""
         sampler = self.profiler.sampler
         return {"positions": sampler.positions, "period": sampler.period,
+                "initial_period": sampler.initial_period,
+                "period_from_run": sampler.starts is not None, "grown": sampler.grown,
                 "distinct_sampled": len(sampler.counts), "sample_bytes": sampler.sample_bytes(),
                 "sampled": sum(sampler.counts.values()), "budget": sampler.budget,
                 "resamplings": sampler.resamplings, "failures": self.profiler.failures,

@@ -112,6 +112,10 @@ def add_coverage(commands: Any) -> None:
                           help="list each function's missed paths, shortest first")
     coverage.add_argument("--missed", type=whole_number, default=None, metavar="N",
                           help="missed paths listed per function (default 5; json 10)")
+    coverage.add_argument("--missed-functions", type=whole_number, default=None,
+                          metavar="N",
+                          help="with -m, list the missed paths of the N functions with the "
+                          "most missing (default 20; 0: all of those a test can add to)")
     coverage.add_argument("--skip-covered", action="store_true",
                           help="leave out functions whose every path ran")
     coverage.add_argument("--fail-under", type=float, default=None, metavar="PERCENT",
@@ -151,7 +155,7 @@ def coverage_of(args: argparse.Namespace, measurement: Any) -> Any:
     config = read_config()
     rules = api.exclusion_rules(config, enabled=not args.no_exclude)
     files = api.unmeasured_candidates(config, args.source, args.report_include,
-                                      args.report_omit)
+                                      args.report_omit, measurement)
     return api.coverage(measurement, rules, files)
 
 
@@ -169,7 +173,9 @@ def command_coverage(args: argparse.Namespace) -> int:
         else:
             api.render("coverage", found, output, show_missing=args.show_missing,
                        missed_per_function=5 if args.missed is None else args.missed,
-                       skip_covered=args.skip_covered, sort=args.sort)
+                       skip_covered=args.skip_covered, sort=args.sort,
+                       **({} if args.missed_functions is None
+                          else {"missing_functions": args.missed_functions}))
     status = fail_under_status(found.basis.percent, args.fail_under, measured=bool(found.files))
     if args.fail_under_mcdc is not None:
         totals = api.condition_totals(found)
@@ -238,11 +244,16 @@ def add_export(commands: Any) -> None:
 def command_export(args: argparse.Namespace) -> int:
     measurement = _load_reported(args)
     shown = args.command if args.output == "-" else args.output
+    settings = config.read_config()
+    files = api.unmeasured_candidates(settings, getattr(args, "source", ()),
+                                      getattr(args, "report_include", ()),
+                                      getattr(args, "report_omit", ()), measurement)
     with progress(f"writing {shown}") as advance:
         coverage = api.export(args.command, measurement,
                               None if args.output == "-" else args.output, progress=advance,
-                              rules=api.exclusion_rules(config.read_config(),
-                                                        enabled=not args.no_exclude))
+                              rules=api.exclusion_rules(settings,
+                                                        enabled=not args.no_exclude),
+                              source_files=files)
     if args.output != "-":
         print(f"wrote {args.output}: {coverage.summary()}")
     for file, versions in coverage.older_versions:

@@ -8,6 +8,15 @@ said again under the table. ``term-missing``
 then lists each incompletely covered function's missed paths, shortest first, as
 the source lines they run with the branch taken at each decision (a path that
 starts at a loop header or handler, or ends by looping back, says so).
+
+What ``term-missing`` lists is what a developer can act on: the functions with an
+independent path still to run (a basis dimension not covered), and those whose basis
+is complete but whose missed paths the source does not prove impossible; the most
+missing first, at most :data:`MISSING_SHOWN` of them, saying how many it left out and
+how to see them all (``--missed-functions 0``, or the HTML report). A function that
+stopped counting once its basis was complete is not among them: its missed paths may
+have run after it stopped. ``--skip-covered`` leaves out the rows whose every path
+ran and says how many, as coverage.py does.
 """
 
 from __future__ import annotations
@@ -30,7 +39,10 @@ from pathprof.report.formatting import (
 )
 from pathprof.report.terminal import printable_path
 
-__all__ = ["headline", "render", "render_coverage"]
+__all__ = ["MISSING_SHOWN", "headline", "render", "render_coverage"]
+
+#: functions whose missed paths ``term-missing`` lists (``missing_functions``)
+MISSING_SHOWN = 20
 
 def headline(coverage: PathCoverage) -> str:
     """The suite's figures in one sentence, basis path coverage first."""
@@ -87,12 +99,14 @@ def check_sort(sort: str) -> str:
 
 def render_coverage(coverage: PathCoverage, console: Console, *, show_missing: bool = False,
                     missed_per_function: int = 5, skip_covered: bool = False,
-                    per_file: bool = False, sort: str | None = None) -> None:
-    """Print the coverage table (and, with ``show_missing``, the missed paths): a row
-    per function and per file, or with ``per_file`` a row per file only.
-    ``skip_covered`` leaves out the rows whose every path ran; ``sort`` (a column of
-    :data:`SORTS`, ``-`` first for highest first) orders the rows across files, with
-    no per-file rows among them."""
+                    per_file: bool = False, sort: str | None = None,
+                    missing_functions: int | None = MISSING_SHOWN) -> None:
+    """Print the coverage table (and, with ``show_missing``, the missed paths of at
+    most ``missing_functions`` functions, None or 0 for all of them: see the module
+    docstring): a row per function and per file, or with ``per_file`` a row per file
+    only. ``skip_covered`` leaves out the rows whose every path ran, and says how
+    many; ``sort`` (a column of :data:`SORTS`, ``-`` first for highest first) orders
+    the rows across files, with no per-file rows among them."""
     if not coverage.files:
         console.print("No functions were measured.")
         return
@@ -109,6 +123,12 @@ def render_coverage(coverage: PathCoverage, console: Console, *, show_missing: b
         _add_grouped_rows(table, coverage, skip_covered)
     _row(table, "TOTAL", coverage.totals, coverage.basis, style="bold")
     console.print(table)
+    if skip_covered:
+        skipped = _covered_rows(coverage, per_file)
+        if skipped:
+            what = "file" if per_file else "function"
+            console.print(Text(f"{plural(skipped, what)} skipped due to complete coverage "
+                               "(every path ran)."))
     console.print(Text(headline(coverage), style="bold"))
     scope = scope_note(coverage)
     if scope:
@@ -119,7 +139,7 @@ def render_coverage(coverage: PathCoverage, console: Console, *, show_missing: b
     if note:
         console.print(Text(note, style="dim"))
     if show_missing:
-        _render_missing(coverage, console, missed_per_function)
+        _render_missing(coverage, console, missed_per_function, missing_functions or None)
 
 
 def _coverage_table(per_file: bool) -> Table:
@@ -164,17 +184,64 @@ def _add_grouped_rows(table: Table, coverage: PathCoverage, skip_covered: bool) 
         table.add_section()
 
 
-def _render_missing(coverage: PathCoverage, console: Console, limit: int) -> None:
+def _covered_rows(coverage: PathCoverage, per_file: bool) -> int:
+    """The rows ``skip_covered`` leaves out: those whose every path ran."""
+    rows = coverage.files if per_file else coverage.functions()
+    return sum(1 for row in rows if row.totals.run == row.totals.possible)
+
+
+def _actionable(fn: FunctionCoverage, limit: int) -> bool:
+    """Whether a test can add to what ``fn`` ran: an independent path is missing, or
+    (its basis complete) one of its ``limit`` shortest missed paths is not proved
+    impossible. Not where it stopped counting with its basis complete: its missed
+    paths may have run after it stopped."""
+    if fn.basis.missed:
+        return True
+    if not fn.totals.missed or fn.totals.lower_bound:
+        return False
+    return any(fn.impossible(path) is None for path in fn.missed(max(limit, 1)))
+
+
+def _render_missing(coverage: PathCoverage, console: Console, limit: int,
+                    functions: int | None = MISSING_SHOWN) -> None:
+    """The missed paths of the functions a test can add to (:func:`_actionable`), the
+    most missing first (independent paths, then paths), at most ``functions`` of
+    them (None: all), and what was left out."""
     incomplete = [fn for fn in coverage.functions() if fn.totals.missed]
     if not incomplete:
         return
     _render_where_next(coverage, console)
-    console.print()
-    console.print(Text("Missed paths, told as the decisions a test takes (→ the branch): "
-                       "first the next tests to write (+), each adding an independent path, "
-                       "then the other missed paths, shortest first:", style="bold"))
-    for fn in incomplete:
+    actionable = [fn for fn in incomplete if _actionable(fn, limit)]
+    actionable.sort(key=lambda fn: (-fn.basis.missed, -fn.totals.missed, -fn.calls,
+                                    fn.profile.file, fn.profile.first_line))
+    shown = actionable if functions is None else actionable[:functions]
+    if shown:
+        console.print()
+        console.print(Text("Missed paths, told as the decisions a test takes (→ the branch), "
+                           "the functions with the most missing first: first the next tests "
+                           "to write (+), each adding an independent path, then the other "
+                           "missed paths, shortest first:", style="bold"))
+    for fn in shown:
         _render_function_missing(fn, console, limit)
+    left = []
+    if len(shown) < len(actionable):
+        left.append(f"{plural(len(actionable) - len(shown), 'more function')} with paths "
+                    "still to test, fewer missing (pathprof coverage -m --missed-functions 0 lists "
+                    "them all)")
+    chosen = {id(fn) for fn in actionable}
+    settled = [fn for fn in incomplete if id(fn) not in chosen]
+    stopped = sum(1 for fn in settled if fn.totals.lower_bound)
+    if len(settled) > stopped:
+        left.append(f"{plural(len(settled) - stopped, 'function')} whose basis is complete "
+                    "and whose missed paths the source proves impossible")
+    if stopped:
+        its = "its" if stopped == 1 else "their"
+        left.append(f"{plural(stopped, 'function')} that stopped counting once {its} basis "
+                    f"was complete ({its} missed paths may have run after)")
+    if left:
+        console.print()
+        console.print(Text("Not listed: " + "; ".join(left) + ". The HTML report (pathprof "
+                           "html) shows every function's missed paths.", style="dim"))
 
 
 #: functions the "where to test next" list names

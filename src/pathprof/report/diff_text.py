@@ -11,7 +11,7 @@ from rich.text import Text
 from pathprof.analysis.decisions import path_brief
 from pathprof.analysis.pathdiff import FunctionDiff, PathChange, ProfileDiff
 from pathprof.report.console import console_for
-from pathprof.report.terminal import printable_path
+from pathprof.report.terminal import plural, printable_path
 
 __all__ = ["diff_json", "render", "render_diff", "render_json"]
 
@@ -55,8 +55,9 @@ def render_diff(diff: ProfileDiff, console: Console, *, limit: int = 10) -> None
                                            for f in functions)))
     totals = [sum(len(getattr(f, kind)) for f in diff.functions)
               for kind in ("appeared", "vanished", "changed")]
-    console.print(f"{totals[0]} paths appeared, {totals[1]} vanished, {totals[2]} changed by "
-                  f"more than {diff.threshold:.0%} in {len(shown)} functions.")
+    console.print(f"{plural(totals[0], 'path')} appeared, {totals[1]:,} vanished, "
+                  f"{totals[2]:,} changed by more than {diff.threshold:.0%} in "
+                  f"{plural(len(shown), 'function')}.")
 
 
 def _change_json(change: PathChange) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from pathprof.events import EventCounts, FunctionEvents
 from pathprof.report.console import console_for
+from pathprof.report.terminal import plural
 
 __all__ = ["render", "render_counts", "sort_functions"]
 
@@ -26,11 +27,12 @@ def render_counts(console: Console, counts: EventCounts, *, sort: str = "inclusi
                   top: int = 20) -> None:
     """Total, then a table: function, self, inclusive, share of the total."""
     total = counts.total
+    kind = counts.kind.removesuffix("s") if total == 1 else counts.kind  # (1 statement)
     if not counts.functions and total:  # pathprof count --total-only
-        console.print(f"[bold]{total:,}[/bold] {counts.kind} counted (totals only)")
+        console.print(f"[bold]{total:,}[/bold] {kind} counted (totals only)")
         return
-    console.print(f"[bold]{total:,}[/bold] {counts.kind} counted in "
-                  f"{len(counts.functions)} functions")
+    console.print(f"[bold]{total:,}[/bold] {kind} counted in "
+                  f"{plural(len(counts.functions), 'function')}")
     if not counts.functions:
         console.print("No counted code ran: check --source (module and class bodies "
                       "are not counted, only functions).")
@@ -49,12 +51,12 @@ def render_counts(console: Console, counts: EventCounts, *, sort: str = "inclusi
                       f"{fn.inclusive:,}", share)
     console.print(table)
     if len(shown) < len(ordered):
-        console.print(f"[dim]{len(ordered) - len(shown)} more functions (--top 0 shows all)"
-                      "[/dim]")
+        console.print(f"[dim]{plural(len(ordered) - len(shown), 'more function')} (--top 0 "
+                      "shows all)[/dim]")
     lost = sum(f.unattributed for f in counts.functions)
     if lost:
-        console.print(f"[yellow]{lost} exceptions could not be placed in their function; "
-                      "those calls' counts may be short.[/yellow]")
+        console.print(f"[yellow]{plural(lost, 'exception')} could not be placed in their "
+                      "function; those calls' counts may be short.[/yellow]")
 
 
 def render(counts: EventCounts, out: Any, **options: Any) -> None:

@@ -4,7 +4,7 @@ the text and HTML renderers, renders nothing itself."""
 from __future__ import annotations
 
 from pathprof.analysis.pathcoverage import CoverageTotals, Excluded, PathCoverage
-from pathprof.report.terminal import printable_path
+from pathprof.report.terminal import plural, printable_path
 
 __all__ = [
     "BASIS_NOTE",
@@ -43,11 +43,6 @@ def format_duration(ns: int) -> str:
     if ns < 1_000_000_000:
         return f"{ns / 1e6:.1f} ms"
     return f"{ns / 1e9:,.2f} s"
-
-
-def plural(count: int, word: str) -> str:
-    """``1 path``, ``2 paths``."""
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 def excluded_text(excluded: Excluded) -> str:

@@ -22,6 +22,7 @@ CFG (:mod:`pathprof.report.cfg_picture`).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import html
 import os
 import re
@@ -146,6 +147,31 @@ class FunctionPage:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")[:60] or "f"
+
+
+def _page_name(fn: FunctionProfile, used: set[str]) -> str:
+    """A function page's file name: readable (its file's base name, its qualified name
+    and first line) and its own by a digest of the function's file (relative to the
+    current directory, as the reports show it), qualified name and first line, as
+    coverage.py's pages carry a digest of their directory. It depends on nothing
+    else the report holds, so it stays the same between runs; two files of one base
+    name (``a/util.py``, ``b/util.py``), or of names a case-insensitive file system
+    takes for one, get pages of their own. Several versions of one function's source
+    (data files combined across an edit) add the source's digest."""
+    readable = f"{_slug(os.path.basename(fn.file))}_{_slug(fn.qualname)}_{fn.first_line}"
+    try:
+        file = os.path.relpath(fn.file)  # (as the reports show it: a moved checkout keeps it)
+    except ValueError:  # (another drive)
+        file = fn.file
+    where = f"{file}\0{fn.qualname}\0{fn.first_line}".encode("utf-8", "surrogateescape")
+    page = f"{readable}_{hashlib.sha256(where).hexdigest()[:12]}"
+    if f"{page}.html" in used:
+        page = f"{page}_{fn.source_hash[:12]}"
+    name, more = f"{page}.html", 1
+    while name in used:  # (the same function and source twice: not from one data file)
+        more += 1
+        name = f"{page}_{more}.html"
+    return name
 
 
 def _path_view(fn: FunctionProfile, path: Path, total: int, cfg_edges_of: Callable[[Path],
@@ -273,6 +299,16 @@ def _at_least(totals: CoverageTotals) -> str:
     return f"{'≥' if totals.lower_bound else ''}{totals.run:,}"
 
 
+def _path_percent(totals: CoverageTotals) -> str:
+    """The share of paths run, marked ≥ as the terminal's table marks it (Cover)."""
+    return f"{'≥' if totals.lower_bound else ''}{format_percent(totals)}"
+
+
+def _executions(count: int, stopped: bool) -> str:
+    """Path executions, marked ≥ where counting stopped (the later ones not counted)."""
+    return f"{'≥' if stopped else ''}{count:,}"
+
+
 def _times(count: int) -> str:
     return "once" if count == 1 else f"{count:,} times"
 
@@ -294,7 +330,9 @@ def _steps_html(steps: Sequence[dict[str, Any]]) -> str:
     return f'<ol class="steps">{"".join(items)}</ol>'
 
 
-def _path_item(index: int, view: PathView) -> str:
+def _path_item(index: int, view: PathView, stopped: bool = False) -> str:
+    """A path's item in a list; ``stopped``: its function stopped counting, so its
+    count is a lower bound (≥)."""
     esc = html.escape
     classes = "path"
     if view.missed:
@@ -318,7 +356,10 @@ def _path_item(index: int, view: PathView) -> str:
         tests = f"{len(view.contexts)} test" + ("s" if len(view.contexts) > 1 else "")
         contexts = (f'<details class="contexts"><summary>ran in {tests}'
                     f"</summary><ul>{shown}</ul></details>")
-    count = "never ran" if view.missed else f"{view.count:,} · {view.share:.1%}"
+    if view.missed:  # (after counting stopped it may have run: not seen, then)
+        count = "not seen run" if stopped else "never ran"
+    else:
+        count = f"{_executions(view.count, stopped)} · {view.share:.1%}"
     return (f'{head}<span class="count">{count}</span> {time}'
             f'<span class="ends">{esc(view.start)} → {esc(view.end)}</span>'
             f'<span class="brief">{esc(view.brief)}</span>{contexts}</li>')
@@ -433,10 +474,12 @@ def _conditions_section(page: FunctionPage) -> str:
 def _render_function(page: FunctionPage, title: str) -> str:
     esc = html.escape
     row = page.row
-    rows = [_path_item(i, v) for i, v in enumerate(page.paths)
+    rows = [_path_item(i, v, row.stopped) for i, v in enumerate(page.paths)
             if v.kind in ("run", "missed", "edge-guess")]
     if page.missed_more:
-        rows.append(f'<li class="more">… and {page.missed_more:,} more missed paths</li>')
+        more = (f"at most {page.missed_more:,} more paths not seen run"
+                if row.totals.lower_bound else f"{page.missed_more:,} more missed paths")
+        rows.append(f'<li class="more">… and {more}</li>')
     if page.source is None:
         source = '<p class="warn">The source has changed since it was measured and was ' \
                  "not saved; paths are listed without it.</p>"
@@ -463,7 +506,8 @@ def _render_function(page: FunctionPage, title: str) -> str:
         qualname=esc(row.qualname),
         where=esc(f"{printable_path(row.file)}:{row.first_line}"),
         run=_at_least(row.totals), possible=f"{row.totals.possible:,}",
-        percent=esc(format_percent(row.totals)), executions=f"{row.executions:,}",
+        percent=esc(_path_percent(row.totals)),
+        executions=_executions(row.executions, row.stopped),
         basis_run=f"{row.basis.run:,}", basis_dimension=f"{row.basis.possible:,}",
         basis_percent=esc(format_percent(row.basis)),
         prediction=esc(page.prediction or ""),
@@ -475,21 +519,22 @@ def _render_function(page: FunctionPage, title: str) -> str:
 
 
 def _figure_cells(totals: CoverageTotals, basis: CoverageTotals, hottest: float | None,
-                  executions: int) -> str:
+                  executions: int, stopped: bool = False) -> str:
     """The number cells of a row: paths run, possible, path %, basis, basis %,
-    hottest path's share, executions."""
+    hottest path's share, executions; paths run and their share marked ≥ as the
+    terminal's table marks them, and executions where counting ``stopped``."""
     esc = html.escape
     hot = "" if hottest is None else f"{hottest:.1%}"
     return (f'<td class="num" data-sort="{totals.run}">{_at_least(totals)}</td>'
             f'<td class="num" data-sort="{totals.possible}">{totals.possible:,}</td>'
             f'<td class="num" data-sort="{totals.percent:.6f}">'
-            f"{esc(format_percent(totals))}</td>"
+            f"{esc(_path_percent(totals))}</td>"
             f'<td class="num" data-sort="{basis.possible}">'
             f"{basis.run:,}/{basis.possible:,}</td>"
             f'<td class="num" data-sort="{basis.percent:.6f}">'
             f"{esc(format_percent(basis))}</td>"
             f'<td class="num" data-sort="{hottest or 0:.6f}">{hot}</td>'
-            f'<td class="num" data-sort="{executions}">{executions:,}</td>')
+            f'<td class="num" data-sort="{executions}">{_executions(executions, stopped)}</td>')
 
 
 def _file_group(file: FileRow) -> str:
@@ -498,15 +543,18 @@ def _file_group(file: FileRow) -> str:
     name = printable_path(file.file)
     tag = "" if file.imported else ' <span class="tag never">never imported</span>'
     count = plural(len(file.functions), "function")
+    stopped = any(row.stopped for row in file.functions)
     rows = [f'<tr class="file-row"><td data-sort="{esc(name)}">'
             f'<button type="button" class="toggle" aria-expanded="false">{esc(name)}</button>'
             f'{tag} <span class="count">{count}</span></td>'
-            f"{_figure_cells(file.totals, file.basis, None, file.executions)}</tr>"]
+            f"{_figure_cells(file.totals, file.basis, None, file.executions, stopped)}</tr>"]
     for row in file.functions:
+        cells = _figure_cells(row.totals, row.basis, row.hottest_share, row.executions,
+                              row.stopped)
         rows.append(
             f'<tr class="fn"><td data-sort="{esc(row.qualname)}"><a href="{esc(row.page)}">'
             f'{esc(row.qualname)}</a> <span class="where">:{row.first_line}</span></td>'
-            f"{_figure_cells(row.totals, row.basis, row.hottest_share, row.executions)}</tr>")
+            f"{cells}</tr>")
     never = "" if file.imported else " never"
     return f'<tbody class="group{never}">\n' + "\n".join(rows) + "\n</tbody>"
 
@@ -546,17 +594,18 @@ def _render_index(files: list[FileRow], coverage: PathCoverage, where_next: list
     totals, basis = coverage.totals, coverage.basis
     functions = sum(len(f.functions) for f in files)
     executions = sum(f.executions for f in files)
+    stopped = any(row.stopped for f in files for row in f.functions)
     total_row = (f'<tr class="total"><td>TOTAL</td>'
-                 f"{_figure_cells(totals, basis, None, executions)}</tr>")
+                 f"{_figure_cells(totals, basis, None, executions, stopped)}</tr>")
     return template("index.html").substitute(
         title=esc(title), groups="\n".join(_file_group(f) for f in files),
         total=total_row, run=_at_least(totals),
-        possible=f"{totals.possible:,}", percent=esc(format_percent(totals)),
+        possible=f"{totals.possible:,}", percent=esc(_path_percent(totals)),
         basis_run=f"{basis.run:,}", basis_dimension=f"{basis.possible:,}",
         basis_percent=esc(format_percent(basis)), basis_note=esc(BASIS_NOTE),
         scope="".join(f'<p class="scope">{esc(s)}</p>' for s in scope_sentences(coverage)),
         note=esc(FEASIBILITY_NOTE), summary=esc(summary_text), version=esc(__version__),
-        count=f"{functions:,}", files=plural(len(files), "file"),
+        functions=plural(functions, "function"), files=plural(len(files), "file"),
         where_next=_where_next(where_next))
 
 
@@ -580,14 +629,12 @@ def write_html(coverage: PathCoverage, directory: str, *, title: str = "pathprof
     for file in coverage.files:
         file_rows = []
         for fn in file.functions:
-            name = (f"{_slug(os.path.basename(fn.profile.file))}_{_slug(fn.qualname)}_"
-                    f"{fn.profile.first_line}")
-            page = f"{name}.html"
-            if page in used:
-                page = f"{name}_{done}.html"
+            page = _page_name(fn.profile, used)
             used.add(page)
             data = _function_page(fn, page, file.imported)
-            with open(os.path.join(directory, page), "w", encoding="utf-8") as f:
+            # (a file name that is not UTF-8 is shown with \udcXX escapes, as in JSON)
+            with open(os.path.join(directory, page), "w", encoding="utf-8",
+                      errors="backslashreplace") as f:
                 f.write(_render_function(data, title))
             rows[id(fn)] = data.row
             file_rows.append(data.row)
@@ -599,7 +646,7 @@ def write_html(coverage: PathCoverage, directory: str, *, title: str = "pathprof
     where_next = [rows[id(fn)] for fn in coverage.where_to_test_next(WHERE_NEXT_SHOWN)]
     summary_text = summarize([fn.profile for fn in functions if fn.profile.counts]).sentence()
     index = os.path.join(directory, "index.html")
-    with open(index, "w", encoding="utf-8") as f:
+    with open(index, "w", encoding="utf-8", errors="backslashreplace") as f:
         f.write(_render_index(files, coverage, where_next, title, summary_text))
     copy_static_files(directory)
     return index

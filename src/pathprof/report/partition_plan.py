@@ -29,6 +29,7 @@ from pathprof.graph import (
 from pathprof.graph.numbering import Numbering
 from pathprof.graph.serial import NamedCfg
 from pathprof.report.console import console_for
+from pathprof.report.terminal import plural
 
 __all__ = ["PartitionSummary", "render", "render_partition", "summarize_partition"]
 
@@ -64,7 +65,8 @@ def summarize_partition(named: NamedCfg, copies: int) -> PartitionSummary:
 
 
 def render_partition(summary: PartitionSummary) -> RenderableType:
-    tasks = Table(title=f"Tasks (P3 §3.2): Δ = {summary.delta}, {len(summary.tasks)} tasks")
+    tasks = Table(title=f"Tasks (P3 §3.2): Δ = {summary.delta}, "
+                  f"{plural(len(summary.tasks), 'task')}")
     tasks.add_column("task", justify="right")
     tasks.add_column("paths (Ball-Larus numbers)")
     tasks.add_column("cost (probes)", justify="right")
@@ -95,7 +97,8 @@ def render_partition(summary: PartitionSummary) -> RenderableType:
             kind, probes = f"PSPP on {len(edges)} of {len(dag.edges)} edges", pspp(dag, edges).cost
         copies.add_row(str(copy), kind, str(probes), str(owned))
     note = Text.assemble(("Sequential Ball-Larus: ", "bold"),
-                         f"{summary.whole_cost} probes, {summary.numbering.total} paths.")
+                         f"{plural(summary.whole_cost, 'probe')}, "
+                         f"{plural(summary.numbering.total, 'path')}.")
     return Group(tasks, copies, note)
 
 

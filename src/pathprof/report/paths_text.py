@@ -21,7 +21,7 @@ from pathprof.data.measurement import Measurement
 from pathprof.data.profile import FunctionProfile, Path
 from pathprof.report.console import console_for
 from pathprof.report.formatting import format_duration
-from pathprof.report.terminal import printable, printable_path
+from pathprof.report.terminal import plural, printable, printable_path
 
 __all__ = ["render", "render_report"]
 
@@ -110,6 +110,9 @@ def render_function(measurement: Measurement, fn: FunctionProfile, top: int,
     if fn.closed:
         head.append(f" · {_count(fn.closed, 'call')} closed early (the generator's consumer "
                     "stopped)")
+    if fn.unattributed:
+        head.append(f" · {_count(fn.unattributed, 'path')} cut short where the block that "
+                    "raised is unknown (not listed)", style="yellow")
     if fn.stopped:
         head.append(" · stopped counting (it or a loop of it went back to its original "
                     "code): counts are lower bounds", style="yellow")
@@ -185,7 +188,7 @@ def render_report(measurement: Measurement, console: Console, *, top: int = 5,
         console.print(Text(summary, style="dim"))
     unrun = [f for f in measurement.functions if not (f.total or f.edges)]
     if unrun:
-        console.print(Text(f"{len(unrun)} measured functions never ran"
+        console.print(Text(f"{plural(len(unrun), 'measured function')} never ran"
                            + (": " + ", ".join(f.qualname for f in unrun) if show_unrun
                               else " (--show-unrun lists them)."), style="dim"))
 

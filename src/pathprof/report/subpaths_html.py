@@ -21,7 +21,7 @@ from typing import Any
 
 from pathprof.exceptions import DataError
 from pathprof.report.htmlfiles import copy_static_files, template
-from pathprof.subpaths import NOTHING_SAMPLED, bound_text
+from pathprof.subpaths import NOTHING_SAMPLED, bound_text, period_text
 from pathprof.version import __version__
 
 __all__ = ["render", "write_subpaths_html"]
@@ -168,12 +168,14 @@ def _summary(document: dict[str, Any]) -> str:
     sided = " (one-sided)" if document.get("one_sided") else ""
     ranked = ", ranked by count x length" if document.get("rank") == "length" else ""
     failures = document.get("failures", 0)
-    return (f"About {document['positions']:,} blocks run; {document['sampled']:,} samples "
-            f"kept of {document['distinct_sampled']:,} distinct subpaths (budget "
-            f"{document['budget']:,}); one start per {document['period']:,.0f} blocks after "
-            f"{document['resamplings']:,} resamplings; bounds at "
+    sampled, distinct = document["sampled"], document["distinct_sampled"]
+    return (f"About {document['positions']:,} blocks run; {sampled:,} "
+            f"sample{'' if sampled == 1 else 's'} kept of {distinct:,} distinct "
+            f"subpath{'' if distinct == 1 else 's'} (budget {document['budget']:,}); "
+            f"{period_text(document)}; bounds at "
             f"{document['confidence']:.0%} confidence{sided}{ranked}."
-            + (f" {failures:,} events could not be decoded." if failures else ""))
+            + (f" {failures:,} event{'' if failures == 1 else 's'} could not be decoded."
+               if failures else ""))
 
 
 NOTE = ("Estimated = times sampled x period / P(length). ± is the Chernoff bound on the "
@@ -216,7 +218,8 @@ def _render_index(views: Sequence[SubpathView], document: dict[str, Any], title:
     return template("subpaths_index.html").substitute(
         title=esc(title), summary=esc(_summary(document)), note=esc(NOTE),
         files=esc(", ".join(os.path.relpath(f) for f in files)), table=table,
-        count=f"{len(views):,}", version=esc(__version__))
+        count=f"{len(views):,}", subpaths="subpath" if len(views) == 1 else "subpaths",
+        version=esc(__version__))
 
 
 def _render_segment(index: int, segment: Segment) -> str:

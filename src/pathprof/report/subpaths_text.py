@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pathprof.report.console import console_for
-from pathprof.subpaths import NOTHING_SAMPLED, bound_text
+from pathprof.subpaths import NOTHING_SAMPLED, bound_text, period_text
 
 __all__ = ["render", "render_hot", "subpath_table"]
 
@@ -91,11 +91,12 @@ def render_hot(console: Any, hottest: Sequence[Any], summary: dict[str, Any], *,
     if held and bounded:
         console.print(f"{held} more subpath{'s' if held > 1 else ''} sampled too seldom to "
                       "bound (at least 0) left out: see --json.", style="dim")
+    sampled, distinct = summary["sampled"], summary["distinct_sampled"]
     console.print(
-        f"About {summary['positions']:,} blocks run; {summary['sampled']:,} samples kept of "
-        f"{summary['distinct_sampled']:,} subpaths (budget {summary['budget']:,}); one "
-        f"start per {summary['period']:,.0f} blocks after {summary['resamplings']} "
-        "resamplings.", style="dim")
+        f"About {summary['positions']:,} blocks run; {sampled:,} "
+        f"sample{'' if sampled == 1 else 's'} kept of {distinct:,} "
+        f"subpath{'' if distinct == 1 else 's'} (budget {summary['budget']:,}); "
+        f"{period_text(summary)}.", style="dim")
 
 
 def render(hottest: Sequence[Any], out: Any, **options: Any) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["printable", "printable_path"]
+__all__ = ["plural", "printable", "printable_path"]
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -19,6 +19,12 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 def printable(text: str) -> str:
     """``text`` with every control character but tab and newline escaped."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def plural(count: int, word: str) -> str:
+    """``1 path``, ``2 paths``, ``1,000 paths``: a count and its noun, in the number the
+    count asks for."""
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 def printable_path(file: str) -> str:

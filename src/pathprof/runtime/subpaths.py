@@ -31,6 +31,17 @@ a memory budget, and can say at any moment what it holds. Estimates from it are 
   takes. A window that started under an older period is kept with the same
   probability when it completes, and the gap to the next start is drawn again
   (the geometric distribution has no memory).
+- **A period chosen from the run** (``starts``): the period may also grow with the
+  stream, thinned the same way, so that a short run is sampled densely and the
+  period follows the run's length: once the stream reaches ``starts * period``
+  positions the period grows by the factor, up to ``ceiling``, so that about
+  ``starts`` starts are kept, however long the run (until the period reaches the
+  ceiling; the budget may make it grow sooner).
+  Where it grows depends on the positions alone, never on what was sampled, so the
+  thinning leaves every occurrence kept with probability ``1 / period`` at the end,
+  as for a period fixed at the start; the gap to the next start stops at the
+  position where the period grows, which then starts a sample with probability
+  ``1 / new period`` (no memory, again).
 - **Encodings** (§2.3.5): ``exact`` (the block sequence) or ``rotation`` (the
   smallest rotation of the sequence: the same loop entered at another block is the
   same subpath).
@@ -52,11 +63,12 @@ import itertools
 import math
 import random
 import sys
-import threading
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from pathprof.runtime.passthrough import SafeLock
 
 __all__ = ["ENCODINGS", "ExactSubpathCounter", "LengthDistribution", "SubpathSampler",
            "encode"]
@@ -187,9 +199,13 @@ class SubpathSampler:
     def __init__(self, *, period: float = 100.0, budget: int = 1000,
                  lengths: LengthDistribution | None = None, encoding: str = "exact",
                  costs: Mapping[Hashable, float] | None = None, growth: float = 1.25,
-                 seed: int | None = None, highest_cost: float | None = None) -> None:
+                 seed: int | None = None, highest_cost: float | None = None,
+                 starts: int | None = None, ceiling: float | None = None) -> None:
         if period < 1:
             raise ValueError("the sampling period is at least 1 (every position)")
+        if starts is not None and starts < 1:
+            raise ValueError("a period chosen from the run needs at least one start per "
+                             "period")
         if budget < 1:
             raise ValueError("the memory budget is at least one subpath")
         if growth <= 1:
@@ -216,12 +232,24 @@ class SubpathSampler:
         #: encoded subpath -> its length and the probability it is kept once sampled
         self.kept_chance: dict[tuple[Hashable, ...], float] = {}
         self.resamplings = 0
+        #: the period at the start, and (``starts``) how often it grew with the stream:
+        #: once ``starts`` periods of positions went by, up to ``ceiling``
+        self.initial_period = self.period
+        self.starts = starts
+        self.ceiling = math.inf if ceiling is None else max(float(ceiling), self.period)
+        self.grown = 0
         #: stream positions seen, in all streams
         self.positions = 0
+        #: the position from which the period is longer (None: never), and whether the
+        #: gap ends there rather than at a start
+        self._grows_at: int | None = None
+        self._growing = False
+        self._next_growth()
         #: positions until the next sample start, in all streams: the start is the
-        #: position where it reaches 0
-        self.gap = geometric_gap(self.rng, 1.0 / self.period)
-        self._lock = threading.Lock()
+        #: position where it reaches 0 (where the period grows, with ``_growing``)
+        self.gap = 0
+        self._draw_gap()
+        self._lock = SafeLock()  # (no signal handler's exception leaves it held)
         self._default = self.stream()
 
     # -- streams ---------------------------------------------------------------
@@ -260,17 +288,53 @@ class SubpathSampler:
 
     def _resample(self) -> None:
         """Gibbons and Matias: a longer period, every kept occurrence thinned to it."""
-        new_period = self.period * self.growth
+        self._thin(self.period * self.growth)
+        self.resamplings += 1
+        self._period_changed()
+
+    def _thin(self, new_period: float) -> None:
+        """The period becomes ``new_period``: each kept occurrence stays with probability
+        old / new period (a binomial draw per subpath)."""
         chance = self.period / new_period
         self.period = new_period
-        self.resamplings += 1
         thinned = {key: binomial(self.rng, count, chance) for key, count in self.counts.items()}
         self.counts = {key: count for key, count in thinned.items() if count}
         self.kept_chance = {key: self.kept_chance[key] for key in self.counts}
-        self._period_changed()
+        self._next_growth()
 
     def _period_changed(self) -> None:
-        self.gap = geometric_gap(self.rng, 1.0 / self.period)
+        self._draw_gap()
+
+    def _next_growth(self) -> None:
+        """Where the period grows with the stream next: once it reaches ``starts``
+        periods of positions (never without ``starts``, or at the ceiling)."""
+        if self.starts is None or self.period >= self.ceiling:
+            self._grows_at = None
+        else:
+            self._grows_at = max(math.ceil(self.starts * self.period), self.positions + 1)
+
+    def _draw_gap(self) -> None:
+        """The gap from the current position to the next start, drawn under the period
+        (stopped where the period grows first)."""
+        self._set_gap(geometric_gap(self.rng, 1.0 / self.period))
+
+    def _set_gap(self, gap: int) -> None:
+        grows_at = self._grows_at
+        self._growing = grows_at is not None and self.positions + gap >= grows_at
+        self.gap = grows_at - self.positions if grows_at is not None and self._growing else gap
+
+    def _grow_here(self) -> bool:
+        """The stream reached the position where the period grows (with the run): the
+        sample is thinned to the new period, and whether this position starts a sample
+        is drawn under it; if not, the gap to the next start is drawn from here."""
+        with self._lock:
+            self._thin(min(self.period * self.growth, self.ceiling))
+            self.grown += 1
+        first = geometric_gap(self.rng, 1.0 / self.period)  # 1: this position starts one
+        if first == 1:
+            return True
+        self._set_gap(first - 1)
+        return False
 
     def sample_bytes(self) -> int:
         """Bytes the sample takes (its two tables, their keys and counts): what the
@@ -331,9 +395,9 @@ class StreamState:
         sampler = self.sampler
         sampler.positions += 1
         sampler.gap -= 1
-        if sampler.gap <= 0:
+        if sampler.gap <= 0 and (not sampler._growing or sampler._grow_here()):
             self.windows.append(_Window(sampler.lengths.choose(sampler.rng), sampler.period))
-            sampler.gap = geometric_gap(sampler.rng, 1.0 / sampler.period)
+            sampler._draw_gap()
         if not self.windows:
             return
         done = []
