@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+import types
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from pathprof.config import CACHE_DIR_VARIABLE, CacheDir
 from pathprof.measure import codecache, importhook
 from pathprof.measure.importhook import ImportHook, InstrumentOptions, instrumented_code
 from pathprof.python.selection import Selection
+from pathprof.runtime import holder
 
 
 def test_default_selection_is_the_project_not_the_stdlib_or_site_packages(tmp_path: Path
@@ -68,6 +70,14 @@ def _entries(directory: Path) -> list[Path]:
     return sorted(directory.rglob("*.pathprof-*.pyc"))
 
 
+def _unbound(code: types.CodeType) -> types.CodeType:
+    """``code`` with the holder it is bound to put back as the placeholder."""
+    consts = tuple(_unbound(c) if isinstance(c, types.CodeType)
+                   else holder.PLACEHOLDER if isinstance(c, types.ModuleType) else c
+                   for c in code.co_consts)
+    return code.replace(co_consts=consts)
+
+
 @pytest.mark.usefixtures("no_cache_variable")
 def test_cache_is_keyed_on_source_and_options(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
@@ -79,7 +89,9 @@ def test_cache_is_keyed_on_source_and_options(tmp_path: Path,
     first = instrumented_code(path.read_bytes(), str(path), options, stats)
     again = instrumented_code(path.read_bytes(), str(path), options, stats)
     assert stats == {"instrumented": 1, "cache_hits": 1, "cached_in_pycache": 1}
-    assert again.co_consts == first.co_consts
+    # the same code, each bound to a holder of its own (pathprof.runtime.holder)
+    assert holder.names_of(again) is not holder.names_of(first)
+    assert _unbound(again) == _unbound(first)
     instrumented_code(path.read_bytes(), str(path), _options(tmp_path / "own", mode="edge"),
                       stats)
     assert stats["instrumented"] == 2
@@ -395,7 +407,7 @@ def test_pathprof_failure_warns_and_runs_unmeasured(tmp_path: Path,
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("simulated pathprof bug")
 
-    monkeypatch.setattr(importhook, "compile_instrumented", broken)
+    monkeypatch.setattr(importhook, "_compile_instrumented", broken)
     hook = ImportHook(Selection(default_dirs=[str(tmp_path)]), InstrumentOptions(cache=False))
     hook.install()
     try:
@@ -405,7 +417,7 @@ def test_pathprof_failure_warns_and_runs_unmeasured(tmp_path: Path,
         assert err.startswith("pathprof: could not instrument ")
         assert err.count("\n") == 1
         assert "(RuntimeError: simulated pathprof bug); it runs unmeasured" in err
-        assert "_@pp_m" not in vars(victim_mod)
+        assert holder.names_of(victim_mod.f.__code__) is None
     finally:
         hook.uninstall()
         sys.modules.pop("victim_mod", None)

@@ -302,8 +302,8 @@ def test_pathprof_keeps_working_with_the_modules_it_uses_measured(tmp_path: Path
 @given(st.lists(st.sampled_from(["enter", "exit", "share"]), max_size=30))
 def test_a_shared_module_holds_its_own_tables_outside_pathprofs_work(steps: list[str]) -> None:
     """The invariant of runtime.own_work, over any nesting and any moment of sharing:
-    a shared module's names hold its registered tables exactly when no ``with
-    own_work`` is open, and scratch tables while one is."""
+    a shared module's names (its holder's) hold its registered tables exactly when no
+    ``with own_work`` is open, and scratch tables while one is."""
     work = runtime._OwnWork()
     depth = 0
     namespaces = []
@@ -315,10 +315,12 @@ def test_a_shared_module_holds_its_own_tables_outside_pathprofs_work(steps: list
             work.__exit__(None, None, None)
             depth -= 1
         elif step == "share":
-            state = runtime.ModuleState("m", "m.py", f"m:{len(namespaces)}", (2, 3), "{}")
-            namespace = {"_@pp_m": state, "_@pp_c0": state.counters[0],
-                         "_@pp_c1": state.counters[1], "other": 1}
-            work.share(state, namespace)
+            namespace: dict[str, object] = {"other": 1}  # (the module's holder's names)
+            state = runtime.ModuleState("m", "m.py", f"m:{len(namespaces)}", (2, 3), "{}",
+                                        names=namespace)
+            namespace.update({"_@pp_m": state, "_@pp_c0": state.counters[0],
+                              "_@pp_c1": state.counters[1]})
+            work.share(state)
             namespaces.append((state, namespace))
         for state, namespace in namespaces:
             own = [namespace["_@pp_m"] is state,
@@ -330,9 +332,10 @@ def test_a_shared_module_holds_its_own_tables_outside_pathprofs_work(steps: list
 
 def test_pathprofs_work_in_one_thread_keeps_the_swap_until_the_last_one_ends() -> None:
     work = runtime._OwnWork()
-    state = runtime.ModuleState("m", "m.py", "m:t", (1,), "{}")
-    namespace = {"_@pp_m": state, "_@pp_c0": state.counters[0]}
-    work.share(state, namespace)
+    namespace: dict[str, object] = {}  # (the module's holder's names)
+    state = runtime.ModuleState("m", "m.py", "m:t", (1,), "{}", names=namespace)
+    namespace.update({"_@pp_m": state, "_@pp_c0": state.counters[0]})
+    work.share(state)
     inside = threading.Event()
     release = threading.Event()
 

@@ -12,8 +12,8 @@ is called: the pytest plugin loads this module in every session, measured or not
 - the data file: :func:`load`, :func:`combine`, :func:`combinable_files`,
   :func:`erase`, :func:`xdist_data_file`, :func:`xdist_data_files`;
 - a measured program: :func:`program`, :func:`measured_run`, :func:`run_program`,
-  :func:`main_compiler`, :func:`parallel_run`, :func:`profiler`, :func:`copy_plan`,
-  :func:`command_scope`;
+  :func:`run_end`, :func:`main_compiler`, :func:`parallel_run`, :func:`profiler`,
+  :func:`copy_plan`, :func:`command_scope`;
 - the analyses: :func:`coverage`, :func:`line_coverage`, :func:`diff`;
 - the reports, by name: :data:`REPORTS`, :func:`render`, :func:`export`,
   :data:`EXPORTS`, :func:`check_sort`, :func:`hot_table`, :func:`read_cfg`;
@@ -41,10 +41,12 @@ __all__ = [
     "combinable_files",
     "combine",
     "command_scope",
+    "compose_rewriting",
     "condition_totals",
     "copy_environment",
     "copy_plan",
     "coverage",
+    "die_of",
     "diff",
     "erase",
     "export",
@@ -61,6 +63,7 @@ __all__ = [
     "read_cfg",
     "render",
     "renderer",
+    "run_end",
     "run_program",
     "selected_files",
     "source_conflicts",
@@ -97,12 +100,19 @@ def combinable_files(data_file: str) -> list[str]:
 
 
 def combine(data_file: str, files: Sequence[str],
-            progress: Callable[[int, int], None] | None = None) -> list[str]:
+            progress: Callable[[int, int], None] | None = None,
+            note: Callable[[str], None] | None = None, *, listed: bool = False
+            ) -> list[str]:
     """Combine ``files`` into ``data_file``; the files combined. ``progress(done,
-    total)`` counts two steps per file: read, then added."""
+    total)`` counts two steps per file: read, then added. Each file is claimed
+    before it is added, so combines at once never add one twice; ``note(text)``
+    hears what the caller may want to say: files another process took first (with
+    ``listed``: the files were found beside ``data_file``; else a missing file is an
+    error), and claims a killed combine left, finished now
+    (:func:`pathprof.data.store.combine`)."""
     from pathprof.data.store import combine as combine_files
 
-    return combine_files(data_file, files, progress=progress)
+    return combine_files(data_file, files, progress=progress, note=note, listed=listed)
 
 
 def source_conflicts(data_file: str) -> list[tuple[str, str, int]]:
@@ -187,11 +197,21 @@ def exclusion_rules(config: Any, enabled: bool = True) -> Any:
 
 
 def unmeasured_candidates(config: Any, source: Sequence[str] = (),
-                          include: Sequence[str] = (), omit: Sequence[str] = ()
-                          ) -> list[str]:
+                          include: Sequence[str] = (), omit: Sequence[str] = (),
+                          measurement: Any = None) -> list[str]:
     """The files a report counts at 0% when nothing of them was measured: those of the
-    source given (``--source``, else the configuration's), as coverage.py reports
-    unexecuted files of its ``source``; none when no source is set."""
+    source given (``--source``); else of what the runs of ``measurement`` measured,
+    where they named it (:attr:`~pathprof.data.measurement.Measurement.selections`:
+    a ``pytest --pathprof=PKG`` session's report and a later ``pathprof coverage`` count
+    the same files); else of the configuration's source; as coverage.py reports
+    unexecuted files of its ``source``. None when no source is set anywhere."""
+    if not source and measurement is not None and measurement.selections:
+        files: dict[str, None] = {}
+        for selection in measurement.selections:
+            files.update(dict.fromkeys(selected_files(
+                list(selection.source), list(include) or list(selection.include),
+                list(omit) or list(selection.omit), [])))
+        return list(files)
     sources = list(source) or list(config.source)
     if not sources:
         return []
@@ -273,22 +293,43 @@ def subpath_sources(document: dict[str, Any]) -> dict[str, list[str] | str]:
 
 
 def export(kind: str, measurement: Any, path: str | None,
-           progress: Callable[[int, int], None] | None = None, rules: Any = None) -> Any:
+           progress: Callable[[int, int], None] | None = None, rules: Any = None,
+           source_files: Sequence[str] = ()) -> Any:
     """Write ``measurement`` as ``kind`` (see :data:`EXPORTS`) to ``path`` (None: standard
-    output), less what ``rules`` exclude (default: the configuration's); returns the
-    line coverage written. An unwritable path raises :class:`PathprofError`.
-    ``progress(done, total)`` is called after each file's coverage is found (most of the
-    work; the writing follows)."""
+    output), less what ``rules`` exclude (default: the configuration's), with every line
+    of ``source_files`` no measured function comes from at 0% (as :func:`coverage`
+    counts them); returns the line coverage written. An unwritable path raises
+    :class:`PathprofError`. ``progress(done, total)`` is called after each file's
+    coverage is found (most of the work; the writing follows)."""
+    if source_files:
+        measurement = _with_unmeasured(measurement, source_files)
     lines = line_coverage(measurement, progress, rules)
     if path is None:
-        render(kind, lines, sys.stdout)
+        render(kind, lines, _any_name(sys.stdout))
         return lines
     try:
-        with open(path, "w", encoding="utf-8") as output:
+        with open(path, "w", encoding="utf-8", errors=NAMES_SHOWN) as output:
             render(kind, lines, output)
     except OSError as err:
         raise PathprofError(f"cannot write {path}: {err.strerror}") from err
     return lines
+
+
+def _with_unmeasured(measurement: Any, source_files: Sequence[str]) -> Any:
+    """``measurement`` with an empty profile of each function of ``source_files`` that no
+    measured function comes from (unless none of them was measured at all: see
+    :func:`coverage`)."""
+    import dataclasses
+
+    from pathprof.measure.unmeasured import unmeasured_profiles
+
+    measured = {os.path.abspath(fn.file) for fn in measurement.functions}
+    if measured and not measured & {os.path.abspath(f) for f in source_files}:
+        return measurement
+    unmeasured, _unparsed = unmeasured_profiles(source_files, measured)
+    if not unmeasured:
+        return measurement
+    return dataclasses.replace(measurement, functions=[*measurement.functions, *unmeasured])
 
 
 def check_sort(sort: str) -> str:
@@ -342,11 +383,13 @@ def main_compiler(selection: Any, options: Any) -> Any:
     return compiler(selection, options)
 
 
-def run_program(program: Any, start: Any, stop: Any, compile_main: Any) -> int:
-    """Run ``program`` between ``start()`` and ``stop()``; its exit status."""
+def run_program(program: Any, start: Any, stop: Any, compile_main: Any,
+                end: Any = None) -> int:
+    """Run ``program`` between ``start()`` and ``stop()``; its exit status. With
+    ``end`` (:func:`run_end`), signals are held from the program's end on."""
     from pathprof.measure.program import run_program as run
 
-    return run(program, start, stop, compile_main)
+    return run(program, start, stop, compile_main, end)
 
 
 def profiler(**settings: Any) -> Any:
@@ -357,29 +400,97 @@ def profiler(**settings: Any) -> Any:
     return Profiler(**settings)
 
 
+def compose_rewriting(profiler: Any, *, tag: str, owns: Callable[[Any], bool],
+                      rewrite: Callable[[Any, bytes, str], None],
+                      loaded: Callable[[str, str], None],
+                      fallback: Callable[[str, str], Any]) -> None:
+    """Have ``profiler`` measure the modules another tool's loader imports by rewriting
+    them (pytest's assertion rewriting: :mod:`pathprof.pytest_plugin`), composing its
+    rewriting with pathprof's (:class:`pathprof.measure.importhook.Rewriter`)."""
+    from pathprof.measure.importhook import Rewriter
+
+    profiler.hook.rewriters.append(Rewriter(tag, owns, rewrite, loaded, fallback))
+
+
 def measured_run(program: Any, **settings: Any) -> int:
     """``pathprof run``: run ``program`` measured by a profiler of ``settings``, its
-    child processes too, save the data file; the program's exit status."""
+    child processes too, save the data file; the program's exit status.
+
+    A SIGINT or SIGTERM that comes once the program has ended waits for the save,
+    then the process dies of it; a SIGTERM while the program runs saves the run so
+    far, then the process dies of it (:class:`pathprof.measure.ending.RunEnd`)."""
     from pathprof import runtime
     from pathprof.measure.children import ChildMeasurement
-    from pathprof.measure.profiler import Profiler, save_on_sigterm
+    from pathprof.measure.ending import RunEnd
+    from pathprof.measure.profiler import Profiler
     from pathprof.measure.program import main_compiler as compiler
     from pathprof.measure.program import run_program as run
 
     measuring = Profiler(default_dirs=program.default_dirs,
                          argv=[program.name, *program.args], **settings)
     compile_main = compiler(measuring.selection, measuring.options)
-    save_on_sigterm(measuring)
     children = ChildMeasurement(measuring.child_settings())
+    end = RunEnd()
+
+    def save_when_terminated() -> None:
+        from pathprof.messages import warn
+
+        children.stop()
+        if not measuring.started:  # nothing measured: the data file stays as it was
+            if measuring.copy is None:
+                warn("terminated by SIGTERM before the program started: nothing was "
+                     "measured or saved")
+            return
+        measuring.stop()
+        saved = measuring.save_at_end()
+        if measuring.copy is None:  # (a copy of a parallel run: the run says it)
+            warn(f"terminated by SIGTERM: the run's data up to the signal was saved to "
+                 f"{_shown_path(saved)}")
+
+    end.on_sigterm(save_when_terminated)
     status = 1
     with runtime.own_work:
         children.start()
         try:
-            status = run(program, measuring.start, measuring.stop, compile_main)
+            status = run(program, measuring.start, measuring.stop, compile_main, end)
         finally:
+            end.begin()  # (as the program ended, unless it raised before)
             children.stop()
             measuring.save_at_end()  # saved elsewhere, if it must be: it says where
+    end.die()  # a SIGINT or SIGTERM that came once the program had ended
+    end.end()
     return status
+
+
+def run_end(finish: Callable[[], object] | None = None) -> Any:
+    """What holds SIGINT and SIGTERM from a program's end until what it measured is
+    kept, then ends the process by them (:class:`pathprof.measure.ending.RunEnd`:
+    ``begin()``, ``end()``, ``die()``); with ``finish``, a SIGTERM while the program
+    runs calls it (``hot`` and ``count``: the report so far), then ends the process."""
+    from pathprof.measure.ending import RunEnd
+
+    end = RunEnd()
+    if finish is not None:
+        end.on_sigterm(finish)
+    return end
+
+
+def die_of(signum: int) -> None:
+    """End this process as ``signum`` ends a process that does not handle it (a shell
+    sees 128 + ``signum``), after flushing what was written
+    (:func:`pathprof.parallel.signals.die_of`)."""
+    from pathprof.parallel.signals import die_of as die
+
+    die(signum)
+
+
+def _shown_path(path: str) -> str:
+    """``path`` as a message names it: relative when under the current directory."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if relative.startswith(os.pardir) else relative
 
 
 def check_scheduler(executor: str, scheduler: str | None) -> None:
@@ -465,19 +576,13 @@ def copy_environment() -> str:
 @contextlib.contextmanager
 def command_scope() -> Iterator[Callable[[int], int]]:
     """Around a command: pathprof's own work (what it runs of a module measured in
-    place is not counted), then the program put back for the interpreter's shutdown
-    and the measured code frozen as written. Yields ``finish(status)``, which turns
-    :data:`INTERRUPTED` into Python's death by SIGINT."""
-    import atexit
-
+    place is not counted), then the program put back for the interpreter's shutdown.
+    Yields ``finish(status)``, which turns :data:`INTERRUPTED` into Python's death by
+    SIGINT."""
     from pathprof import runtime
     from pathprof.measure import program as running
 
     assert running.INTERRUPTED == INTERRUPTED
-
-    # The exit handlers a run runs before its save (finish_as_python) must not
-    # freeze the measured code yet: the run freezes it itself, after its save.
-    atexit.unregister(runtime.freeze_at_exit)
 
     def finish(status: int) -> int:
         if status == INTERRUPTED:
@@ -495,7 +600,6 @@ def command_scope() -> Iterator[Callable[[int], int]]:
         execfile = sys.modules.get("pathprof.measure.execfile")  # (imports may fail)
         if execfile is not None:
             execfile.reinstate_program()  # what the interpreter's shutdown sees
-        runtime.freeze_at_exit()  # what measured code runs then behaves as written
 
 
 # -- The instrumented-code cache ----------------------------------------------------
@@ -541,13 +645,30 @@ def output(path: str | None) -> contextlib.AbstractContextManager[TextIO]:
     return _output(path)
 
 
+#: How a report writes a file name that is not UTF-8 (Python holds the bytes of a POSIX
+#: path it cannot decode as lone surrogates, and the data file keeps them as they
+#: are): as ``\\udcXX`` escapes, as JSON reports write them and Python shows them,
+#: where UTF-8 text cannot hold them.
+NAMES_SHOWN = "backslashreplace"
+
+
+def _any_name(stream: TextIO) -> TextIO:
+    """``stream`` (a report command's standard output), made to show a file name that
+    is not UTF-8 as :data:`NAMES_SHOWN` says, where it would refuse it (a UTF-8
+    locale's strict output; the C locale's writes the name's bytes, as ``ls``)."""
+    if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+        with contextlib.suppress(ValueError, OSError):
+            stream.reconfigure(errors=NAMES_SHOWN)
+    return stream
+
+
 @contextlib.contextmanager
 def _output(path: str | None) -> Iterator[TextIO]:
     if path is None:
-        yield sys.stdout
+        yield _any_name(sys.stdout)
         return
     try:
-        file = open(path, "w", encoding="utf-8")  # noqa: SIM115
+        file = open(path, "w", encoding="utf-8", errors=NAMES_SHOWN)  # noqa: SIM115
     except OSError as err:
         raise PathprofError(f"cannot write {path}: {err.strerror}") from err
     with file:

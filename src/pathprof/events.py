@@ -31,6 +31,7 @@ from typing import Any
 
 from pathprof.exceptions import ConfigError, PathprofError
 from pathprof.runtime import events as _eventrt
+from pathprof.runtime import holder as _holder
 from pathprof.runtime.events import EventBudgetExceeded
 
 __all__ = ["EventBudgetExceeded", "EventCounter", "EventCounts", "FunctionEvents",
@@ -74,7 +75,8 @@ def budget(limit: int) -> Iterator[None]:
     thread = _eventrt.local
     start_read = _eventrt.read_thread(frame)
     partial = 0
-    owner = frame.f_globals.get("_@pp_m")
+    names = _holder.names_of(frame.f_code)
+    owner = names.get("_@pp_m") if names is not None else None
     if isinstance(owner, _eventrt.EventModule):
         partial = owner.frame_count(frame)
     record = [True, thread.t[0], frame, partial, limit, start_read]

@@ -3,8 +3,9 @@
 Registered through the ``pytest11`` entry point whenever pathprof is installed,
 and off unless ``--pathprof`` is given. Measurement starts before pytest loads
 the first ``conftest.py`` (as pytest-cov does), so modules the conftests import
-are measured too; test modules keep pytest's assertion rewriting, because the
-import hook hands on any module another finder loads in its own way.
+are measured too; test modules under the source are measured with pytest's
+assertion rewriting composed with pathprof's
+(:meth:`PathprofPlugin.compose_assertion_rewriting`).
 
 With pytest-xdist every worker saves its own data file beside the data file
 (``D.xdist-<token>-<worker>...``, :mod:`pathprof.data.files`: the token the controller
@@ -150,6 +151,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
             start_parallel_session(early_config, options)  # this process runs no tests
             return
         plugin = PathprofPlugin(options)
+        plugin.compose_assertion_rewriting(early_config)
         plugin.start()
     except (PathprofError, argparse.ArgumentTypeError) as err:
         raise pytest.UsageError(f"pathprof: {err}") from err
@@ -267,6 +269,38 @@ class PathprofPlugin:
                                      # said in the summary (a copy reports nothing)
                                      warn_unmatched=self.in_copy)
 
+    def compose_assertion_rewriting(self, early_config: pytest.Config) -> None:
+        """Test modules (and conftests) that pytest's assertion rewriting imports are
+        measured too, with their asserts rewritten as pytest rewrites them, when the
+        source takes them in (as coverage.py measures them: issue 50 counted them never
+        imported, at 0%): pathprof's loader imports them, instruments their source,
+        then has pytest rewrite the instrumented tree's ``assert`` statements. Nothing
+        to do with ``--assert=plain`` (they are ordinary imports then)."""
+        from pathlib import Path
+
+        from pathprof import api
+
+        try:
+            from _pytest.assertion import rewrite
+        except ImportError:  # (a pytest without it: its test modules stay unmeasured)
+            return
+        state = early_config.stash.get(rewrite.assertstate_key, None)
+        hook = getattr(state, "hook", None)
+        if hook is None:
+            return
+        passes = bool(early_config.getini("enable_assertion_pass_hook"))
+
+        def loaded(name: str, path: str) -> None:
+            hook._rewritten_names[name] = Path(path)  # (as its own exec_module notes)
+
+        api.compose_rewriting(
+            self.profiler, tag=f"pytest-{pytest.__version__}-{int(passes)}",
+            owns=lambda loader: loader is hook,
+            rewrite=lambda tree, source, path: rewrite.rewrite_asserts(
+                tree, source, path, early_config),
+            loaded=loaded,
+            fallback=lambda name, path: rewrite._rewrite_test(Path(path), early_config)[1])
+
     def _stop_counting(self, options: argparse.Namespace, config: Any) -> str:
         """When functions stop counting: coverage needs to know whether each path
         ran, so by default once their basis is full; contexts and the time metric
@@ -291,7 +325,36 @@ class PathprofPlugin:
         return api.xdist_data_file(self.data_file, self.token, self.worker)
 
     def start(self) -> None:
+        from pathprof import api
+
         self.profiler.start()
+        #: a SIGTERM (a CI job's timeout, a container stopping) saves what the tests
+        #: ran so far, then ends pytest as it ends it without pathprof, as pytest-cov
+        #: saves on SIGTERM with coverage.py's ``sigterm`` option (where SIGTERM is at
+        #: its default); at the end of the session signals wait for the save
+        self._saved = False
+        self._config: pytest.Config | None = None
+        self._end = api.run_end(self._terminated)
+
+    def _terminated(self) -> None:
+        """SIGTERM during the session: save what was measured (no report), and say so."""
+        if self._saved:
+            return
+        self._saved = True
+        self.profiler.stop()
+        saved = self.profiler.save()
+        if self.worker is None and not self.in_copy:
+            capture = (self._config.pluginmanager.getplugin("capturemanager")
+                       if self._config is not None else None)
+            if capture is not None:  # (a test runs: what it writes is captured)
+                with contextlib.suppress(Exception):
+                    capture.suspend_global_capture(in_=False)
+            sys.stderr.write(f"pathprof: terminated by SIGTERM: the paths the tests ran "
+                             f"so far were saved to {os.path.relpath(saved)} (pathprof "
+                             "coverage reports them)\n")
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        self._config = config
 
     # -- during the session ----------------------------------------------------
 
@@ -309,8 +372,29 @@ class PathprofPlugin:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         from pathprof import api
+
+        # SIGINT and SIGTERM wait for the save (and the workers' combining), then end
+        # the process as they would have ended it then (pytest's own end of session
+        # does not catch them); the reports come after
+        end = api.run_end()
+        end.begin()
+        try:
+            report = self._keep(session)
+        finally:
+            end.die()
+            end.end()
+        if report:
+            if not self.results.problems:
+                self.results.produce()
+            session.exitstatus = self.results.exit_status(session.exitstatus)
+
+    def _keep(self, session: pytest.Session) -> bool:
+        """Save the session's data file (with the workers' added); whether this
+        process reports it."""
+        from pathprof import api
         from pathprof.exceptions import PathprofError
 
+        self._saved = True
         self.profiler.stop()
         self.profiler.save()
         if self.worker is not None:
@@ -319,7 +403,7 @@ class PathprofPlugin:
             output = getattr(session.config, "workeroutput", None)
             if output is not None:
                 output[UNMATCHED] = self.profiler.unmatched()
-            return
+            return False
         self.results.unmatched = [entry for entry in self.profiler.unmatched()
                                   if all(entry in w for w in self.unmatched_in_workers)]
         workers = api.xdist_data_files(self.data_file, self.token)
@@ -328,11 +412,7 @@ class PathprofPlugin:
                 api.combine(self.data_file, workers)
             except PathprofError as err:
                 self.results.problems.append(str(err))
-        if self.in_copy:
-            return
-        if not self.results.problems:
-            self.results.produce()
-        session.exitstatus = self.results.exit_status(session.exitstatus)
+        return not self.in_copy
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

@@ -69,8 +69,6 @@ def test_main_looks_like_pythons(tmp_path: Path, kind: str, how: str) -> None:
         "file": "import os\nprint(__file__, __name__, __cached__ if '__cached__' in dir() "
                 "else 'no __cached__')",
     }
-    if kind == "dir":
-        pytest.xfail("known limit (docs/guarantees.md): pathprof's names are module globals")
     if how == "-m":
         if kind in ("argv", "file", "loader"):
             pytest.skip("-m gives the module's own path and spec: compared by test_run")

@@ -186,17 +186,65 @@ def command_count(args: argparse.Namespace) -> int:
     render = api.renderer("events")
     after = AfterTheRun()
 
-    status = api.run_program(program, counter.start, counter.stop, compile_main)
-    with after.reporting():
-        found = counter.totals() if args.total_only else counter.counts()
-        if args.json_file == "-":
-            after.write(lambda out: out.write(found.to_json() + "\n"), to_stdout=True)
-            return status
-        if args.json_file:
-            after.write_file(args.json_file, found.to_json() + "\n")
-        # The program's standard output is its own: the table goes to standard error.
-        after.write(lambda out: render(found, out, sort=args.sort, top=args.top))
+    def report() -> None:
+        with after.reporting():
+            found = counter.totals() if args.total_only else counter.counts()
+            if args.json_file == "-":
+                after.write(lambda out: out.write(found.to_json() + "\n"), to_stdout=True)
+                return
+            if args.json_file:
+                after.write_file(args.json_file, found.to_json() + "\n")
+            # The program's standard output is its own: the table goes to standard error.
+            after.write(lambda out: render(found, out, sort=args.sort, top=args.top))
+
+    run = _Started(counter.start, counter.stop, report, after)
+    end = api.run_end(run.terminated)  # (a SIGTERM: the counts so far, then its death)
+    status = api.run_program(program, run.start, counter.stop, compile_main, end)
+    report()  # (a SIGINT or SIGTERM that comes meanwhile waits for it: then its death)
+    end.die()
+    end.end()
     return status
+
+
+class _Started:
+    """``start`` that notes it ran, and what a SIGTERM does before the process dies of
+    it (:func:`pathprof.api.run_end`): the measurement stopped and reported, if it
+    started (else nothing, so that no report of nothing replaces an earlier one)."""
+
+    def __init__(self, start: Any, stop: Any, report: Any, after: AfterTheRun,
+                 before: Any = None) -> None:
+        self._start, self._stop, self._report, self._after = start, stop, report, after
+        self._before = before
+        self.started = False
+
+    def start(self) -> None:
+        self._start()
+        self.started = True
+
+    def terminated(self) -> None:
+        if self._before is not None:
+            with contextlib.suppress(Exception):
+                self._before()
+        if not self.started:
+            self._after.tell("terminated by SIGTERM before the program started: nothing "
+                             "was measured")
+            return
+        with contextlib.suppress(Exception):
+            self._stop()
+        self._after.tell("terminated by SIGTERM: what was measured up to the signal "
+                         "follows")
+        self._report()
+
+
+def _period(text: str) -> float | None:
+    """``--period``: a number of blocks, or ``auto`` (None: chosen from the run)."""
+    if text == "auto":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a number of blocks nor "
+                                         "'auto'") from None
 
 
 def add_hot(commands: Any) -> None:
@@ -210,9 +258,10 @@ def add_hot(commands: Any) -> None:
         "shown live while the program runs and at its end.",
     )
     selection_options(hot, "sample")
-    hot.add_argument("--period", type=float, default=10_000.0, metavar="N",
-                     help="start one sample per N blocks at first (default 10000; it grows "
-                     "as the sample fills its budget)")
+    hot.add_argument("--period", type=_period, default=None, metavar="N|auto",
+                     help="start one sample per N blocks at first (it grows as the sample "
+                     "fills its budget); default auto: chosen from the run, from one per "
+                     "200 blocks growing with the run's length up to one per 10000")
     hot.add_argument("--memory", type=positive, default=10000, metavar="SUBPATHS",
                      help="at most this many distinct subpaths in the sample (default 10000)")
     hot.add_argument("--longest", type=positive, default=5, metavar="N",
@@ -304,37 +353,49 @@ def command_hot(args: argparse.Namespace) -> int:
             hottest(), title="Hottest subpaths so far", confidence=args.confidence),
             console=errors, refresh_per_second=2, transient=True)
         live.start()
-    try:
-        status = api.run_program(program, sampling.start, sampling.stop, compile_main)
-    finally:
+
+    def stop_live() -> None:
         if live is not None:
             with after.reporting(), contextlib.suppress(OSError, ValueError):
                 live.stop()  # (standard error may be closed by now)
-    with after.reporting():
-        found = hottest()
-        summary = sampling.summary()
-        document = {"format": 1, "confidence": args.confidence,
-                    "one_sided": args.one_sided, "rank": args.rank,
-                    "encoding": args.encoding, "costs": args.costs, **summary,
-                    "subpaths": [h.to_json() for h in found]}
-        text = json.dumps(document, indent=2) + "\n"
-        to_stdout = args.json_file == "-"
-        if to_stdout:
-            after.write(lambda out: out.write(text), to_stdout=True)
-        elif args.json_file:
-            after.write_file(args.json_file, text)
-        # The program's standard output is its own: the report goes to standard error.
-        if not to_stdout:
-            after.write(lambda out: render(found, out, summary=summary,
-                                           confidence=args.confidence))
-        if args.html_dir:
-            try:
-                index = _write_hot_html(document, after.path(args.html_dir), args.html_dir)
-            except PathprofError as err:
-                after.tell(str(err))
-            else:
-                shown = os.path.relpath(index, after.cwd or os.curdir)
-                after.write(lambda out: print(f"wrote {shown}", file=out))
+
+    def report() -> None:
+        with after.reporting():
+            found = hottest()
+            summary = sampling.summary()
+            document = {"format": 1, "confidence": args.confidence,
+                        "one_sided": args.one_sided, "rank": args.rank,
+                        "encoding": args.encoding, "costs": args.costs, **summary,
+                        "subpaths": [h.to_json() for h in found]}
+            text = json.dumps(document, indent=2) + "\n"
+            to_stdout = args.json_file == "-"
+            if to_stdout:
+                after.write(lambda out: out.write(text), to_stdout=True)
+            elif args.json_file:
+                after.write_file(args.json_file, text)
+            # The program's standard output is its own: the report goes to standard error.
+            if not to_stdout:
+                after.write(lambda out: render(found, out, summary=summary,
+                                               confidence=args.confidence))
+            if args.html_dir:
+                try:
+                    index = _write_hot_html(document, after.path(args.html_dir),
+                                            args.html_dir)
+                except PathprofError as err:
+                    after.tell(str(err))
+                else:
+                    shown = os.path.relpath(index, after.cwd or os.curdir)
+                    after.write(lambda out: print(f"wrote {shown}", file=out))
+
+    run = _Started(sampling.start, sampling.stop, report, after, before=stop_live)
+    end = api.run_end(run.terminated)  # (a SIGTERM: the table so far, then its death)
+    try:
+        status = api.run_program(program, run.start, sampling.stop, compile_main, end)
+    finally:
+        stop_live()
+    report()  # (a SIGINT or SIGTERM that comes meanwhile waits for it: then its death)
+    end.die()
+    end.end()
     return status
 
 
@@ -382,7 +443,8 @@ def command_instrument(args: argparse.Namespace) -> int:
     places = [name for name, count in (("__pycache__", result.in_pycache),
                                        (_shown(result.cache_dir), result.in_cache_dir))
               if count]
-    print(f"{len(paths)} files: {result.instrumented} instrumented, {result.cached} already "
+    print(f"{len(paths)} file{'' if len(paths) == 1 else 's'}: {result.instrumented} "
+          f"instrumented, {result.cached} already "
           f"cached, {len(result.failed)} could not be"
           + (f"; cached in {' and '.join(places)}" if places else ""))
     for path, why in result.failed:

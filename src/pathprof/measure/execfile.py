@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import builtins
 import importlib.machinery
+import operator
 import os
 import re
 import runpy
@@ -177,36 +178,67 @@ class _RecursionRoom:
     script.py`` runs the script's body at the bottom of the stack and ``python -m``
     under runpy's two frames, where here pathprof's own frames lie below (the command
     line, the run, this runner). For the time the program runs, the recursion limit
-    is raised by what those frames take, measured (:data:`_PROBE`, run as the program
-    will be, from a lambda at the same depth), so that a RecursionError comes at the
-    depth it comes without pathprof; then the limit is put back, unless the program
-    set one of its own. (``sys.getrecursionlimit()`` reads that much more meanwhile:
-    docs/guarantees.md.)"""
+    is raised by what those frames take (``taken``), measured (:data:`_PROBE`, run as
+    the program will be, from a lambda at the same depth), so that a RecursionError
+    comes at the depth it comes without pathprof; and the program reads and sets the
+    limit as it would without them: ``sys.getrecursionlimit`` and
+    ``sys.setrecursionlimit`` are wrapped meanwhile to take ``taken`` off and add it on
+    (what they refuse, they refuse as the originals do). Then the limit is put back as
+    the program left it. Threads the program starts, which have none of pathprof's frames
+    below them, get ``taken`` levels more (docs/guarantees.md)."""
 
     def __init__(self, depth_from_c: int = 0) -> None:
-        self.limit = self.raised = sys.getrecursionlimit()
+        self.limit = sys.getrecursionlimit()
+        self.taken = 0
         #: what plain Python's C code takes of the depth on the way to what ``run``
         #: calls (runpy's ``_run_module_as_main`` is called from C there, from a
         #: lambda here: one level on 3.11; from 3.12 C calls take none, measured)
         self.depth_from_c = depth_from_c
+        self._get = sys.getrecursionlimit
+        self._set = sys.setrecursionlimit
 
     def make_room(self, reached: int) -> None:
         """Raise the limit by what :data:`_PROBE` shows pathprof's frames take: it got
         ``reached`` deep, run as the program will be."""
         taken = self.limit - 2 - reached - self.depth_from_c
-        if taken > 0:
+        if taken <= 0:
+            return
+        try:
+            self._set(self.limit + taken)
+        except (RecursionError, ValueError, OverflowError):  # (never expected)
+            return
+        self.taken = taken
+        get, set_ = self._get, self._set
+
+        def getrecursionlimit() -> int:
+            return get() - taken
+
+        def setrecursionlimit(limit: Any, /) -> None:
             try:
-                sys.setrecursionlimit(self.limit + taken)
-            except (RecursionError, ValueError, OverflowError):  # (never expected)
+                value = operator.index(limit)
+            except TypeError:
+                value = None
+            if value is None or value < 1:
+                set_(limit)  # (what the original refuses, refused as it does)
                 return
-            self.raised = self.limit + taken
+            set_(value + taken)
+
+        for wrapper, original in ((getrecursionlimit, get), (setrecursionlimit, set_)):
+            wrapper.__name__ = wrapper.__qualname__ = original.__name__
+            wrapper.__doc__ = original.__doc__
+            wrapper.__module__ = original.__module__
+        sys.getrecursionlimit = getrecursionlimit
+        sys.setrecursionlimit = setrecursionlimit
 
     def put_back(self) -> None:
-        if self.raised != self.limit and sys.getrecursionlimit() == self.raised:
-            try:  # noqa: SIM105 - no contextlib: it may be a measured module
-                sys.setrecursionlimit(self.limit)
-            except (RecursionError, ValueError):  # (deeper than the old limit: keep it)
-                pass
+        """The limit as the program left it, read and set as ever."""
+        if not self.taken:
+            return
+        sys.getrecursionlimit, sys.setrecursionlimit = self._get, self._set
+        try:  # noqa: SIM105 - no contextlib: it may be a measured module
+            self._set(self._get() - self.taken)
+        except (RecursionError, ValueError):  # (deeper than that: keep it)
+            pass
 
 
 def run_script(path: str, args: Sequence[str], compile_fn: CompileFn,

@@ -22,9 +22,14 @@ by its profiler.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
+import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -35,6 +40,8 @@ from pathprof import config, runtime
 from pathprof.measure import codecache
 from pathprof.messages import warn
 from pathprof.python.selection import Selection
+from pathprof.runtime import holder
+from pathprof.runtime.passthrough import must_pass
 
 __all__ = ["ImportHook", "InstrumentOptions", "InstrumentingLoader", "WarmResult",
            "compile_instrumented", "warm_cache"]
@@ -83,12 +90,55 @@ class InstrumentOptions:
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+@dataclass(frozen=True)
+class Rewriter:
+    """Another tool's rewriting of the modules its loader imports, composed with
+    pathprof's: pytest's assertion rewriting of test modules (:mod:`pathprof.pytest_plugin`
+    registers it). A module such a loader would import, and that the selection wants,
+    is imported by pathprof's loader instead: its source instrumented, then ``rewrite``
+    applied to the instrumented tree (the program's ``assert`` statements are still
+    there, so the other tool rewrites them as it would have), then compiled and cached
+    under ``tag`` too."""
+
+    #: part of the cache key: the tool and whatever changes what it writes
+    tag: str
+    #: whether ``loader`` (a spec's) is this tool's
+    owns: Callable[[Any], bool]
+    #: ``rewrite(tree, source, path)``: rewrites the instrumented module's tree in place
+    rewrite: Callable[[Any, bytes, str], None]
+    #: ``loaded(name, path)``: what the tool's own loader notes of a module it imports
+    loaded: Callable[[str, str], None]
+    #: ``fallback(name, path)``: the code the tool's own loader would run, for a module
+    #: pathprof cannot instrument
+    fallback: Callable[[str, str], Any]
+
+
 def compile_instrumented(source: bytes, filename: str, options: InstrumentOptions,
                          *, in_place: bool = False, show_warnings: bool = True) -> Any:
-    """Instrument and compile ``source``; raises what :func:`compile` raises for bad source.
+    """Instrument and compile ``source``, ready to run (bound to a holder of its own:
+    :mod:`pathprof.runtime.holder`); raises what :func:`compile` raises for bad source.
 
     With ``in_place``, returns ``(module code, prologue code)``: what
     :mod:`pathprof.measure.inplace` needs for a module imported before measuring.
+    """
+    return bind_code(_unbound(source, filename, options, in_place, show_warnings), options)
+
+
+def bind_code(code: Any, options: InstrumentOptions) -> Any:
+    """Instrumented code as compiled or cached (a code object, or the tuple of
+    :func:`compile_instrumented`'s ``in_place``) bound to a new holder, whose runtime
+    is the one ``options``' mode counts with."""
+    counting = runtime
+    if options.mode == "events":
+        counting = sys.modules.get("pathprof.runtime.events") or importlib.import_module(
+            "pathprof.runtime.events")
+    return holder.bind(code, holder.new_holder(counting))
+
+
+def _unbound(source: bytes, filename: str, options: InstrumentOptions, in_place: bool,
+             show_warnings: bool, rewriter: Rewriter | None = None,
+             compile_as: str | None = None) -> Any:
+    """What :func:`compile_instrumented` binds, as the cache keeps it.
 
     Compile-time warnings (an ``is`` with a literal, an invalid escape sequence)
     are the program's, shown once each as Python shows them: the instrumented tree
@@ -102,19 +152,22 @@ def compile_instrumented(source: bytes, filename: str, options: InstrumentOption
     here, under the filters in force."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = _compile_instrumented(source, filename, options, in_place)
-    own = [w for w in caught if w.filename == filename]
+        result = _compile_instrumented(source, filename, options, in_place, rewriter,
+                                       compile_as)
+    name = compile_as or filename
+    own = [w for w in caught if w.filename == name]
     for other in caught:
         if other.filename != filename:
             warnings.warn_explicit(other.message, other.category, other.filename,
                                    other.lineno, source=other.source)
     if own and show_warnings:
-        compile(source, filename, "exec", dont_inherit=True)
+        compile(source, name, "exec", dont_inherit=True)
     return result
 
 
 def _compile_instrumented(source: bytes, filename: str, options: InstrumentOptions,
-                          in_place: bool) -> Any:
+                          in_place: bool, rewriter: Rewriter | None = None,
+                          compile_as: str | None = None) -> Any:
     from pathprof.hashing import source_hash
     from pathprof.python.instrument import instrument_source
 
@@ -131,15 +184,21 @@ def _compile_instrumented(source: bytes, filename: str, options: InstrumentOptio
                                      switches=options.switches and calls_only == ()
                                      and not shares,
                                      totals_only=options.totals_only,
-                                     conditions=options.conditions and not shares)
+                                     # (a test's assertion messages show its own code)
+                                     conditions=(options.conditions and not shares
+                                                 and rewriter is None))
+    if rewriter is not None:
+        rewriter.rewrite(instrumented.tree, source, filename)
     if in_place:
-        return instrumented.compile(filename), instrumented.compile_prologue(filename)
-    return instrumented.compile(filename)
+        return (instrumented.compile_unbound(compile_as or filename),
+                instrumented.compile_prologue(compile_as or filename))
+    return instrumented.compile_unbound(compile_as or filename)
 
 
 def instrumented_code(source: bytes, filename: str, options: InstrumentOptions,
                       stats: dict[str, int] | None = None, *, in_place: bool = False,
-                      show_warnings: bool = True) -> Any:
+                      show_warnings: bool = True, rewriter: Rewriter | None = None,
+                      compile_as: str | None = None) -> Any:
     """Instrumented code for ``source``, from the cache when it is there (with
     ``in_place``: what :func:`compile_instrumented` returns then, cached apart).
 
@@ -147,16 +206,19 @@ def instrumented_code(source: bytes, filename: str, options: InstrumentOptions,
     counts ``cache_hits`` and ``instrumented``, and where what was instrumented was
     cached: ``cached_in_pycache``, ``cached_in_cache_dir``."""
     digest = hashlib.sha256(source).digest()
-    where = (codecache.places(filename, options.tag(), options.cache_dir, in_place)
+    tag = options.tag() if rewriter is None else f"{options.tag()}-{rewriter.tag}"
+    if compile_as is not None and compile_as != filename:  # (its code objects say it)
+        tag += "-as-" + hashlib.sha256(compile_as.encode("utf-8", "surrogateescape")
+                                       ).hexdigest()[:8]
+    where = (codecache.places(filename, tag, options.cache_dir, in_place)
              if options.cache else None)
     if where is not None:
         code = codecache.read(where, digest, filename)
         if code is not None:
             if stats is not None:
                 stats["cache_hits"] = stats.get("cache_hits", 0) + 1
-            return code
-    code = compile_instrumented(source, filename, options, in_place=in_place,
-                                show_warnings=show_warnings)
+            return bind_code(code, options)
+    code = _unbound(source, filename, options, in_place, show_warnings, rewriter, compile_as)
     if stats is not None:
         stats["instrumented"] = stats.get("instrumented", 0) + 1
     if where is not None:
@@ -164,7 +226,7 @@ def instrumented_code(source: bytes, filename: str, options: InstrumentOptions,
         if stats is not None and written is not None:
             key = "cached_in_pycache" if written == codecache.PYCACHE else "cached_in_cache_dir"
             stats[key] = stats.get(key, 0) + 1
-    return code
+    return bind_code(code, options)
 
 
 @dataclass
@@ -217,16 +279,29 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
     without pathprof, and a traceback of an exception raised at import leaves
     importlib's frames out as Python does)."""
 
-    def __init__(self, fullname: str, path: str, hook: ImportHook) -> None:
+    def __init__(self, fullname: str, path: str, hook: ImportHook,
+                 rewriter: Rewriter | None = None) -> None:
         super().__init__(fullname, path)
         self._hook = hook
+        self._rewriter = rewriter
+
+    def _uninstrumented(self, fullname: str) -> Any:
+        """The code the module runs unmeasured: what its own loader would run."""
+        if self._rewriter is not None:
+            return self._rewriter.fallback(fullname, self.get_filename(fullname))
+        return _SOURCE_GET_CODE(self, fullname)
 
     def get_code(self, fullname: str) -> Any:
-        path = self.get_filename(fullname)
+        given = self.get_filename(fullname)
+        path = os.path.abspath(given)  # (the data names files whole; the code as given)
         try:
-            source = self.get_data(path)
-        except OSError:
-            return super().get_code(fullname)
+            source = self.get_data(given)
+        except OSError as err:
+            if must_pass(err):  # (a signal handler's TimeoutError: the program's)
+                raise
+            return self._uninstrumented(fullname)
+        if self._rewriter is not None:
+            self._rewriter.loaded(fullname, path)
         if runtime.own_work.active:
             # A module pathprof itself imports (on 3.13 installing the hook imports
             # importlib.metadata): its body counts nothing, and one of the standard
@@ -235,33 +310,53 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
             runtime.own_work.importing(path, self._hook.selection.is_third_party(path))
         try:
             with runtime.own_work:
-                return instrumented_code(source, path, self._hook.options, self._hook.stats)
+                return instrumented_code(source, path, self._hook.options, self._hook.stats,
+                                         rewriter=self._rewriter,
+                                         compile_as=given if given != path else None)
         except (SyntaxError, ValueError, UnicodeDecodeError) as err:
+            if must_pass(err):  # a signal handler's: the program's (here and below)
+                raise
             try:
-                compile(source, path, "exec", dont_inherit=True)
+                compile(source, given, "exec", dont_inherit=True)
             except (SyntaxError, ValueError, UnicodeDecodeError):
-                # Bad source: let the standard loader fail the way it always does.
-                return super().get_code(fullname)
+                # Bad source: let the module's loader fail the way it always does.
+                return self._uninstrumented(fullname)
             warn(f"could not instrument {path} ({type(err).__name__}: "
                  f"{err}); it runs unmeasured")
-            return super().get_code(fullname)
-        except RecursionError:
+            return self._uninstrumented(fullname)
+        except RecursionError as err:
+            if must_pass(err):
+                raise
             warn(f"{path} is nested too deeply to instrument; "
                  "it runs unmeasured")
-            return super().get_code(fullname)
+            return self._uninstrumented(fullname)
         except Exception as err:  # a pathprof bug must not break the program
+            if must_pass(err):
+                raise
             warn(f"could not instrument {path} ({type(err).__name__}: "
                  f"{err}); it runs unmeasured")
-            return super().get_code(fullname)
+            return self._uninstrumented(fullname)
 
 class ImportHook(importlib.abc.MetaPathFinder):
-    """Finder that routes selected source modules to :class:`InstrumentingLoader`."""
+    """Finder that routes selected source modules to :class:`InstrumentingLoader`.
+
+    Installed, it also measures the selected source files a program loads without the
+    finders of :data:`sys.meta_path`: with a :class:`~importlib.machinery.SourceFileLoader`
+    of its own (``importlib.util.spec_from_file_location`` and ``exec_module``, or
+    ``load_module``), and with :func:`runpy.run_path`. Both are reached through the
+    one function each calls for the module's code, which pathprof wraps while the hook
+    is installed (``SourceFileLoader.get_code``, for that class itself, not for the
+    subclasses a program may make to change what is loaded; ``runpy``'s
+    ``_get_code_from_file``). Code compiled by the program itself (``exec(compile(...))``)
+    is not seen: docs/guarantees.md."""
 
     def __init__(self, selection: Selection, options: InstrumentOptions) -> None:
         self.selection = selection
         self.options = options
         self.stats: dict[str, int] = {}
         self._busy = False
+        #: other tools' rewriting to compose with (:class:`Rewriter`)
+        self.rewriters: list[Rewriter] = []
 
     def find_spec(self, fullname: str, path: Sequence[str] | None = None,
                   target: Any = None) -> Any:
@@ -272,14 +367,19 @@ class ImportHook(importlib.abc.MetaPathFinder):
             spec = self._find_other(fullname, path, target)
         finally:
             self._busy = False
-        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+        if spec is None:
             return spec
+        rewriter = None
+        if not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            rewriter = next((r for r in self.rewriters if r.owns(spec.loader)), None)
+            if rewriter is None or not isinstance(spec.origin, str):
+                return spec
         # The finders asked above are what the import would have asked anyway (the
         # program's calls); choosing is pathprof's own work.
         with runtime.own_work:
             if not self.selection.wants(fullname, spec.origin):
                 return spec
-            spec.loader = InstrumentingLoader(fullname, spec.origin, self)
+            spec.loader = InstrumentingLoader(fullname, spec.origin, self, rewriter)
         return spec
 
     def _find_other(self, fullname: str, path: Any, target: Any) -> Any:
@@ -294,20 +394,113 @@ class ImportHook(importlib.abc.MetaPathFinder):
     def install(self) -> None:
         if self not in sys.meta_path:
             sys.meta_path.insert(0, self)
+        if self not in _installed:
+            _installed.append(self)
+        _wrap_direct_loads()
         importlib.invalidate_caches()
 
     def uninstall(self) -> None:
         while self in sys.meta_path:
             sys.meta_path.remove(self)
+        while self in _installed:
+            _installed.remove(self)
+        if not _installed:
+            _unwrap_direct_loads()
+
+    def code_for_loader(self, loader: Any, fullname: str) -> Any:
+        """The code a program's own ``SourceFileLoader`` gets: instrumented if the
+        selection wants the file."""
+        path = loader.get_filename(fullname)
+        with runtime.own_work:
+            wanted = not self._busy and self.selection.wants(fullname, path)
+        if not wanted:
+            return _SOURCE_GET_CODE(loader, fullname)
+        return InstrumentingLoader(fullname, path, self).get_code(fullname)
+
+    def code_for_path(self, fname: Any) -> Any:
+        """What :func:`runpy.run_path` runs of the source file ``fname``: its
+        instrumented code if the selection wants it, else None (the run compiles it
+        as it would, and a compiled file, never instrumented, is read as ever)."""
+        path = os.path.abspath(os.fsdecode(fname))
+        with runtime.own_work:
+            if not (path.endswith(".py") and os.path.isfile(path)
+                    and self.selection.wants(None, path)):
+                return None
+        try:
+            with open(path, "rb") as f:
+                source = f.read()
+        except OSError:
+            return None
+        if source.startswith(importlib.util.MAGIC_NUMBER):
+            return None
+        try:
+            with runtime.own_work:  # (compiled as run_path names it: tracebacks say so)
+                return instrumented_code(source, path, self.options, self.stats,
+                                         compile_as=os.fsdecode(fname))
+        except Exception as err:  # the run compiles it (and fails) as it would
+            if must_pass(err):
+                raise
+            return None
 
     def already_imported(self) -> list[tuple[str, Any]]:
         """Selected modules imported before the hook, ``(name, module)`` sorted by
         name: :mod:`pathprof.measure.inplace` measures them."""
         found = []
+        measured = runtime.measured_namespaces()
         for name, module in list(sys.modules.items()):
             filename = getattr(module, "__file__", None)
             if (isinstance(filename, str) and name != "__main__"
-                    and getattr(module, "_@pp_m", None) is None
+                    and id(getattr(module, "__dict__", None)) not in measured
                     and self.selection.wants(name, filename)):
                 found.append((name, module))
         return sorted(found, key=lambda item: item[0])
+
+
+#: The hooks installed, the last one answering a program's own loads of source files.
+_installed: list[ImportHook] = []
+#: What ``SourceFileLoader`` inherits, and ``runpy``'s reading of a file's code.
+_SOURCE_GET_CODE = importlib.machinery.SourceFileLoader.get_code
+_wrapped: dict[str, Any] = {}
+
+
+def _get_code(self: Any, fullname: str) -> Any:
+    """``SourceFileLoader.get_code`` while a hook is installed (see :class:`ImportHook`)."""
+    if _installed and type(self) is importlib.machinery.SourceFileLoader:
+        return _installed[-1].code_for_loader(self, fullname)
+    return _SOURCE_GET_CODE(self, fullname)
+
+
+functools.update_wrapper(_get_code, _SOURCE_GET_CODE)  # (its names, as the program sees it)
+
+
+def _get_code_from_file(*args: Any) -> Any:
+    """``runpy._get_code_from_file`` while a hook is installed: ``(run_name, fname)``
+    before 3.12, ``(fname)`` from it, returning what the original returns then."""
+    original = _wrapped["runpy"]
+    if _installed:
+        code = _installed[-1].code_for_path(args[-1])
+        if code is not None:
+            return (code, args[-1]) if len(args) == 2 else code
+    return original(*args)
+
+
+def _wrap_direct_loads() -> None:
+    if "loader" not in _wrapped:
+        _wrapped["loader"] = True
+        importlib.machinery.SourceFileLoader.get_code = _get_code  # type: ignore[method-assign]
+    import runpy  # (as the hook is installed: pathprof's own work, before the program)
+
+    if "runpy" not in _wrapped and hasattr(runpy, "_get_code_from_file"):
+        _wrapped["runpy"] = runpy._get_code_from_file
+        functools.update_wrapper(_get_code_from_file, _wrapped["runpy"])
+        setattr(runpy, "_get_code_from_file", _get_code_from_file)  # noqa: B010
+
+
+def _unwrap_direct_loads() -> None:
+    if _wrapped.pop("loader", None):
+        with contextlib.suppress(AttributeError):
+            del importlib.machinery.SourceFileLoader.get_code
+    original = _wrapped.pop("runpy", None)
+    runpy = sys.modules.get("runpy")
+    if original is not None and runpy is not None:
+        setattr(runpy, "_get_code_from_file", original)  # noqa: B010

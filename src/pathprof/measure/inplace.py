@@ -42,6 +42,8 @@ from typing import Any
 from pathprof import runtime
 from pathprof.measure.importhook import InstrumentOptions, instrumented_code
 from pathprof.python.names import MODULE
+from pathprof.runtime import holder
+from pathprof.runtime.passthrough import must_pass
 
 __all__ = ["InPlaceReport", "instrument_imported"]
 
@@ -133,9 +135,11 @@ def _prepare(name: str, module: types.ModuleType, options: InstrumentOptions,
                                               show_warnings=False)
     namespace = module.__dict__
     exec(prologue, namespace)
-    state = namespace[MODULE]
+    names = holder.names_of(prologue)
+    assert names is not None
+    state = names[MODULE]
     if shared(filename):
-        runtime.share(state, namespace)
+        runtime.share(state)
     plain_codes = _by_location(plain)
     new_codes = _by_location(module_code)
     targets = {}
@@ -157,20 +161,19 @@ def instrument_imported(modules: Sequence[tuple[str, types.ModuleType]],
     without a ``.py`` source are left alone."""
     report = InPlaceReport()
     by_file: dict[str, _Module] = {}
-    seen: set[int] = set()
+    seen: set[int] = set(runtime.measured_namespaces())
     for name, module in modules:
         filename = getattr(module, "__file__", None)
-        if (id(module) in seen or not isinstance(filename, str) or not filename.endswith(".py")
-                or MODULE in module.__dict__
+        if (id(module) in seen or id(module.__dict__) in seen
+                or not isinstance(filename, str) or not filename.endswith(".py")
                 or os.path.abspath(filename).startswith(_PATHPROF_DIR + os.sep)):
             continue
         seen.add(id(module))
         try:
             prepared = _prepare(name, module, options, shared, stats)
-        except (OSError, SyntaxError, ValueError, UnicodeDecodeError, RecursionError) as err:
-            report.failed.append((name, f"{type(err).__name__}: {err}"))
-            continue
-        except Exception as err:  # a pathprof bug must not break the program
+        except Exception as err:  # bad source, or a pathprof bug: must not break the program
+            if must_pass(err):  # (but a signal handler's exception is the program's)
+                raise
             report.failed.append((name, f"{type(err).__name__}: {err}"))
             continue
         report.modules.append(name)

@@ -63,6 +63,8 @@ from pathprof.contract import Compound, FunctionInfo
 from pathprof.data.profile import end_kind, numbering_of
 from pathprof.graph.numbering import Numbering, regenerate, regenerate_prefix
 from pathprof.python.names import OBSERVED_FLOOR
+from pathprof.runtime import holder as module_holder
+from pathprof.runtime.passthrough import SafeLock, must_pass
 from pathprof.runtime.subpaths import ExactSubpathCounter, SubpathSampler
 from pathprof.runtime.tracks import Track as _Track
 from pathprof.runtime.tracks import fill, fill_dropped, new_track
@@ -127,7 +129,13 @@ def stream_key(frame: Any) -> Any:
 
 class SubpathProfiler:
     """Feeds the sampler (and with ``exact``, the exact counter) the stream of the
-    modules instrumented for subpaths (see the module docstring)."""
+    modules instrumented for subpaths (see the module docstring).
+
+    What it cannot do, it gives up on without telling the program, but an exception
+    a signal handler of the program's raised meanwhile goes on to the program
+    (:func:`pathprof.runtime.passthrough.must_pass`)."""
+
+    _passes = staticmethod(must_pass)
 
     def __init__(self, sampler: SubpathSampler, *, exact: bool = False,
                  record: bool = False, checkpoint_every: int = 0) -> None:
@@ -164,7 +172,7 @@ class SubpathProfiler:
         #: the hold (one of its ``held``)
         self._held: dict[Any, tuple[_Track, Any]] = {}
         self._streams: dict[Any, tuple[Any, Any]] = {}
-        self._lock = _thread.RLock()
+        self._lock = SafeLock()  # (no signal handler's exception leaves it held)
         self._busy = 0  #: the thread inside, so that pathprof's own code is not observed
         self._armed = runtime.FAR  #: what the countdown was set to last
         #: the blocks before a start at which observation begins now, and what the
@@ -255,7 +263,9 @@ class SubpathProfiler:
             try:
                 self.take_notes()
                 return self._path_end(state, index, number, frame)
-            except Exception:  # never let the sampler change the program
+            except Exception as err:  # never let the sampler change the program
+                if self._passes(err):  # a signal handler's: the program's
+                    raise
                 self._failed(frame)
                 return None
             finally:
@@ -348,7 +358,9 @@ class SubpathProfiler:
                     if found is None:
                         try:
                             found = decoded[number] = self._decode_noted(track, number)
-                        except Exception:  # never let the sampler change the program
+                        except Exception as err:  # never let the sampler change the program
+                            if self._passes(err):  # a signal handler's: the program's
+                                raise
                             self._failed_track(track)
                             continue
                     # As _ended does it: the blocks of the path not out yet go out,
@@ -478,7 +490,9 @@ class SubpathProfiler:
                     track.emitted = len(number)
                 return
             self._ended(track, number)
-        except Exception:  # never let the sampler change the program
+        except Exception as err:  # never let the sampler change the program
+            if self._passes(err):  # a signal handler's: the program's
+                raise
             self._failed_track(track)
 
     def _call_prefix(self, track: _Track, offset: int, register: int
@@ -493,7 +507,9 @@ class SubpathProfiler:
             if located is not None:
                 prefix = self._prefix(state, index, located[0], register)
                 found = (len(prefix), self._idents(state, index, prefix), prefix)
-        except Exception:  # a frame pathprof cannot read: it joins at its next event
+        except Exception as err:  # a frame pathprof cannot read: it joins at its next event
+            if self._passes(err):  # a signal handler's: the program's
+                raise
             return None
         self._call_prefixes[(track.code, offset, register)] = found
         return found
@@ -513,7 +529,9 @@ class SubpathProfiler:
             self._busy = 1
             try:
                 return self._enter(state, index, frame)
-            except Exception:  # never let the sampler change the program
+            except Exception as err:  # never let the sampler change the program
+                if self._passes(err):  # a signal handler's: the program's
+                    raise
                 self._failed(frame)
                 return None
             finally:
@@ -596,7 +614,9 @@ class SubpathProfiler:
             try:
                 self.take_notes()
                 self._cut(state, index, frame, located, register)
-            except Exception:  # never let the sampler change the program
+            except Exception as err:  # never let the sampler change the program
+                if self._passes(err):  # a signal handler's: the program's
+                    raise
                 self._failed(frame)
             finally:
                 self._busy = 0
@@ -625,7 +645,9 @@ class SubpathProfiler:
         with runtime.own_work:
             try:
                 return len(self._path(state, index, number)[0])
-            except Exception:  # never let the sampler change the program
+            except Exception as err:  # never let the sampler change the program
+                if self._passes(err):  # a signal handler's: the program's
+                    raise
                 self.failures += 1
                 return 0
 
@@ -916,8 +938,9 @@ class SubpathProfiler:
         if code in self._functions:
             return self._functions[code]
         found = None
-        state = frame.f_globals.get("_@pp_m")
-        if isinstance(state, runtime.ModuleState) and state.namespace is not None:
+        names = module_holder.names_of(code)
+        state = names.get("_@pp_m") if names is not None else None
+        if isinstance(state, runtime.ModuleState):
             qualname = getattr(code, "co_qualname", code.co_name)
             for index, function in enumerate(state.meta.functions):
                 if (function.qualname == qualname
@@ -973,7 +996,9 @@ class SubpathProfiler:
         before the value (a call there): the path's blocks were counted already."""
         try:
             located = _call_site(state._blockmap(index, frame.f_code), frame.f_lasti)
-        except Exception:  # a frame pathprof cannot read: as if not
+        except Exception as err:  # a frame pathprof cannot read: as if not
+            if self._passes(err):  # a signal handler's: the program's
+                raise
             return False
         return (located is not None and located[2] == "return-value"
                 and located[0] in state.meta.functions[index].early_returns)
@@ -989,7 +1014,9 @@ class SubpathProfiler:
             if register is None:
                 return None
             return self._prefix(state, index, located[0], register)
-        except Exception:  # a frame pathprof cannot read: it joins at its next event
+        except Exception as err:  # a frame pathprof cannot read: it joins at its next event
+            if self._passes(err):  # a signal handler's: the program's
+                raise
             return None
 
     def _idents(self, state: Any, index: int, blocks: tuple[int, ...]) -> list[int]:

@@ -49,7 +49,7 @@ from pathprof.graph.partition import whole_task
 from pathprof.hashing import source_hash
 from pathprof.measure.partial import PLAN_FORMAT
 from pathprof.python.cfg import build_cfg, iter_functions
-from pathprof.python.plan import plan_function, share_feasible
+from pathprof.python.plan import plan_function, share_feasible, writable_path_count
 
 __all__ = ["CopiesPlan", "plan_copies"]
 
@@ -92,7 +92,9 @@ def _functions(source: bytes, filename: str) -> tuple[ast.Module, list[tuple[Any
         functions = []
         for node, qualname in iter_functions(tree):
             cfg = build_cfg(node, qualname)
-            functions.append((cfg, to_dag(cfg.to_graph())))
+            dag = to_dag(cfg.to_graph())
+            if writable_path_count(number_paths(dag).total):  # (else left unmeasured,
+                functions.append((cfg, dag))                 # as the instrumenter does)
         return tree, functions
     except (SyntaxError, ValueError, RecursionError):
         return None

@@ -49,6 +49,7 @@ from pathprof.python.names import (
     BASE,
     BUDGET,
     DONE,
+    HOLDER,
     LOCAL,
     MODULE,
     PENDING,
@@ -666,17 +667,16 @@ def wrap_event_function(fp: Any, plan: EventPlan, totals_only: bool = False) -> 
 
 def event_prologue(nfunctions: int, filename: str, key: str, meta_json: str
                    ) -> list[ast.stmt]:
-    """``import pathprof.runtime.events``; register the module; bind its tables."""
+    """Register the module with :mod:`pathprof.runtime.events` (which its holder
+    holds); bind its tables."""
     register = ast.Call(
         func=ast.Attribute(value=load(RUNTIME), attr="register", ctx=ast.Load()),
         args=[load("__name__"), const(filename), const(key),
-              const(nfunctions), const(meta_json),
-              ast.Call(func=load("globals"), args=[], keywords=[])],
+              const(nfunctions), const(meta_json), load(HOLDER)],
         keywords=[])
     names = ast.Tuple(elts=[store(n) for n in (LOCAL, PENDING, SELF)],
                       ctx=ast.Store())
     return [
-        ast.Import(names=[ast.alias(name="pathprof.runtime.events", asname=RUNTIME)]),
         ast.Assign(targets=[store(MODULE)], value=register),
         ast.Assign(targets=[names],
                    value=ast.Attribute(value=load(MODULE), attr="bindings",

@@ -16,7 +16,7 @@ from pathprof.python.nodes import call_module, const, load
 from pathprof.python.plan import FunctionPlan
 from pathprof.python.scan import is_generator
 
-__all__ = ["cut_effects", "cuts_noted_in_c", "exception_position", "exit_effects"]
+__all__ = ["exception_position", "exit_effects"]
 
 
 def exception_position() -> list[ast.expr]:
@@ -103,43 +103,3 @@ def exit_effects(fp: FunctionPlan, register: ast.expr) -> list[tuple[str, ast.ex
     effects.append((REGISTER, add_to("exits", const(1))))
     return effects
 
-
-def cuts_noted_in_c(fp: FunctionPlan) -> bool:
-    """Whether ``fp`` notes the paths an exception cuts where it goes on (an
-    ``except`` clause, a ``finally`` entered, a ``with`` body left) by C calls alone
-    (:func:`cut_effects`), for the runtime to record later: all but the functions
-    whose cuts need the frame at once (the time a path took, OSP's sampler, the
-    condition an exception left).
-
-    A call into Python there needs frames: at the recursion limit it would raise a
-    RecursionError anew where the program catches one (a recursive function that
-    handles its own RecursionError would return from a different depth)."""
-    return not (fp.timed or fp.subpaths or fp.decisions)
-
-
-def cut_effects(fp: FunctionPlan, start: ast.expr | None) -> list[tuple[str, ast.expr]]:
-    """Effects noting the path the exception being handled cut, in
-    ``_@pp_m.caught`` (a dict from ``(index, @pp_r, lasti, code, context lasti, edge
-    slot)`` to how often, as :func:`exit_effects` notes an exit), then setting the
-    register to what the code that goes on starts with: ``start`` (path mode: the
-    restart's value; edge mode: the counter slot of the virtual edge into it, or -1,
-    with the register 0 after), or None where the code after restarts the path
-    itself (a ``with``, whose ``__exit__`` may swallow the exception). What
-    :meth:`pathprof.runtime.ModuleState.handler` and ``cut`` do, by C calls only."""
-    edge_slot: ast.expr = const(None)
-    after: ast.expr = const(None)
-    if start is not None:
-        if fp.edge_plan is not None:
-            edge_slot, after = start, const(0)
-        else:
-            after = start
-    key = ast.Tuple(elts=[const(fp.index), load(REGISTER), *exception_position(), edge_slot],
-                    ctx=ast.Load())
-    mapping = ast.Attribute(value=load(MODULE), attr="caught", ctx=ast.Load())
-    current = ast.Call(func=ast.Attribute(value=mapping, attr="get", ctx=ast.Load()),
-                       args=[load(REGISTER), const(0)], keywords=[])
-    note = ast.Call(func=ast.Attribute(value=mapping, attr="__setitem__", ctx=ast.Load()),
-                    args=[load(REGISTER), ast.BinOp(left=current, op=ast.Add(),
-                                                    right=const(1))],
-                    keywords=[])
-    return [(REGISTER, key), (REGISTER, note), (REGISTER, after)]

@@ -1,10 +1,9 @@
-"""Generators and coroutines read pathprof's module globals into locals as they start.
+"""Generators and coroutines read pathprof's module names into locals as they start.
 
-One suspended as the interpreter shuts down, when every module global is set to
-None, can still run its ``finally`` clauses and handlers as ``close()`` throws
-``GeneratorExit`` in (:mod:`pathprof.runtime.shutdown` freezes the code of
-functions that start afresh then): with the globals it needs in its own frame, its
-probes still work.
+A local is the cheapest read there is: a generator, resumed many times, reads its
+tables and its module's state from its own frame rather than from the holder
+(:mod:`pathprof.runtime.holder`) at every probe. Names that change while the
+program runs (switches, flags) are read where they are tested.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ __all__ = ["capture_globals"]
 
 def capture_globals(fp: FunctionPlan) -> None:
     """In ``fp``'s function, if a generator or coroutine, read pathprof's module
-    globals into locals as it starts (``@pp_gc3 = _@pp_c3``...), after the
+    names into locals as it starts (``@pp_gc3 = _@pp_c3``...), after the
     docstring, and use those; not the globals that change while the program runs
     (:func:`~pathprof.python.names.is_capturable`). Functions, classes and lambdas
     inside it are left alone. Run once the probes are in."""

@@ -43,12 +43,14 @@ from pathprof.python.cfg import (
 )
 from pathprof.python.conditioncode import counted, counter_names, instrument_decisions
 from pathprof.python.generator_globals import capture_globals
+from pathprof.python.holder import move_to_holder
 from pathprof.python.lasti import keep_last_instruction
 from pathprof.python.names import (
     CLOCK,
     COUNTDOWN,
     GETATTR,
     GETFRAME,
+    HOLDER,
     IDENTITY,
     LOCAL_PREFIX,
     MODULE,
@@ -72,6 +74,7 @@ from pathprof.python.plan import (
     plan_edge_function,
     plan_function,
     plan_share_function,
+    writable_path_count,
 )
 from pathprof.python.reraise_lines import locate_reraises
 from pathprof.python.rewrite import count_calls, rewrite_function
@@ -155,9 +158,27 @@ class InstrumentedModule:
     prologue: list[ast.stmt] = field(default_factory=list)
     #: functions whose registers live outside their frame (:func:`hide_own_names`)
     registers_moved: list[RegistersMoved] = field(default_factory=list)
+    #: the runtime module the module's code reaches through its holder
+    runtime: str = "pathprof.runtime"
 
     def compile(self, filename: str) -> Any:
-        """The module's code object. CPython 3.13 and 3.14 can fail to compile
+        """The module's code object, ready to run: :meth:`compile_unbound` bound to
+        a holder of its own (:func:`pathprof.runtime.holder.bind`)."""
+        return self.bind(self.compile_unbound(filename))
+
+    def bind(self, code: Any) -> Any:
+        """``code`` (this module's code unbound, or a tuple of its code objects, as the
+        cache keeps them) bound to a new holder, with this module's runtime in it."""
+        import importlib
+
+        from pathprof.runtime import holder
+
+        runtime = importlib.import_module(self.runtime)
+        return holder.bind(code, holder.new_holder(runtime))
+
+    def compile_unbound(self, filename: str) -> Any:
+        """The module's code object as it is cached: the holder's placeholder where
+        the holder will be. CPython 3.13 and 3.14 can fail to compile
         (``ValueError: Invalid CFG, stack underflow``) a function whose registers
         moved out of its frame, where calls with conditional expressions in their
         arguments sit in an ``except`` clause's type with no line number (seen on
@@ -176,6 +197,7 @@ class InstrumentedModule:
         return locate_reraises(keep_last_instruction(code))
 
     def compile_prologue(self, filename: str) -> Any:
+        """The prologue alone, unbound (:meth:`compile_unbound`)."""
         return compile(ast.Module(body=self.prologue, type_ignores=[]), filename, "exec",
                        dont_inherit=True)
 
@@ -243,8 +265,18 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
     functions = [build_cfg(node, qualname) for node, qualname in iter_functions(tree)]
     planner = plan_edge_function if mode == "edge" else plan_function
     shares = shares or {}
-    plans = [_share_plan(cfg, i, shares[i]) if i in shares and mode == "path" and not metric
-             else planner(cfg, i) for i, cfg in enumerate(functions)]
+
+    def plan_all() -> list[FunctionPlan]:
+        return [_share_plan(cfg, i, shares[i]) if i in shares and mode == "path"
+                and not metric else planner(cfg, i) for i, cfg in enumerate(functions)]
+
+    plans = plan_all()
+    too_big = [fp for fp in plans if not writable_path_count(fp.num_paths)]
+    if too_big:  # (left as written: the others planned again, numbered without them)
+        functions = [fp.cfg for fp in plans if writable_path_count(fp.num_paths)]
+        plans = plan_all()
+    unmeasured = tuple((fp.cfg.qualname, fp.cfg.node.lineno, fp.num_paths.bit_length())
+                       for fp in too_big)
     if metric not in (None, "time"):
         raise ValueError(f"unknown metric {metric!r}")
     if metric == "time":
@@ -296,8 +328,18 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
     metadata = module_metadata(plans, filename, key, source)
     prologue = _add_prologue(
         tree, plans, filename, key, metadata, subpaths, tuple(originals),
-        tuple(counted(fp.decisions) for fp in plans) if conditions else None)
+        tuple(counted(fp.decisions) for fp in plans) if conditions else None, unmeasured)
+    _to_holder(tree, moved)
     return InstrumentedModule(tree, plans, metadata, prologue, moved)
+
+
+def _to_holder(tree: ast.Module, moved: list[RegistersMoved]) -> None:
+    """The module's names read from its holder (:mod:`pathprof.python.holder`), in the
+    tree and in the bodies kept for functions whose registers moved out."""
+    move_to_holder(tree)
+    for registers in moved:
+        for stmt in registers.body_in_frame:
+            move_to_holder(stmt)
 
 
 def _branch_tests(fp: FunctionPlan) -> set[Span]:
@@ -372,13 +414,16 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
            and body[position].module == "__future__"):  # type: ignore[attr-defined]
         position += 1
     body[position:position] = prologue
-    return InstrumentedModule(tree, plans, metadata, prologue, moved)
+    _to_holder(tree, moved)
+    return InstrumentedModule(tree, plans, metadata, prologue, moved,
+                              runtime="pathprof.runtime.events")
 
 
 def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, key: str,
                   metadata: ModuleInfo, subpaths: bool = False,
                   switches: tuple[int, ...] = (),
-                  vectors: tuple[int, ...] | None = None) -> list[ast.stmt]:
+                  vectors: tuple[int, ...] | None = None,
+                  unmeasured: tuple[tuple[str, int, int], ...] = ()) -> list[ast.stmt]:
     position = 0
     body = tree.body
     if _is_docstring(body[0] if body else None):
@@ -393,9 +438,8 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
         func=ast.Attribute(value=load(RUNTIME), attr="register", ctx=ast.Load()),
         args=[load("__name__"), const(filename), const(key), sizes,
               const(metadata.encode())],
-        keywords=[])
+        keywords=[ast.keyword(arg="holder", value=load(HOLDER))])
     prologue: list[ast.stmt] = [
-        ast.Import(names=[ast.alias(name="pathprof.runtime", asname=RUNTIME)]),
         ast.Assign(targets=[store(MODULE)], value=register),
     ]
     if plans:
@@ -406,6 +450,8 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
             value=ast.Attribute(value=load(MODULE), attr="counters", ctx=ast.Load())))
     if subpaths:
         prologue += _subpath_prologue(plans, register)
+    if unmeasured:  # the runtime says so, every run (a cached module too)
+        register.keywords.append(ast.keyword(arg="unmeasured", value=const(unmeasured)))
     if vectors is not None:  # conditions measured: the runtime sets the counters
         register.keywords.append(ast.keyword(arg="vectors", value=const(vectors)))
     if switches:  # every function measured until the runtime says otherwise

@@ -2,9 +2,16 @@
 
 Every name holds ``@``, which no identifier can, so it never clashes with the
 program's: locals start with ``@pp_`` (as pytest's own ``@py_*``, which ``pytest
--l`` does not show), module globals with ``_@pp_`` (which ``import *`` leaves
-alone). In measured functions, ``locals()``, ``vars()`` and ``dir()`` show the
-program's names only (:func:`pathprof.python.instrument.hide_own_names`).
+-l`` does not show); the module's names start with ``_@pp_`` and live in the
+module's *holder*, not its globals (:mod:`pathprof.runtime.holder`: the rewriter
+writes them as names, and :func:`pathprof.python.holder.move_to_holder` makes each a
+read of the holder once the module is rewritten). With ``--conditions`` the vector
+counters and the decision value stay module globals (a decision assigns them in an
+expression, which only a name can be): ``__@pp_v<slot>__`` and ``__@pp_d__``, names
+with two underscores at both ends, which neither ``import *`` nor a loop deleting a
+module's private names touches, and which no class body mangles. In measured
+functions, ``locals()``, ``vars()`` and ``dir()`` show the program's names only
+(:func:`pathprof.python.instrument.hide_own_names`).
 
 A module is instrumented in one mode, so a name may serve two modes (``_@pp_P``:
 :data:`PARKED` and :data:`PENDING`). :mod:`pathprof.runtime` imports nothing of
@@ -43,9 +50,16 @@ import re
 #: again keeps its vectors' runs; a return whose registers live outside its frame
 #: takes its value out as it returns it. 31: a function whose decisions need no code
 #: keeps its loops' switches. 32: the paths an exception cuts where the function goes
-#: on (an except clause, a finally, a with) are noted by C calls
-#: (:func:`pathprof.python.exits.cut_effects`).
-CODE_VERSION = 32
+#: on (an except clause, a finally, a with) noted by C calls (34 went back). 33: an
+#: except* clause that ends in a try/finally, a match, a nested try with except* clauses
+#: or a break through a finally flows on too (the edges out of its last statement join
+#: in a block, the clause's end); before, every clause of such a try ended its path
+#: there. 34: the module's names live in its holder, which its code holds as a constant
+#: (:mod:`pathprof.runtime.holder`), the vector counters and the decision value of
+#: ``--conditions`` are dunder names; a handler records its cut path by a call again,
+#: guarded against a RecursionError (``FunctionRewriter.handler_entry``); a function
+#: whose path numbers could not be written is left as written.
+CODE_VERSION = 34
 
 #: The prefix of the locals inserted code uses.
 LOCAL_PREFIX = "@pp_"
@@ -55,8 +69,14 @@ GLOBAL_PREFIX = "_@pp_"
 # ---------------------------------------------------------------------------
 # Every mode
 
-#: The runtime module (:mod:`pathprof.runtime`, or :mod:`pathprof.runtime.events`).
+#: The runtime module (:mod:`pathprof.runtime`, or :mod:`pathprof.runtime.events`),
+#: which :func:`pathprof.runtime.holder.new_holder` puts in the holder.
 RUNTIME = "_@pp_rt"
+#: Stands for the holder itself in the tree the rewriter builds: made the
+#: :data:`PLACEHOLDER` constant that :func:`pathprof.runtime.holder.bind` replaces.
+HOLDER = "_@pp_H"
+#: :data:`pathprof.runtime.holder.PLACEHOLDER`, spelled out.
+PLACEHOLDER = "\x00@pathprof: the module's names"
 #: The module's state in the runtime, which :func:`~pathprof.runtime.register` returns.
 MODULE = "_@pp_m"
 #: The register: path mode's path number so far, event mode's events so far (a local).
@@ -107,14 +127,20 @@ PARKED = PENDING = "_@pp_P"
 
 #: Conditions measured: the module global a rewritten decision's value is stored in
 #: before it is tested (:func:`pathprof.python.conditioncode._tested_once`).
-DECISION_VALUE = "_@pp_d"
+DECISION_VALUE = "__@pp_d__"
 
 
 def vector_name(slot: int) -> str:
     """Conditions measured (:mod:`pathprof.python.conditioncode`): the module global
     that counts the runs of the vector at counter ``slot`` of the module (the runtime's
     ``ModuleState.vectors``)."""
-    return f"{GLOBAL_PREFIX}v{slot}"
+    return f"__@pp_v{slot}__"
+
+
+def in_holder(name: str) -> bool:
+    """Whether ``name`` is one of the module's names the holder keeps (every
+    ``_@pp_*`` name; not the vector counters nor the decision value)."""
+    return name.startswith(GLOBAL_PREFIX)
 
 
 def counter_name(index: int) -> str:
@@ -209,7 +235,7 @@ def slot_name(index: int) -> str:
 #: where they are tested, every time (switches, OSP's observing flag, event
 #: budgets, the single thread's table, the vector counters). None of them fails when
 #: None: what every one of them is as the interpreter shuts down.
-_MUTABLE_GLOBAL = re.compile(r"_@pp_(i\d+|j\d+_\d+|k\d+|v\d+|O|B|G)")
+_MUTABLE_GLOBAL = re.compile(r"_@pp_(i\d+|j\d+_\d+|k\d+|O|B|G|H)")
 
 
 def is_capturable(name: str) -> bool:

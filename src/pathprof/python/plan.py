@@ -11,6 +11,7 @@ time, subpath sampling, switches back to the original code); the rewrite itself 
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -189,6 +190,17 @@ class FunctionPlan:
     def _slots(self) -> dict[int, int]:
         assert self.edge_plan is not None
         return {e: i for i, e in enumerate(self.edge_plan.chords)}
+
+
+def writable_path_count(num_paths: int) -> bool:
+    """Whether a function with ``num_paths`` paths can be measured: its path numbers
+    (and the sums of its probes) can be written in decimal, which Python allows up to
+    ``sys.get_int_max_str_digits()`` digits (4,300 by default; 0: no limit). A function
+    past that (some 14,000 decisions in a row) is left as written, and its module
+    measured without it: the data file, the reports and the runtime's notes all write
+    path numbers as text. ``log10(2) < 0.30103``, so the estimate is never short."""
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+    return not limit or num_paths.bit_length() * 0.30103 + 1 < limit
 
 
 def plan_function(cfg: FunctionCfg, index: int = 0, weights: Sequence[float] | None = None

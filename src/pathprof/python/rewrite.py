@@ -44,7 +44,7 @@ from typing import Any
 from pathprof.exceptions import CfgError
 from pathprof.graph import Probe, ProbeOp
 from pathprof.python.cfg import ROUTE_RAISE, Site, SiteKind
-from pathprof.python.exits import cut_effects, cuts_noted_in_c, exit_effects
+from pathprof.python.exits import exit_effects
 from pathprof.python.names import (
     CALLER_LOCALS,
     CLOCK,
@@ -547,10 +547,7 @@ class FunctionRewriter:
                     # A clause before this one handed its group's rest over: count that
                     register = call_module("handover", fidx, register,
                                            load(self.star_of(flowing)))
-                if flowing is None and cuts_noted_in_c(self.fp):
-                    code = [assign(name, value) for name, value in cut_effects(self.fp, start)]
-                else:
-                    code = [assign(REGISTER, call_module("handler", fidx, register, start))]
+                code = [self.handler_entry(node, register, start)]
                 if flowing is not None:
                     code.append(assign(self.star_of(flowing), const(None)))
                 if self.timed:
@@ -564,6 +561,48 @@ class FunctionRewriter:
                 assert isinstance(node, ast.stmt)
                 self.after_statement(node, start)
             # "finally" restarts are made in finally_code.
+
+    def handler_entry(self, clause: ast.ExceptHandler, register: ast.expr,
+                      start: ast.Constant) -> ast.stmt:
+        """An except clause is entered: record the path the exception cut and start
+        the handler's (``@pp_r = _@pp_m.handler(i, register, start)``).
+
+        The call needs a frame: where the program caught an exception at the recursion
+        limit (a recursive function that handles its own RecursionError), it raises a
+        RecursionError anew, which would leave the program's handler unrun. Then the
+        path is counted as one whose block is unknown and the handler's path starts
+        all the same, with no call (subscripts and attribute loads only)::
+
+            try:
+                @pp_r = _@pp_m.handler(i, register, start)
+            except RecursionError:
+                _@pp_m.unattributed[i] += 1
+                @pp_r = start          # edge mode: count the edge in, then @pp_r = 0
+
+        The ``except RecursionError`` is located at the program's clause (``clause``),
+        which is where the frame stands then: an unlocated clause would be taken for
+        an observer (:mod:`pathprof.python.lasti`), and only the rare fallback runs
+        it."""
+        index = const(self.fp.index)
+        call = assign(REGISTER, call_module("handler", index, register, start))
+        unattributed = ast.Subscript(
+            value=ast.Attribute(value=load(MODULE), attr="unattributed", ctx=ast.Load()),
+            slice=const(self.fp.index), ctx=ast.Store())
+        fallback: list[ast.stmt] = [ast.AugAssign(target=unattributed, op=ast.Add(),
+                                                  value=const(1))]
+        if self.fp.edge_plan is None:
+            fallback.append(assign(REGISTER, start))
+        else:
+            if isinstance(start.value, int) and start.value >= 0:
+                fallback.append(count(self.counter, start))
+            fallback.append(assign(REGISTER, const(0)))
+        kind = load("RecursionError")
+        catch = ast.ExceptHandler(type=kind, name=None, body=fallback)
+        guarded = artificial(ast.Try(body=[call], handlers=[catch], orelse=[], finalbody=[]))
+        for node in (catch, kind):
+            ast.copy_location(node, clause)
+            node.end_lineno, node.end_col_offset = clause.lineno, clause.col_offset
+        return guarded
 
     def after_statement(self, node: ast.stmt, start: ast.expr) -> None:
         """``if @pp_r is None: @pp_r = start`` right after ``node`` (a ``try`` with
@@ -597,11 +636,8 @@ class FunctionRewriter:
     def wrap_with(self, node: ast.With | ast.AsyncWith, after: int) -> None:
         """Record the path an exception cuts inside the body before ``__exit__`` sees
         the exception; restart after the ``with`` if ``__exit__`` swallowed it."""
-        if cuts_noted_in_c(self.fp):
-            effects = cut_effects(self.fp, None)
-        else:
-            effects = [(REGISTER, call_module("cut", const(self.fp.index), load(REGISTER)))]
-        self.structural.append(("with", node, observer(effects)))
+        call = call_module("cut", const(self.fp.index), load(REGISTER))
+        self.structural.append(("with", node, observer([(REGISTER, call)])))
         self.after_statement(node, const(self.restart_value(after)))
 
     def finally_code(self, info: Any, branches: dict[int, list[ast.stmt]]) -> None:
@@ -647,11 +683,8 @@ class FunctionRewriter:
             start = const(self.restart_value(info.start))
         else:
             start = const(0 if self.fp.edge_plan is None else -1)
-        if cuts_noted_in_c(self.fp):
-            effects = cut_effects(self.fp, start)
-        else:
-            call = call_module("handler", const(self.fp.index), load(REGISTER), start)
-            effects = [(REGISTER, call)]
+        call = call_module("handler", const(self.fp.index), load(REGISTER), start)
+        effects: list[tuple[str, ast.expr]] = [(REGISTER, call)]
         if self.timed:
             effects.append((PATH_START, ast.Call(func=load(CLOCK), args=[], keywords=[])))
         return effects

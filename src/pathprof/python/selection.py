@@ -137,6 +137,13 @@ class Selection:
         return (any(_under(path, d) for d in self._default)
                 and not self._is_third_party(path))
 
+    def named(self) -> list[str]:
+        """The ``source`` entries, each directory or file made whole (normalized, as
+        :meth:`wants` compares them) and each module name as given: what a data file
+        records of where a run named its source. Empty where none was named (the
+        default directories)."""
+        return [*self._source_dirs, *self._source_modules]
+
     def unmatched(self) -> list[str]:
         """The ``source`` entries (as given) that no wanted module or file fell under."""
         return [given for given in dict.fromkeys(self._entries.values())

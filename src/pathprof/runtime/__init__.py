@@ -21,8 +21,6 @@ with ``sys.setswitchinterval(1e-6)``. Free-threaded builds are not supported.
 
 from __future__ import annotations
 
-import _thread
-import atexit
 import builtins
 import collections
 import opcode
@@ -33,8 +31,9 @@ import weakref
 from typing import Any, ClassVar
 
 from pathprof.contract import FunctionInfo, ModuleInfo
-from pathprof.runtime import shutdown, stopping
+from pathprof.runtime import stopping
 from pathprof.runtime.blockmap import BlockMap
+from pathprof.runtime.passthrough import SafeLock, must_pass
 from pathprof.runtime.stopping import PARKED, Parked
 from pathprof.runtime.tracks import Track
 
@@ -153,6 +152,10 @@ class InstrumentedModule:
     _outside: ClassVar[dict[int, dict[str, Any]]] = {}
     _namespace_views = (builtins.locals, builtins.vars)
     _dir = builtins.dir
+    #: Whether an exception caught here is the program's (a signal handler's), to be
+    #: raised on (:func:`pathprof.runtime.passthrough.must_pass`); a class attribute,
+    #: there even as the interpreter shuts down.
+    _passes = staticmethod(must_pass)
 
     @classmethod
     def program_names(cls, view: Any, result: Any) -> Any:
@@ -170,8 +173,9 @@ class InstrumentedModule:
             elif view is cls._dir and type(result) is list:
                 result[:] = [n for n in result
                              if not (type(n) is str and n.startswith("@pp_"))]
-        except Exception:  # never into the program
-            pass
+        except Exception as err:  # never into the program, but what is the program's
+            if cls._passes(err):
+                raise
         return result
 
     @classmethod
@@ -184,7 +188,9 @@ class InstrumentedModule:
             if table is None:
                 table = cls._outside[key] = {}
             return table
-        except Exception:  # never into the program
+        except Exception as err:  # never into the program, but what is the program's
+            if cls._passes(err):
+                raise
             return cls._sink()
 
     @classmethod
@@ -196,8 +202,9 @@ class InstrumentedModule:
             if table is None:
                 table = cls._outside[key] = {}
             table[name] = value
-        except Exception:  # never into the program
-            pass
+        except Exception as err:  # never into the program, but what is the program's
+            if cls._passes(err):
+                raise
         return value
     name: str
     filename: str
@@ -235,11 +242,31 @@ InstrumentedModule._outside = _outside_registers
 class ModuleState(InstrumentedModule):
     """The counters of one instrumented module, and what decodes its exceptions."""
 
-    __slots__ = ("_namespace", "caught", "closed", "condition_raises", "counters", "cuts",
-                 "exit_times", "exits", "kept", "lengths", "loops", "loops_back", "raised",
-                 "sent_back", "sizes",
-                 "switches", "timed", "times", "unattributed", "unmeasured", "vector_slots",
-                 "vectors", "vectors_taken")
+    __slots__ = (
+        "_namespace",
+        "closed",
+        "condition_raises",
+        "counters",
+        "cuts",
+        "exit_times",
+        "exits",
+        "kept",
+        "lengths",
+        "loops",
+        "loops_back",
+        "names",
+        "raised",
+        "sent_back",
+        "sizes",
+        "switches",
+        "timed",
+        "times",
+        "unattributed",
+        "unmeasured",
+        "vector_slots",
+        "vectors",
+        "vectors_taken",
+    )
 
     def __init__(self, name: str, filename: str, key: str, sizes: tuple[int, ...],
                  meta_json: str, timed: bool = False,
@@ -247,15 +274,19 @@ class ModuleState(InstrumentedModule):
                  namespace: dict[str, Any] | None = None,
                  switches: tuple[int, ...] = (),
                  loops: tuple[tuple[int, tuple[Any, ...]], ...] = (),
-                 vectors: tuple[int, ...] = ()) -> None:
+                 vectors: tuple[int, ...] = (),
+                 names: dict[str, Any] | None = None) -> None:
         super().__init__(name, filename, key, meta_json)
+        #: the names the module's code reads (its holder's, :mod:`pathprof.runtime.holder`),
+        #: where the switches, ``_@pp_O`` and the shared tables are set
+        self.names: dict[str, Any] = names if names is not None else {}
         #: subpath sampling: per function, the blocks on each path (a tuple, or a
         #: table that asks :data:`subpaths` the first time a path runs)
         self.lengths: tuple[Any, ...] = tuple(
             known if known is not None else _Lengths(self, i)
             for i, known in enumerate(lengths or ()))
-        #: the module's globals, where ``_@pp_O`` (subpath sampling) and the
-        #: switches are set (see :class:`NamespaceRef`)
+        #: the module's globals (see :class:`NamespaceRef`), where the vector counters
+        #: of ``--conditions`` are
         self._namespace = NamespaceRef(name, namespace) if namespace is not None else None
         #: functions that carry their original code beside the measured one
         #: (:func:`pathprof.python.switches.add_switch`): their tables report first runs
@@ -295,14 +326,6 @@ class ModuleState(InstrumentedModule):
         self.exits: dict[tuple[Any, ...], int] = {}
         #: with ``--metric time``: the same keys -> nanoseconds from path start to exit
         self.exit_times: dict[tuple[Any, ...], int] = {}
-        #: Paths cut by an exception the function goes on from (an ``except`` clause
-        #: or ``finally`` entered, a ``with`` body left), noted the same way, by C
-        #: calls only (``caught[(index, register, lasti, code, context's lasti or -1,
-        #: edge slot or None)] += 1``: :func:`pathprof.python.exits.cut_effects`), so
-        #: that no frame is needed there either -- at the recursion limit a call
-        #: into Python would raise anew where the program catches its RecursionError.
-        #: :meth:`drain` records them as :meth:`handler` and :meth:`cut` do.
-        self.caught: dict[tuple[Any, ...], int] = {}
         #: per function: exceptions whose block could not be found
         self.unattributed: list[int] = [0] * len(sizes)
         #: functions that count nothing, whatever runs: a module measured after it
@@ -334,22 +357,21 @@ class ModuleState(InstrumentedModule):
                 slots.append(range(first, first + count))
                 first += count
             self.vector_slots = tuple(slots)
-            self.vectors = tuple(f"_@pp_v{slot}" for slot in range(first))
+            self.vectors = tuple(f"__@pp_v{slot}__" for slot in range(first))
             self.vectors_taken = [0] * first
-            if namespace is not None:  # (the program may iterate over its globals:
-                # a rewritten decision must not add one as it stores)
+            if namespace is not None and first:  # (the program may iterate over its
+                # globals: a rewritten decision must not add one as it stores)
                 for earlier in _modules:  # a module executed again (importlib.reload)
                     if earlier.vectors and earlier.namespace is namespace:
                         earlier.keep_vectors()
                 namespace.update(dict.fromkeys(self.vectors, 0))
-                namespace.setdefault("_@pp_d", None)
+                namespace.setdefault("__@pp_d__", None)
             for index in self.switches:
                 self._arm_vectors(index)
 
     @property
     def namespace(self) -> dict[str, Any] | None:
-        """The module's globals while the module lives (None without switches or
-        subpath sampling)."""
+        """The module's globals while the module lives."""
         return self._namespace() if self._namespace is not None else None
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
@@ -364,27 +386,24 @@ class ModuleState(InstrumentedModule):
     def send_back(self, index: int) -> None:
         """From its next call on, function ``index`` runs its original code: no
         probe, no count. A call under way ends measured."""
-        namespace = self.namespace
-        if index in self.switches and namespace is not None:
+        if index in self.switches:
             self.sent_back.add(index)
-            namespace[f"_@pp_i{index}"] = False
+            self.names[f"_@pp_i{index}"] = False
 
     def send_conditions_back(self, index: int) -> None:
         """Conditions measured: once function ``index``'s decisions are all done, its
         calls that do not run measured code run its original code, whose decisions
         count nothing (see :func:`pathprof.python.switches.add_switch`)."""
-        namespace = self.namespace
-        if (index in self.switches and namespace is not None
-                and f"_@pp_k{index}" in namespace):
-            namespace[f"_@pp_k{index}"] = False
+        names = self.names
+        if index in self.switches and f"_@pp_k{index}" in names:
+            names[f"_@pp_k{index}"] = False
 
     def send_loop_back(self, index: int, ordinal: int) -> None:
         """From the next iteration after a measured one on, loop ``ordinal`` of
         function ``index`` runs its original body."""
-        namespace = self.namespace
-        if index in self.loops and namespace is not None:
+        if index in self.loops:
             self.loops_back.add((index, ordinal))
-            namespace[f"_@pp_j{index}_{ordinal}"] = True
+            self.names[f"_@pp_j{index}_{ordinal}"] = True
 
     def stopped(self, index: int) -> bool:
         """Whether function ``index`` or one of its loops went back to original code."""
@@ -443,13 +462,12 @@ class ModuleState(InstrumentedModule):
         for index in self.switches:
             self._arm_vectors(index)
             stopping.arm(self, index, self.counters[index], self.sizes[index])
-            namespace = self.namespace
-            if namespace is not None:
-                namespace[f"_@pp_i{index}"] = True
-                if f"_@pp_k{index}" in namespace:
-                    namespace[f"_@pp_k{index}"] = True
-                for ordinal in range(len(self.loops.get(index, ()))):
-                    namespace[f"_@pp_j{index}_{ordinal}"] = False
+            names = self.names
+            names[f"_@pp_i{index}"] = True
+            if f"_@pp_k{index}" in names:
+                names[f"_@pp_k{index}"] = True
+            for ordinal in range(len(self.loops.get(index, ()))):
+                names[f"_@pp_j{index}_{ordinal}"] = False
         self.sent_back.clear()
         self.loops_back.clear()
 
@@ -519,7 +537,9 @@ class ModuleState(InstrumentedModule):
                 started = frame.f_locals.get("@pp_s")
                 if started is not None:
                     self.times[index][count] += clock() - started
-        except Exception:  # never let profiling change the program's exception
+        except Exception as err:  # never let profiling change the program's exception
+            if self._passes(err):  # (but a signal handler's is the program's)
+                raise
             self.unattributed[index] += 1
         return None
 
@@ -529,13 +549,10 @@ class ModuleState(InstrumentedModule):
             self._record(index, register, sys._getframe(1))
 
     def drain(self) -> None:
-        """Record the exits and cut paths noted by instrumented code (see
-        :attr:`exits` and :attr:`caught`).
+        """Record the exits counted by instrumented code (see :attr:`exits`).
 
         What is taken is subtracted entry by entry, so a count another thread adds
         meanwhile stays for the next drain (as :func:`take_snapshot` does)."""
-        if self.caught:
-            self._drain_caught()
         for key, count in list(self.exits.items()):
             if not count:
                 continue
@@ -556,34 +573,11 @@ class ModuleState(InstrumentedModule):
                 located = blockmap.locate(lasti)
                 if located is None and context_lasti >= 0:
                     located = blockmap.locate(context_lasti)
-            except Exception:  # never let decoding lose the other notes
+            except Exception as err:  # never let decoding lose the other notes
+                if self._passes(err):  # (but a signal handler's is the program's)
+                    raise
                 located = None
             self._record_at(index, register, located, count, elapsed if self.timed else None)
-
-    def _drain_caught(self) -> None:
-        """Record the paths noted in :attr:`caught`: where each was cut, found as
-        :meth:`locate` finds it (the exception's instruction in the frame, else, for
-        one raised while an except clause was matched, its context's), and in edge
-        mode the virtual edge into the handler counted."""
-        for key, count in list(self.caught.items()):
-            if not count:
-                continue
-            self.caught[key] -= count
-            index, register, lasti, code, context_lasti, edge_slot = key
-            if edge_slot is not None and edge_slot >= 0:
-                self.counters[index][edge_slot] += count
-            if register is None or register is PARKED:
-                continue
-            located = None
-            if lasti >= 0:
-                try:
-                    blockmap = self._blockmap(index, code)
-                    located = blockmap.locate(lasti)
-                    if located is None and context_lasti >= 0:
-                        located = blockmap.locate(context_lasti)
-                except Exception:  # never let decoding lose the other notes
-                    located = None
-            self._record_at(index, register, located, count, None)
 
     def _record(self, index: int, register: int, frame: Any) -> None:
         exc = sys.exception()
@@ -639,7 +633,9 @@ class ModuleState(InstrumentedModule):
             key = (block, register + function.query[block])
             cuts = self.cuts[index]
             cuts[key] = cuts.get(key, 0) + count
-        except Exception:  # never let profiling change the program's exception
+        except Exception as err:  # never let profiling change the program's exception
+            if self._passes(err):  # (but a signal handler's is the program's)
+                raise
             self.unattributed[index] += count
 
     def _record_edge(self, index: int, function: FunctionInfo, block: int, how: str,
@@ -686,8 +682,9 @@ class ModuleState(InstrumentedModule):
                     if ((span.line, span.col) <= (line, col)
                             and (end_line, end_col) <= (span.end_line, span.end_col)):
                         raises[(d, -1 - c)] = raises.get((d, -1 - c), 0) + count
-        except Exception:  # never let profiling change the program's exception
-            pass
+        except Exception as err:  # never let profiling change the program's exception
+            if self._passes(err):  # (but a signal handler's is the program's)
+                raise
 
     def locate(self, index: int, frame: Any, exc: BaseException | None
                ) -> tuple[int, str] | None:
@@ -777,15 +774,21 @@ def register(name: str, filename: str, key: str, sizes: tuple[int, ...], meta_js
              timed: bool = False, subpaths: tuple[Any, ...] | None = None,
              switches: tuple[int, ...] = (),
              loops: tuple[tuple[int, tuple[Any, ...]], ...] = (),
-             vectors: tuple[int, ...] = ()) -> ModuleState:
-    """Called once by an instrumented module when it is executed."""
-    namespace = (getframe(1).f_globals if subpaths is not None or switches or vectors
-                 else None)
+             vectors: tuple[int, ...] = (), holder: Any = None,
+             unmeasured: tuple[tuple[str, int, int], ...] = ()) -> ModuleState:
+    """Called once by an instrumented module when it is executed, with the holder of
+    its names (:mod:`pathprof.runtime.holder`) and the functions left unmeasured
+    because their path numbers would be too long to write (``(qualname, line, bits of
+    the path count)``: said once per process, on every run)."""
+    if unmeasured:
+        _say_unmeasured(filename, unmeasured)
+    namespace = getframe(1).f_globals
     state = ModuleState(name, filename, key, sizes, meta_json, timed, subpaths, namespace,
-                        switches, loops, vectors)
+                        switches, loops, vectors,
+                        holder.__dict__ if holder is not None else None)
     _modules.append(state)
     if own_work.active:
-        own_work._registered(state, getframe(1).f_globals)
+        own_work._registered(state)
     if subpaths is not None:
         _subpath_modules.append(state)
         global longest_path
@@ -793,6 +796,23 @@ def register(name: str, filename: str, key: str, sizes: tuple[int, ...], meta_js
             longest = max(lengths, default=0) if lengths is not None else LONGEST_LISTED
             longest_path = max(longest_path, longest)
     return state
+
+
+_said_unmeasured: set[tuple[str, str]] = set()
+
+
+def _say_unmeasured(filename: str, functions: tuple[tuple[str, int, int], ...]) -> None:
+    for qualname, line, bits in functions:
+        if (filename, qualname) in _said_unmeasured:
+            continue
+        _said_unmeasured.add((filename, qualname))
+        try:  # noqa: SIM105 - no contextlib: it may be a measured module
+            sys.stderr.write(
+                f"pathprof: {filename}:{line}: {qualname} has about 2**{bits - 1} paths, "
+                "more than a path number can be written (Python's limit on the digits "
+                "of an integer); it runs unmeasured, the rest of its module measured\n")
+        except Exception:  # never into the program (its stderr may be closed)
+            pass
 
 
 # -- subpath sampling (OSP): see pathprof.measure.subpaths ----------------------------
@@ -854,9 +874,7 @@ def observe_blocks(flag: bool) -> None:
     global blocks_observed
     blocks_observed = flag
     for state in _subpath_modules:
-        namespace = state.namespace
-        if namespace is not None:
-            namespace["_@pp_O"] = flag
+        state.names["_@pp_O"] = flag
 
 
 def subpath_modules() -> list[ModuleState]:
@@ -867,6 +885,16 @@ def modules() -> list[ModuleState]:
     return list(_modules)
 
 
+def measured_namespaces() -> set[int]:
+    """The ``id`` of the globals of every live module registered (instrumented)."""
+    found = set()
+    for state in _modules:
+        namespace = state.namespace
+        if namespace is not None:
+            found.add(id(namespace))
+    return found
+
+
 class _OwnWork:
     """``with own_work:`` around pathprof's own code that runs inside a measurement
     (instrumenting a module being imported, taking and saving counts).
@@ -875,26 +903,27 @@ class _OwnWork:
     (``--source json``, ``--source ast``): while pathprof's code runs, that
     module's functions count into scratch tables, so the profile holds the
     program's calls only. :func:`share` names such modules. The scratch tables
-    are swapped into the module's namespace, whose names the instrumented code
-    reads, so what another thread runs in those modules meanwhile is not counted
-    either (pathprof's own work is short: an import's analysis, a save).
+    are swapped into the module's holder (:mod:`pathprof.runtime.holder`), whose
+    names the instrumented code reads, so what another thread runs in those modules
+    meanwhile is not counted either (pathprof's own work is short: an import's
+    analysis, a save).
 
-    Invariant: outside every ``with own_work``, each shared module's namespace
+    Invariant: outside every ``with own_work``, each shared module's holder
     holds its registered state's tables. Reentrant and thread-safe (a depth count
     under a lock): the swap happens on the first entry and is undone on the last
     exit.
     """
 
     def __init__(self) -> None:
-        self._lock = _thread.allocate_lock()
+        self._lock = SafeLock()  # (no signal handler's exception leaves it held)
         self._depth = 0
         #: (namespace, real names, scratch names) per shared module
         self._shared: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = []
         #: files pathprof's own work is importing: whether each is to be shared
         self._importing: dict[str, bool] = {}
-        #: modules pathprof's own work imported, settled when it ends: (state, its
-        #: namespace, whether it is shared)
-        self._imported: list[tuple[ModuleState, dict[str, Any], bool]] = []
+        #: modules pathprof's own work imported, settled when it ends: (state, whether
+        #: it is shared)
+        self._imported: list[tuple[ModuleState, bool]] = []
 
     def importing(self, filename: str, shared: bool) -> None:
         """pathprof's own work (:attr:`active`) is importing the measured module
@@ -905,14 +934,14 @@ class _OwnWork:
         with self._lock:
             self._importing[filename] = shared
 
-    def _registered(self, state: ModuleState, namespace: dict[str, Any]) -> None:
-        """``state``'s module started to execute (:func:`register`), in ``namespace``."""
+    def _registered(self, state: ModuleState) -> None:
+        """``state``'s module started to execute (:func:`register`)."""
         if not self._importing:
             return
         with self._lock:
             shared = self._importing.pop(state.filename, None)
             if shared is not None:
-                self._imported.append((state, namespace, shared))
+                self._imported.append((state, shared))
 
     def _settle(self) -> None:
         """The depth fell to 0: forget what the modules pathprof's work imported
@@ -921,12 +950,13 @@ class _OwnWork:
             if self._depth or not self._imported:
                 return
             imported, self._imported = self._imported, []
-        for state, namespace, shared in imported:
+        for state, shared in imported:
             zero(state)
             if shared:
-                self.share(state, namespace)
+                self.share(state)
 
-    def share(self, state: ModuleState, namespace: dict[str, Any]) -> None:
+    def share(self, state: ModuleState) -> None:
+        namespace = state.names
         scratch = ModuleState(state.name, state.filename, state.key,
                               tuple(-1 if isinstance(t, dict) else len(t)
                                     for t in state.counters),
@@ -1010,10 +1040,9 @@ class _Released:
 own_work = _OwnWork()
 
 
-def share(state: ModuleState, namespace: dict[str, Any]) -> None:
-    """``state``'s module (whose globals are ``namespace``) is one pathprof itself
-    may call: see :class:`_OwnWork`."""
-    own_work.share(state, namespace)
+def share(state: ModuleState) -> None:
+    """``state``'s module is one pathprof itself may call: see :class:`_OwnWork`."""
+    own_work.share(state)
 
 
 def set_hooks(*, after_fork_in_child: Any = None, after_fork_in_parent: Any = None) -> None:
@@ -1100,7 +1129,6 @@ def zero(state: ModuleState) -> None:
     for cuts in state.cuts:
         cuts.clear()
     state.exits.clear()
-    state.caught.clear()
     state.exit_times.clear()
     state.raised[:] = [0] * len(state.raised)
     state.closed[:] = [0] * len(state.closed)
@@ -1124,22 +1152,6 @@ def _after_fork_in_parent() -> None:
         hook()
 
 
-def freeze_at_exit() -> None:
-    """As the process ends, after the last save: instrumented functions that run
-    while the interpreter shuts down behave as the original
-    (:mod:`pathprof.runtime.shutdown`). Registered with :mod:`atexit` as this module
-    is imported, before the program can register anything, so it runs after all
-    the program's handlers (``pathprof run`` calls it itself, after its save)."""
-    if _modules or _event_modules_exist():
-        shutdown.freeze()
-
-
-def _event_modules_exist() -> bool:
-    events = sys.modules.get("pathprof.runtime.events")
-    return events is not None and bool(getattr(events, "_modules", None))
-
-
-atexit.register(freeze_at_exit)
 
 
 if hasattr(os, "register_at_fork"):

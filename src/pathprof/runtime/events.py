@@ -4,14 +4,14 @@ stdlib-only :mod:`pathprof.runtime.blockmap`, loaded on the first exception or q
 
 Layout. Every thread has one list ``t`` (``local.t``): ``t[0]`` is the events its
 finished calls ran, ``t[offset + i]`` the inclusive count of function ``i`` of the
-module registered at ``offset`` (instrumented code reads that slot from the module
-global ``_@pp_g<i>``). Self counts are per module and shared by the threads
-(``module.self_counts[i]``): ``list[i] += n`` is one subscript, one add and one
-store, which CPython with the GIL never interleaves with another thread's (see
-:mod:`pathprof.runtime`).
+module registered at ``offset`` (instrumented code reads that slot from the module's
+name ``_@pp_g<i>``, in its holder: :mod:`pathprof.runtime.holder`). Self counts are
+per module and shared by the threads (``module.self_counts[i]``): ``list[i] += n``
+is one subscript, one add and one store, which CPython with the GIL never
+interleaves with another thread's (see :mod:`pathprof.runtime`).
 
 One thread. Looking up ``local.t`` costs a call about as much as the rest of its
-hand-over, so while the process runs one thread, every module's global ``_@pp_G``
+hand-over, so while the process runs one thread, every module's name ``_@pp_G``
 holds that thread's table and instrumented code takes it from there (``_@pp_G or
 _@pp_L.t``). Starting a thread sets ``_@pp_G`` to None everywhere first: the thread
 start functions of :mod:`_thread` and :mod:`threading` are wrapped for that (see
@@ -35,13 +35,14 @@ from typing import Any
 from pathprof.contract import EventTables
 from pathprof.runtime import (
     InstrumentedModule,
-    NamespaceRef,
     _raised_before,
     _wrapped,
     assign,
     program_names,
     registers,
 )
+from pathprof.runtime.holder import names_of
+from pathprof.runtime.passthrough import SafeLock
 
 __all__ = ["EventBudgetExceeded", "EventModule", "assign", "drain", "local", "modules",
            "pending", "program_names", "register", "registers"]
@@ -58,7 +59,7 @@ pending: list[tuple[Any, ...]] = []
 _modules: list[EventModule] = []
 _tables: list[list[int]] = []
 _size = [1]  # length of a thread table
-_lock = threading.RLock()
+_lock = SafeLock()  # (no signal handler's exception leaves it held)
 _budgets_active = [0]
 #: the table of the one thread running, or None once a second may run (see above)
 _single: list[list[int] | None] = [None]
@@ -137,36 +138,38 @@ class EventModule(InstrumentedModule):
     _budget_error = EventBudgetExceeded
 
     def __init__(self, name: str, filename: str, key: str, nfunctions: int, meta_json: str,
-                 module_globals: dict[str, Any]) -> None:
+                 names: dict[str, Any]) -> None:
         super().__init__(name, filename, key, meta_json)
         self._codes: dict[Any, int | None] = {}
         self.self_counts = [0] * nfunctions
         #: per function: exceptions whose position could not be found (the count of
         #: that call is then short of the truth; reports say so)
         self.unattributed = [0] * nfunctions
-        self._globals = NamespaceRef(name, module_globals)
+        #: the names the module's code reads (its holder's: :mod:`pathprof.runtime.holder`)
+        self._names = names
         with _lock:
             self.offset = _size[0]
             _size[0] += nfunctions
             for table in _tables:
                 table.extend([0] * nfunctions)
-        module_globals["_@pp_B"] = _budgets_active[0] > 0
+        names["_@pp_B"] = _budgets_active[0] > 0
         for i in range(nfunctions):
-            module_globals[f"_@pp_g{i}"] = self.offset + i
+            names[f"_@pp_g{i}"] = self.offset + i
         self.bindings = (local, pending, self.self_counts)
 
     @property
     def globals(self) -> dict[str, Any]:
-        """The module's globals while the module lives (an empty dict after)."""
-        return self._globals() or {}
+        """The names the module's code reads (its holder's)."""
+        return self._names
 
     # -- called by instrumented code ----------------------------------------------
 
     def drain(self) -> None:
-        try:  # noqa: SIM105 - no contextlib: its globals are gone at shutdown
+        try:
             drain()
-        except Exception:  # never into the program (its interpreter may be shutting down)
-            pass
+        except Exception as err:  # never into the program (its interpreter may be shutting
+            if self._passes(err):  # down), but a signal handler's is the program's
+                raise
 
     def enter(self, index: int, register: int | None, done: int | None, block: int,
               base: int | None) -> tuple[int, list[int] | dict[Any, int], int, None]:
@@ -183,7 +186,9 @@ class EventModule(InstrumentedModule):
             if base is None:  # resumed by throw(): the activation starts now
                 base = table[0] - table[self.offset + index]
             return new, table, base, None
-        except Exception:  # never into the program (its interpreter may be shutting down)
+        except Exception as err:  # never into the program (its interpreter may be shutting
+            if self._passes(err):  # down), but a signal handler's is the program's
+                raise
             return (0, self._sink(), 0, None)
 
     def cut(self, index: int, register: int, done: int | None) -> int:
@@ -192,7 +197,9 @@ class EventModule(InstrumentedModule):
             if done is not None:
                 return done
             return self._count_at_exception(index, register, sys._getframe(1), sys.exception())
-        except Exception:  # never into the program (its interpreter may be shutting down)
+        except Exception as err:  # never into the program (its interpreter may be shutting
+            if self._passes(err):  # down), but a signal handler's is the program's
+                raise
             return 0
 
     def pause(self, index: int, table: list[int], register: int, done: int,
@@ -218,7 +225,9 @@ class EventModule(InstrumentedModule):
             return -done
         except self._budget_error:
             raise
-        except Exception:  # never into the program (its interpreter may be shutting down)
+        except Exception as err:  # never into the program (its interpreter may be shutting
+            if self._passes(err):  # down), but a signal handler's is the program's
+                raise
             return 0
 
     def check(self, index: int, partial: int) -> None:
@@ -247,8 +256,9 @@ class EventModule(InstrumentedModule):
                     raise EventBudgetExceeded(max(exact, seen), n)
         except self._budget_error:  # (a class attribute: survives the shutdown)
             raise
-        except Exception:  # never into the program (its interpreter may be shutting down)
-            pass
+        except Exception as err:  # never into the program (its interpreter may be shutting
+            if self._passes(err):  # down), but a signal handler's is the program's
+                raise
 
     # -- positions ------------------------------------------------------------------
 
@@ -293,7 +303,9 @@ class EventModule(InstrumentedModule):
             located: tuple[int, int, str] | None = self._blockmap(index, code).locate_piece(
                 lasti)
             return located
-        except Exception:
+        except Exception as err:
+            if self._passes(err):  # a signal handler's: the program's
+                raise
             return None
 
     def function_of(self, code: Any) -> int | None:
@@ -325,11 +337,13 @@ class EventModule(InstrumentedModule):
 
 
 def register(name: str, filename: str, key: str, nfunctions: int, meta_json: str,
-             module_globals: dict[str, Any]) -> EventModule:
-    """Called once by an instrumented module as it is executed."""
-    state = EventModule(name, filename, key, nfunctions, meta_json, module_globals)
+             holder: Any) -> EventModule:
+    """Called once by an instrumented module as it is executed, with the holder of its
+    names (:mod:`pathprof.runtime.holder`)."""
+    names = holder.__dict__
+    state = EventModule(name, filename, key, nfunctions, meta_json, names)
     with _lock:  # a thread starting now finds the module in _modules, or G set already
-        module_globals["_@pp_G"] = _single[0]
+        names["_@pp_G"] = _single[0]
         _modules.append(state)
     return state
 
@@ -368,7 +382,8 @@ def _active(frame: Any) -> int:
     """Events of the counted calls active in ``frame`` and the frames below it."""
     total = 0
     while frame is not None:
-        state = frame.f_globals.get("_@pp_m")
+        names = names_of(frame.f_code)
+        state = names.get("_@pp_m") if names is not None else None
         if isinstance(state, EventModule):
             total += state.frame_count(frame)
         frame = frame.f_back

@@ -74,8 +74,11 @@ def _cases(path: Path) -> list[tuple[list[str], str]]:
 KNOWN_LIMITS = {
     "exc_cleared_frames": (None, True, "a traceback's frames show pathprof's locals"),
     "tracer_settrace_lines": (None, True, "a tracer's f_locals show pathprof's locals"),
-    "main_module_plain": (None, True, "dir() at module level shows pathprof's globals"),
-    "main_module_annotated": (None, True, "dir() at module level shows pathprof's globals"),
+    "main_module_plain": ({"conditions"}, True,
+                          "with --conditions, dir() at module level shows the vector counters"),
+    "main_directory_listing": ({"conditions"}, True,
+                               "with --conditions, the vector counters are module globals "
+                               "(__@pp_v<n>__), which a listing of dunder names shows"),
     "frames_introspection": (None, True, "the frames below <module> are pathprof's runner"),
     "tracer_setprofile": ({"time"}, True, "a profile function sees the clock's C calls"),
     "tracer_jump": (None, sys.version_info >= (3, 12),
