@@ -78,9 +78,13 @@ def test_the_report_says_what_it_excluded_and_what_was_never_imported(project: P
     raw = pathprof_cli(project, "coverage", "--source", "pkg", "--no-exclude").stdout
     assert "5 of 14 independent paths; paths run 5 of 20" in raw
     assert "Excluded" not in raw
-    alone = pathprof_cli(project, "coverage").stdout  # no source: nothing added
-    assert "never imported" not in alone
-    assert "5 of 8 independent paths" in alone
+    # no --source: the run's own (--source pkg, which the data file keeps)
+    alone = pathprof_cli(project, "coverage").stdout
+    assert " ".join(alone.split()) == " ".join(shown.split())
+    # a source that holds no never-imported file adds none
+    narrow = pathprof_cli(project, "coverage", "--source", str(project / "pkg" / "a.py"))
+    assert "never imported" not in narrow.stdout
+    assert "5 of 8 independent paths" in narrow.stdout
 
 
 def test_show_missing_lists_the_tests_to_write_first(project: Path) -> None:

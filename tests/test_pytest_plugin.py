@@ -467,16 +467,19 @@ def test_xdist_workers_tell_which_sources_matched_nothing(project: Path) -> None
 
 def test_nothing_measured_from_the_default_source_names_the_directory(tmp_path: Path
                                                                       ) -> None:
-    """The code under test lies outside the current directory, the default source."""
+    """The code under test, and its tests, lie outside the current directory, the
+    default source (test modules under the source are measured: issue 50)."""
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "mod.py").write_text("def f(x):\n    return x\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_mod.py").write_text("from mod import f\n\ndef test_f():\n"
+                                                    "    assert f(1) == 1\n")
     project = tmp_path / "project"
     project.mkdir()
     (project / "pyproject.toml").write_text(
         '[tool.pytest.ini_options]\npythonpath = ["../lib"]\n')
-    (project / "test_mod.py").write_text("from mod import f\n\ndef test_f():\n"
-                                         "    assert f(1) == 1\n")
-    done = pytest_in(project, "--pathprof")
+    done = pytest_in(project, "-c", "pyproject.toml", "--rootdir", ".", "../tests",
+                     "--pathprof")
     assert done.returncode == 0, done.stdout + done.stderr
     assert (f"pathprof: No functions were measured; source: the current directory, "
             f"{project.resolve()} (the default).") in done.stdout

@@ -26,6 +26,7 @@ import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -79,6 +80,14 @@ class ParallelSession:
         self._show(config, result)
         status = result.returncode
         status = 128 - status if status < 0 else status
+        if result.signal is not None and not (result.interrupted and result.returncode >= 0):
+            # Signalled, and copy 0 did not end by itself: the copies were stopped,
+            # each saving what it measured, and their merge is reported; then the
+            # session ends as plain pytest's would: SIGTERM kills it, SIGINT is
+            # pytest's "interrupted".
+            if result.signal == getattr(signal, "SIGTERM", None):
+                api.die_of(result.signal)
+            status = int(pytest.ExitCode.INTERRUPTED)
         return self.results.exit_status(status)
 
     def _show(self, config: pytest.Config, result: Any) -> None:

@@ -1,4 +1,5 @@
-"""Every Python process of the program is measured: children that are not forks.
+"""Every Python process of the program is measured: children that are not forks,
+and how every child's counts reach the data file.
 
 A forked child carries the parent's profiler with it (:mod:`pathprof.measure.profiler`).
 A child that starts a new interpreter — ``multiprocessing`` with ``spawn`` (the
@@ -14,8 +15,20 @@ default on macOS) or ``forkserver`` (the default on Linux from 3.14), or
   at start-up, and :mod:`pathprof.measure.childstart` starts a profiler where the
   variable is set (and does nothing where it is not);
 - each child saves into a file of its own beside the data file, named with the
-  run's token, which the parent adds into the data file when it saves (as for
-  forked children; a child still running then is left for ``pathprof combine``).
+  run's token, as forked children do.
+
+Every child's file, forked or not, ends in the data file exactly once, without the
+user doing anything (:mod:`pathprof.measure.handover`, which states the invariant
+and the interleavings): the parent adds the files of children that ended before it
+saved into the data file (a ``pending`` mark tells them to leave their files to it,
+made before the first child can start: before a fork, and in :meth:`before_child`
+here), and a child that ends later adds its own file itself; both take a file by
+renaming it, which only one of them can. A child announces itself as it starts (a
+``running`` mark; a ``multiprocessing`` spawn child is announced by the parent as soon
+as its pid is known, :meth:`ChildMeasurement.spawned`), so that the parent waits at
+its last save, a bounded time, for the children that are saving, and names in one
+line the ones still running program code, which it does not wait for. A parallel run
+waits for a copy's children before it compares the copies.
 
 The ``.pth`` file is removed when the run ends; one left by a run killed with
 ``kill -9`` is removed by the next run. Where it cannot be written (a read-only
@@ -34,6 +47,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pathprof import runtime
+from pathprof.measure import handover
 from pathprof.messages import warn
 
 __all__ = ["VARIABLE", "ChildMeasurement"]
@@ -94,6 +108,9 @@ class ChildMeasurement:
             self._before_child(what, env)
 
     def _before_child(self, what: str, env: dict[str, str] | None) -> None:
+        from pathprof.measure.profiler import child_starts
+
+        child_starts()  # the child may end before the parent saves: it must know
         if env is not None and VARIABLE not in env:
             env[VARIABLE] = self.value
         if self._written or self._failed:
@@ -109,6 +126,18 @@ class ChildMeasurement:
                  f"write {self.pth} ({err.strerror})")
             return
         self._written = True
+
+    def spawned(self, pid: int, args: Sequence[str] | str | bytes) -> None:
+        """``multiprocessing`` started process ``pid`` with ``args``: a worker (not a
+        helper, such as the forkserver, which ends only when the parent does) that
+        measures is announced now, before it starts up
+        (:func:`pathprof.measure.handover.announce`)."""
+        if not self._written or isinstance(args, str | bytes):
+            return
+        if any(isinstance(arg, str) and "spawn_main" in arg for arg in args):
+            with runtime.own_work:
+                handover.announce(self.settings["data_file"], self.settings["token"],
+                                  pid=pid)
 
     def _wrap_starters(self) -> None:
         """Wrap what starts new interpreters: ``subprocess`` (every Popen, run, call)
@@ -141,7 +170,9 @@ class ChildMeasurement:
 
         def spawnv_passfds(path: Any, args: Any, passfds: Any) -> Any:
             measurement.before_child(f"multiprocessing {_describe(args)}")
-            return spawnv(path, args, passfds)
+            pid = spawnv(path, args, passfds)
+            measurement.spawned(pid, args)
+            return pid
 
         multiprocessing.util.spawnv_passfds = spawnv_passfds
         self._restore.append(lambda: setattr(multiprocessing.util, "spawnv_passfds", spawnv))

@@ -12,6 +12,11 @@ sees: that one script is compiled instrumented when it is selected. The main
 script of a ``subprocess`` child (``python other.py``) is compiled by the
 interpreter itself before anything of pathprof can run on it: it is not
 measured (what it imports is), and the child says so.
+
+The child announces itself (a ``running`` mark, :mod:`pathprof.measure.handover`),
+so that the run's parent and a parallel run know it still runs, unless it is one of
+``multiprocessing``'s helpers (the forkserver, the resource tracker), which end
+only when the parent does.
 """
 
 from __future__ import annotations
@@ -56,13 +61,28 @@ def _measure(value: str) -> None:
                         argv=list(sys.argv))
     profiler._token = settings["token"]
     profiler.start()
-    profiler._after_fork_in_child()  # a file of its own, saved as the process ends
+    # a file of its own, saved as the process ends
+    profiler._after_fork_in_child(announce=not _helper())
     _instrument_mp_main(profiler)
     script = sys.argv[0] if sys.argv else ""
     if (script.endswith(".py") and os.path.isfile(script)
             and profiler.selection.wants("__main__", os.path.abspath(script))):
         warn(f"the main script of a child process is not measured (what it imports is): "
              f"{script}")
+
+
+#: How ``multiprocessing`` starts its helper processes (``-c`` commands)
+_HELPERS = ("from multiprocessing.forkserver import main",
+            "from multiprocessing.resource_tracker import main")
+
+
+def _helper() -> bool:
+    """Whether this process is a helper of ``multiprocessing`` (see the module
+    docstring), as its command line says."""
+    import sys
+
+    return any(isinstance(arg, str) and any(helper in arg for helper in _HELPERS)
+               for arg in getattr(sys, "orig_argv", ()))
 
 
 def _instrument_mp_main(profiler: object) -> None:

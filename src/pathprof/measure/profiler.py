@@ -15,7 +15,8 @@ Processes: a child made by ``fork`` starts from zero (the parent keeps and saves
 its own counts) and saves its counts when it exits — even through ``os._exit``,
 as ``multiprocessing`` children do — into a file of its own beside the data file
 (``D.child-<run>...``, :mod:`pathprof.data.files`); the parent adds the files of its
-run's children into the data file when it saves.
+run's children into the data file when it saves, and a child that ends after the
+parent's save adds its own, exactly once either way (:mod:`pathprof.measure.handover`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import socket
 import sqlite3
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -40,18 +42,22 @@ from pathprof import config, runtime
 from pathprof.config import CacheDir
 from pathprof.contract import CopyShareInfo, FunctionInfo
 from pathprof.data import files, store
+from pathprof.data.measurement import Selection as Recorded
 from pathprof.data.modules import ModuleContract, Packed, Sources
 from pathprof.data.profile import FunctionProfile, decision_vectors, edge_counts, numbering_of
-from pathprof.exceptions import ConfigError, DataError
+from pathprof.exceptions import ConfigError, DataError, PathprofError
 from pathprof.graph.copyplan import CopyShare
 from pathprof.hashing import source_hash
-from pathprof.measure import inplace, partial, stopping
+from pathprof.measure import handover, inplace, partial, stopping
+from pathprof.measure.ending import RunEnd
+from pathprof.measure.ending import hide_handler as _hide_handler
 from pathprof.measure.importhook import ImportHook, InstrumentOptions
 from pathprof.measure.interpreter import require_gil
 from pathprof.messages import warn
 from pathprof.python.selection import Selection
+from pathprof.runtime.passthrough import must_pass
 
-__all__ = ["Profiler", "load", "save_on_sigterm"]
+__all__ = ["Profiler", "load"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -136,7 +142,18 @@ class Profiler:
         self._token = uuid.uuid4().hex[:12]
         self._saved_once = False
         self._started = False
+        #: whether it ever started (a run terminated before that saves nothing)
+        self.started = False
         self._in_child = False
+        #: the data file holds this run (a save into it succeeded): from then on the
+        #: run's children add their own files (:mod:`pathprof.measure.handover`)
+        self._in_data_file = False
+        #: the ``pending`` mark this run's parent made, until it saves into the data file
+        self._pending: str | None = None
+        #: in a child: it announced itself (it has a ``running`` mark)
+        self._announced = False
+        #: the child files this save claimed: (the name each had, its claim)
+        self._claimed: list[tuple[str, str]] = []
         self._context: str | None = None
         self._held: dict[tuple[str, str, int, str], FunctionProfile] = {}
         #: the contract of each instrumented module's functions, by id of its state
@@ -154,7 +171,7 @@ class Profiler:
         if _active is not None and _active is not self:
             raise ConfigError("another pathprof Profiler is already running")
         _active = self
-        self._started = True
+        self._started = self.started = True
         # Instrumented code counts whether or not a profiler runs: what it counted
         # while none ran (after an earlier profiler stopped) belongs to no run.
         runtime.take_snapshot()
@@ -334,6 +351,16 @@ class Profiler:
                 "stop_counting": self.stop_counting,
                 "conditions": self.options.conditions}
 
+    def selections(self) -> list[Recorded]:
+        """What this run measured, where it was named (none for the default
+        directories): kept in the data file, so a later report counts the files under
+        it that no run imported, as this run's own does."""
+        named = self.selection.named()
+        if not named:
+            return []
+        return [Recorded(tuple(named), tuple(self.selection.include),
+                         tuple(self.selection.omit))]
+
     def run_info(self) -> store.RunInfo:
         version = ".".join(map(str, sys.version_info[:3]))
         return store.RunInfo(self.started_at, self.argv, version, self.options.mode,
@@ -348,6 +375,11 @@ class Profiler:
         in the temporary directory) and a warning names it: nothing is overwritten,
         and nothing measured is lost unless no file can be written anywhere, which
         the warning then says.
+
+        The files of the run's child processes go into the data file with it (each
+        once: :mod:`pathprof.measure.handover`); a save once the profiler has
+        stopped waits a bounded time for the children that are saving, and names in
+        one line those still running (each adds its own counts as it ends).
         """
         with runtime.own_work:
             return self._save()
@@ -369,24 +401,49 @@ class Profiler:
             self.copy.write_calls(self.calls)
         target = self.data_file
         append = self.append or self._saved_once
+        last = not self._started  # stopped: the run's last save
+        # (it waits for children that are saving, this long in all)
+        until = time.monotonic() + handover.wait_limit()
         if self._in_child:
             if not functions:  # nothing ran here: no file for the parent to add
                 return target
-            target = files.parallel_name(self.data_file, "child", run=self._token)
-            append = True
+            # A file built whole and renamed into place at every save: no one finds
+            # one half-written, and a second save never replaces a first one not yet
+            # added (pathprof.measure.handover).
+            target = files.parallel_name(self.data_file, "child", run=self._token,
+                                         fresh=self._saved_once)
+            append = False
         else:
+            if last:  # children that are saving, as they end: a bounded time for them
+                handover.wait(self.data_file, run=self._token, states=("saving",),
+                              exclude=os.getpid(), timeout=until - time.monotonic())
             children, from_children = self._children()
             if children:
                 functions += children
                 sources.update(from_children)
+        written = False
         try:
-            store.write(target, self.run_info(), functions, sources, append=append)
+            store.write(target, self.run_info(), functions, sources, append=append,
+                        selections=self.selections())
+            written = True
         except (DataError, OSError, sqlite3.Error) as err:
+            if must_pass(err):  # a signal handler's TimeoutError: the program's, not a
+                raise  # place that refuses the data
             target = self._save_elsewhere(functions, sources, err)
-        else:
-            if not self._in_child:
-                self._remove_children()
+        finally:
+            # the claimed child files went where the run went, or are given back
+            self._settle_claims(added=written or target != self.data_file)
+        if written and self._in_child:
+            handover.hand_over(self.data_file, self._token, target, warn)
+        elif written:
+            self._saved_into_data_file()
         self._saved_once = True
+        if last and not self._in_child:
+            if written:  # those that began saving meanwhile add their own files: let them
+                handover.wait(self.data_file, run=self._token, states=("saving",),
+                              exclude=os.getpid(),
+                              timeout=max(0.0, until - time.monotonic()))
+            self._say_children_left()
         return target
 
     def _save_elsewhere(self, functions: list[FunctionProfile],
@@ -407,8 +464,11 @@ class Profiler:
         for directory in dict.fromkeys(directories):
             fallback = os.path.join(directory, name)
             try:
-                store.write(fallback, self.run_info(), functions, sources)
-            except (DataError, OSError, sqlite3.Error):
+                store.write(fallback, self.run_info(), functions, sources,
+                            selections=self.selections())
+            except (DataError, OSError, sqlite3.Error) as failed:
+                if must_pass(failed):
+                    raise
                 continue
             warn(f"{why}; this run's data was saved to {fallback}")
             return fallback
@@ -421,36 +481,111 @@ class Profiler:
         return files.files_of(self.data_file, "child", run=self._token)
 
     def _children(self) -> tuple[list[FunctionProfile], Sources]:
-        """What the run's children saved in files of their own: their profiles, and
-        the sources of what they measured."""
-        self._child_paths = []
+        """What the run's children saved in files of their own, each claimed first
+        (renamed: a child that ends meanwhile cannot add it too,
+        :mod:`pathprof.measure.handover`): their profiles, and the sources of what
+        they measured. A file that cannot be read is given back, and named."""
+        self._settle_claims(added=False)
         found: list[FunctionProfile] = []
         sources = Sources()
-        for path in self._child_files():
-            try:
-                measurement = store.read(path)
-            except DataError as err:  # a child still writing, or killed mid-way
-                warn(f"{err}; left for `pathprof combine`")
-                continue
-            found += measurement.functions
-            sources.update(measurement.sources)
-            self._child_paths.append(path)
+        try:
+            for path in self._child_files():
+                claim = files.claim_name(path, self.data_file)
+                try:
+                    os.rename(path, claim)
+                except OSError:  # its child added it itself meanwhile
+                    continue
+                try:
+                    measurement = store.read(claim)
+                except (PathprofError, OSError, sqlite3.Error) as err:  # damaged
+                    if must_pass(err):
+                        raise
+                    _give_back(path, claim)
+                    warn(f"{str(err).replace(claim, path)}; left for `pathprof combine`")
+                    continue
+                self._claimed.append((path, claim))
+                found += measurement.functions
+                sources.update(measurement.sources)
+        except BaseException:
+            self._settle_claims(added=False)
+            raise
         return found, sources
 
-    def _remove_children(self) -> None:
-        for path in getattr(self, "_child_paths", []):
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+    def _settle_claims(self, added: bool) -> None:
+        """The child files this save claimed: removed once ``added`` (what they hold
+        is saved), else given back their names."""
+        claimed, self._claimed = self._claimed, []
+        for path, claim in claimed:
+            if added:
+                with contextlib.suppress(OSError):
+                    os.unlink(claim)
+            else:
+                _give_back(path, claim)
 
-    def _after_fork_in_child(self) -> None:
+    def _children_may_start(self) -> None:
+        """A child of this run may start now (a fork, a new interpreter): until a save
+        has put the run into the data file, a child leaves its file to this process
+        (the ``pending`` mark, :mod:`pathprof.measure.handover`)."""
+        if not self._in_child and not self._in_data_file and self._pending is None:
+            self._pending = handover.pending(self.data_file, self._token)
+
+    def _saved_into_data_file(self) -> None:
+        """The data file holds the run now: children that end from now on add their
+        own files; the files left meanwhile (seen after ``pending`` went) are added
+        here, each once (claimed by :func:`pathprof.data.store.combine`)."""
+        self._in_data_file = True
+        if self._pending is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._pending)
+            self._pending = None
+        late = self._child_files()
+        if not late:
+            return
+        try:
+            store.combine(self.data_file, late, listed=True)
+        except (PathprofError, OSError, sqlite3.Error) as err:
+            if must_pass(err):
+                raise
+            for path in late:  # one at a time: what cannot be added stays, and is named
+                try:
+                    store.combine(self.data_file, [path], listed=True)
+                except (PathprofError, OSError, sqlite3.Error) as failed:
+                    if must_pass(failed):
+                        raise
+                    warn(f"{failed}; left for `pathprof combine`")
+
+    def _say_children_left(self) -> None:
+        """The run's last save is done: remove the marks of processes gone, and say
+        in one line which children still run (each adds its own counts as it ends).
+        A copy of a parallel run does not: the run says it."""
+        handover.remove_stale(self.data_file, own_forks=True)
+        running = handover.live_children(self.data_file, self._token)
+        if not running or self.copy is not None:
+            return
+        many = len(running) > 1
+        shown = ", ".join(map(str, running[:5])) + (", ..." if len(running) > 5 else "")
+        warn(f"{len(running)} child process{'es' if many else ''} of this run still "
+             f"run{'' if many else 's'} (pid {shown}): {'each' if many else 'it'} adds "
+             f"its counts into {self.data_file} itself when it "
+             "ends; if it cannot, it says so, and `pathprof combine` adds them")
+
+    def _after_fork_in_child(self, announce: bool = True) -> None:
+        """This process is a child of the run (forked, or a new interpreter started by
+        :mod:`pathprof.measure.childstart`): it saves into a file of its own as it
+        ends; with ``announce``, it marks itself as running
+        (:func:`pathprof.measure.handover.announce`), unless it was forked to run a
+        new program at once (``subprocess`` with a ``preexec_fn``)."""
+        forked, for_exec = getattr(_forking, "mark", None), getattr(_forking, "for_exec", False)
+        _forking.mark, _forking.for_exec = None, False
         self._in_child = True
         self._saved_once = False
         self._held = {}  # the parent's, set aside before the fork: the parent saves them
         self.calls = {}
+        self._claimed = []
+        self._announced = announce and not for_exec
+        if self._announced:
+            handover.announce(self.data_file, self._token, forked=forked)
         _patch_os_exit(self)
-        # (last registered, first run: the child's save, then the freeze of its code)
-        atexit.unregister(runtime.freeze_at_exit)
-        atexit.register(runtime.freeze_at_exit)
         atexit.register(self._save_at_exit)
         _save_on_sigterm(self)
 
@@ -468,9 +603,13 @@ class Profiler:
         with contextlib.suppress(ValueError, AttributeError):  # not the main thread
             previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
         self._saved_pid = os.getpid()
+        if self._announced:
+            handover.saving(self.data_file, self._token)
         try:
             self.save()
         finally:
+            if self._announced:  # its counts are handed over (or could not be saved)
+                handover.unmark(self.data_file, self._token)
             self._saving = False
             if previous is not None:
                 with contextlib.suppress(ValueError):
@@ -556,13 +695,74 @@ def _die_of_sigterm() -> None:
     os.kill(os.getpid(), signal.SIGTERM)
 
 
+def _give_back(path: str, claim: str) -> None:
+    """Give a claimed child file its name back (``pathprof combine`` then takes it)."""
+    with contextlib.suppress(OSError):
+        os.rename(claim, path)
+
+
+#: Of the fork under way in this thread: the ``forking`` mark made for the child, and
+#: whether the child runs a new program at once (see :func:`_before_fork`)
+_forking = threading.local()
+
+
+def _before_fork() -> None:
+    """Before every ``fork`` of this process, while a profiler runs: a child of the run
+    is about to exist. Its parent's ``pending`` mark is made if it must be, and a
+    ``forking`` mark that the child renames to its own ``running`` mark, so that the
+    child is known from the instant it exists (:mod:`pathprof.measure.handover`).
+    Nothing for ``subprocess``'s fork (with a ``preexec_fn``): that child runs a new
+    program at once."""
+    _forking.mark, _forking.for_exec = None, False
+    profiler = _active
+    if profiler is None or not profiler._started:
+        return
+    if _forks_to_exec():
+        _forking.for_exec = True
+        return
+    profiler._children_may_start()
+    _forking.mark = handover.forking(profiler.data_file, profiler._token)
+
+
+def _after_fork_in_parent() -> None:
+    _forking.mark, _forking.for_exec = None, False
+
+
+def _forks_to_exec() -> bool:
+    """Whether the fork under way is ``subprocess``'s: its child runs a new program."""
+    frame: Any = sys._getframe(2)
+    for _ in range(4):
+        if frame is None:
+            return False
+        if (frame.f_code.co_name == "_execute_child"
+                and frame.f_globals.get("__name__") == "subprocess"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent)
+
+
+def child_starts() -> None:
+    """A child that starts a new interpreter is about to start
+    (:mod:`pathprof.measure.children`): as before a fork, the running profiler's
+    ``pending`` mark is made if it must be."""
+    profiler = _active
+    if profiler is not None and profiler._started:
+        profiler._children_may_start()
+
+
 def _patch_os_exit(profiler: Profiler) -> None:
     """Make ``os._exit`` in a forked child save the child's counts first."""
     original = getattr(os._exit, "__wrapped__", os._exit)
 
     @functools.wraps(original)
     def _exit(status: int) -> None:
-        with contextlib.suppress(Exception):  # never keep a child from exiting
+        # Never keep a child from exiting: os._exit returns to nothing, so what a
+        # signal handler raised during the save has nowhere to go.
+        with contextlib.suppress(BaseException):
             profiler._save_at_exit()
         original(status)
 
@@ -592,10 +792,11 @@ def _owned(meta: FunctionInfo, share: CopyShareInfo, paths: dict[int, int],
 
 def _save_on_sigterm(profiler: Profiler, save: Callable[[], Any] | None = None) -> None:
     """Killed by SIGTERM, save first, then die of the signal as the process would
-    have (``multiprocessing.Pool.terminate`` in a forked child; ``kill``, a CI
-    timeout or a container stop for ``pathprof run``; coverage.py's ``sigterm =
-    true``). ``save`` is what saves (default: a forked child's save). Only when the
-    program has not installed a SIGTERM handler of its own."""
+    have (``multiprocessing.Pool.terminate`` in a forked child; coverage.py's
+    ``sigterm = true``; ``pathprof run`` has its own,
+    :meth:`pathprof.measure.ending.RunEnd.on_sigterm`). ``save`` is what saves
+    (default: a forked child's save). Only when the program has not installed a
+    SIGTERM handler of its own."""
     if not hasattr(signal, "SIGTERM"):  # pragma: no cover - Windows
         return
     save = save or profiler._save_at_exit
@@ -607,6 +808,7 @@ def _save_on_sigterm(profiler: Profiler, save: Callable[[], Any] | None = None) 
             if getattr(profiler, "_saving", False):  # a save is under way: finish it first
                 profiler._terminated_while_saving = True
                 return
+            RunEnd().begin()  # what comes meanwhile (a Ctrl-C to the group) waits
             with contextlib.suppress(Exception):
                 save()
             with contextlib.suppress(Exception):
@@ -618,42 +820,6 @@ def _save_on_sigterm(profiler: Profiler, save: Callable[[], Any] | None = None) 
         _hide_handler(signal.SIGTERM, on_sigterm, signal.SIG_DFL)
     except ValueError:  # not the main thread: leave signals alone
         pass
-
-
-def _hide_handler(signum: int, handler: Any, previous: Any) -> None:
-    """The program sees the disposition of ``signum`` as it was before pathprof put
-    ``handler`` there (``previous``): :func:`signal.getsignal` says so, and so does
-    :func:`signal.signal` as it returns what it replaced -- a program or a library
-    that installs its own handler only where none is set still does. Functions of
-    :mod:`signal` bound before this (``from signal import getsignal``) see the
-    handler."""
-    getsignal, set_handler = signal.getsignal, signal.signal
-    if getattr(getsignal, "_pathprof_hides", None) is not None:
-        getsignal, set_handler = getsignal.__wrapped__, set_handler.__wrapped__  # type: ignore[attr-defined]
-
-    @functools.wraps(getsignal)
-    def hiding_getsignal(number: int) -> Any:
-        current = getsignal(number)
-        return previous if number == signum and current is handler else current
-
-    @functools.wraps(set_handler)
-    def hiding_signal(number: int, new: Any) -> Any:
-        replaced = set_handler(number, new)
-        return previous if number == signum and replaced is handler else replaced
-
-    hiding_getsignal._pathprof_hides = handler  # type: ignore[attr-defined]
-    signal.getsignal, signal.signal = hiding_getsignal, hiding_signal  # type: ignore[assignment]
-
-
-def save_on_sigterm(profiler: Profiler) -> None:
-    """``pathprof run``: a SIGTERM stops the profiler and saves the run's data, then
-    the process dies of the signal (docs/guarantees.md)."""
-
-    def save() -> None:
-        profiler.stop()
-        profiler.save_at_end()
-
-    _save_on_sigterm(profiler, save)
 
 
 def _read_source(filename: str, digest: str) -> str | None:

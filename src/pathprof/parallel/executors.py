@@ -31,6 +31,7 @@ from typing import Any
 
 from pathprof.data.files import files_of
 from pathprof.exceptions import ConfigError, PathprofError
+from pathprof.measure import handover
 from pathprof.measure.partial import ENVIRONMENT
 from pathprof.parallel.signals import Interruption
 
@@ -76,6 +77,9 @@ class CopyOutcome:
     calls: str | None  #: the copy's call counts (JSON), None if it wrote none
     stdout: bytes = b""  #: only for output that did not go to the terminal
     stderr: bytes = b""
+    #: the pids of the copy's child processes that still ran when the run stopped
+    #: waiting for them (:func:`children_left`): their counts may be missing
+    children: tuple[int, ...] = ()
 
 
 def _prepare(job: CopyJob, scratch: str) -> tuple[list[str], dict[str, str], str, str]:
@@ -176,9 +180,27 @@ class _Started:
         for f in self.files:
             f.close()
 
-    def outcome(self) -> CopyOutcome:
+    def outcome(self, children: tuple[int, ...] = ()) -> CopyOutcome:
         return CopyOutcome(self.job.index, self.process.returncode,
-                           _read(self.data), _read_calls(self.calls))  # type: ignore[arg-type]
+                           _read(self.data), _read_calls(self.calls),  # type: ignore[arg-type]
+                           children=children)
+
+
+def children_left(data_files: Sequence[str], interrupted: bool = False,
+                  give_up: Callable[[], bool] | None = None) -> list[tuple[int, ...]]:
+    """Once the copies have ended: wait for their child processes (the ones each
+    copy's marks name beside its data file, :mod:`pathprof.measure.handover`) to
+    hand their counts over, at most :func:`~pathprof.measure.handover.wait_limit`
+    seconds in all (only for those saving when the run was ``interrupted``, or once
+    ``give_up()``); the pids of those of each copy still running then."""
+    states = ("saving",) if interrupted else handover.CHILD_STATES
+    deadline = time.monotonic() + handover.wait_limit()
+    left = []
+    for data in data_files:
+        marks = handover.wait(data, states=states, give_up=give_up,
+                              timeout=max(0.0, deadline - time.monotonic()))
+        left.append(tuple(sorted({mark.pid for mark in marks})))
+    return left
 
 
 def run_here(jobs: list[CopyJob], scratch: str, interruption: Interruption | None = None
@@ -191,17 +213,23 @@ def run_here(jobs: list[CopyJob], scratch: str, interruption: Interruption | Non
     this returns or raises."""
     interruption = interruption or Interruption()
     started: list[_Started] = []
+    left: list[tuple[int, ...]] = []
     try:
         for job in jobs:
             if interruption.signal is not None:
                 break
             started.append(_start(job, os.path.join(scratch, f"copy-{job.index}")))
         wait_for([copy.process for copy in started], interruption)
+        # a copy's profile is whole once its children have handed theirs over
+        signalled = interruption.signal is not None
+        left = children_left([copy.data for copy in started], signalled,
+                             lambda: not signalled and interruption.signal is not None)
     finally:
         _end([copy.process for copy in started])  # only after an error of ours
         for copy in started:
             copy.close()
-    return [copy.outcome() for copy in started]
+    return [copy.outcome(left[k] if k < len(left) else ())
+            for k, copy in enumerate(started)]
 
 
 def _start(job: CopyJob, directory: str) -> _Started:
@@ -267,10 +295,12 @@ def run_copy_remotely(job: CopyJob, stop: str | None = None) -> CopyOutcome:
             stdout, stderr = _communicate(process, job.stdin or b"",
                                           lambda: _abandoned(stop),
                                           lambda: os.write(keep, b"s"))
+            # the copy's children hand their counts over into its data file
+            left = children_left([data], give_up=lambda: _abandoned(stop))[0]
         finally:
             os.close(keep)
         return CopyOutcome(job.index, process.returncode, _read(data),  # type: ignore[arg-type]
-                           _read_calls(calls), stdout, stderr)
+                           _read_calls(calls), stdout, stderr, children=left)
 
 
 def _communicate(process: subprocess.Popen, data: bytes, abandoned: Callable[[], bool],

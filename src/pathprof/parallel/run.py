@@ -16,6 +16,14 @@ others count the function's calls only, or drop the paths they do not own). A
 program whose randomness changes branches and no call gets past the comparison;
 the run's message says so, and ``verify`` is the check that catches it.
 
+A copy's profile includes its child processes (forked, or new interpreters) before
+the copies are compared: once a copy has ended, the run waits, a bounded time
+(:func:`pathprof.measure.handover.wait_limit`), for the children its marks name to
+hand their counts over (:func:`~pathprof.parallel.executors.children_left`). A copy
+whose child still runs then is named as such: its profile may miss what the child
+counts, so the copies cannot be compared, and the run says that instead of calling
+the program not deterministic.
+
 A run signalled while its copies run (SIGINT, SIGTERM) stops them, each saving
 what it measured (:mod:`.signals`), merges what they saved, says that the merge
 covers an interrupted run, and leaves no temporary file and no copy behind.
@@ -43,11 +51,13 @@ from pathprof.data import store
 from pathprof.data.modules import Sources
 from pathprof.data.profile import FunctionProfile, merge
 from pathprof.exceptions import PathprofError
+from pathprof.measure import handover
 from pathprof.messages import warn
 from pathprof.parallel.executors import (
     CopyJob,
     CopyOutcome,
     check_scheduler,
+    children_left,
     feed_stdin,
     run_here,
     run_on_dask,
@@ -84,10 +94,13 @@ class ParallelResult:
     missing: list[int] = field(default_factory=list)
     #: ``"run"`` or ``"pytest"``, as given to :func:`run_parallel`
     kind: str = "run"
+    #: copies whose child processes still ran when the run stopped waiting for them:
+    #: copy -> their pids (the copy's profile may miss what they counted)
+    outlived: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def exact(self) -> bool:
-        return not self.disagreements and not self.interrupted
+        return not self.disagreements and not self.interrupted and not self.outlived
 
 
 def _environment() -> dict[str, str]:
@@ -262,6 +275,8 @@ def _combine(plan: CopiesPlan, outcomes: list[CopyOutcome], scratch: str, data_f
         returncode = -signal if signal is not None else ERR
     result = ParallelResult(plan, returncode, interrupted=interrupted, missing=missing)
     if not interrupted:  # stopped at different points, the copies cannot agree
+        result.outlived = {outcome.index: outcome.children for outcome in outcomes
+                           if outcome.children}
         result.disagreements = _disagreements(outcomes, [m.functions for m in per_copy])
         ended = {outcome.returncode for outcome in outcomes}
         if len(ended) > 1:
@@ -297,7 +312,8 @@ def _merge(measurements: list[store.Measurement], data_file: str, append: bool
     sources = Sources()
     for m in measurements:
         sources.update(m.sources)  # as the copies' files hold them: compressed
-    store.write(data_file, measurements[0].runs[0], functions, sources, append=append)
+    store.write(data_file, measurements[0].runs[0], functions, sources, append=append,
+                selections=[s for m in measurements for s in m.selections])
     return functions
 
 
@@ -320,6 +336,10 @@ def _sequential(run_args: Sequence[str], environment: dict[str, str], stdin: byt
     wait_for([process], interruption)
     if feeder is not None:
         feeder.join()
+    if interruption.signal is not None:
+        return None
+    # its children hand their counts over, as the copies' do
+    children_left([data], give_up=lambda: interruption.signal is not None)
     if interruption.signal is not None:
         return None
     if not os.path.exists(data):
@@ -346,7 +366,9 @@ def summary(result: ParallelResult, data_file: str) -> list[str]:
             line += (f" (cop{'y' if len(result.missing) == 1 else 'ies'} {which} saved "
                      "nothing: the functions they profile are missing)")
         return [line]
-    if result.exact:
+    if result.outlived:
+        lines = [_outlived(result.outlived, shown_file)]
+    elif result.exact:
         line = f"{copies} copies ran the same calls; their profiles are merged into {shown_file}"
         if result.differences is None:
             line += (". Only calls were compared: each path is measured by one copy, so "
@@ -368,6 +390,22 @@ def summary(result: ParallelResult, data_file: str) -> list[str]:
         else:
             lines.append("--verify: the merged profile equals the sequential one")
     return lines
+
+
+def _outlived(outlived: dict[int, tuple[int, ...]], shown_file: str) -> str:
+    """The line for copies whose children still ran when the run stopped waiting."""
+    which = sorted(outlived)
+    pids = sorted({pid for k in which for pid in outlived[k]})
+    many = len(pids) > 1
+    shown = ", ".join(map(str, pids[:5])) + (", ..." if len(pids) > 5 else "")
+    copies = f"cop{'ies' if len(which) > 1 else 'y'} {', '.join(map(str, which))}"
+    theirs = "their copies" if len(which) > 1 else "its copy"
+    return (f"{len(pids)} child process{'es' * many} of {copies} (pid {shown}) still "
+            f"ran {handover.wait_limit():g} s after {theirs} ended: what "
+            f"{'they' if many else 'it'} counted may be missing from the copies' "
+            "profiles, so the copies cannot be compared, and the merged profile "
+            f"in {shown_file} is not exact ({handover.WAIT_VARIABLE} sets how many seconds "
+            "a run waits for its children)")
 
 
 def report(result: ParallelResult, data_file: str) -> None:
