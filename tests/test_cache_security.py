@@ -35,9 +35,26 @@ ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
 SETPRIV = shutil.which("setpriv")
 needs_root = pytest.mark.skipif(not ROOT, reason="needs root, to make files of another "
                                 "uid (os.chown) and to run as one")
-needs_setpriv = pytest.mark.skipif(not (ROOT and SETPRIV), reason="needs root and setpriv "
-                                   "(util-linux), to run pathprof as another user")
 NOBODY = 65534
+
+
+def _runs_as_nobody() -> bool:
+    """Whether this interpreter and the pathprof under test start as ``nobody``: the
+    interpreter's own files (a pyenv build's libpython under root's home) may be root's
+    alone, and then no test can run pathprof as another user."""
+    if not (ROOT and SETPRIV):
+        return False
+    source = str(Path(pathprof.__file__).resolve().parent.parent)
+    probe = subprocess.run(
+        [SETPRIV, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+         sys.executable, "-c", "import pathprof"], cwd="/",
+        env={**os.environ, "PYTHONPATH": source}, capture_output=True, timeout=60)
+    return probe.returncode == 0
+
+
+needs_setpriv = pytest.mark.skipif(not _runs_as_nobody(), reason="needs root, setpriv "
+                                   "(util-linux) and an interpreter nobody can start, to "
+                                   "run pathprof as another user")
 OTHER = 65533  #: the other user, when nobody is the victim
 
 LIB = ('def greet(name):\n    if name:\n        return "hello " + name\n'
