@@ -11,7 +11,15 @@ from __future__ import annotations
 import ast
 
 from pathprof.python.names import captured_name, is_capturable
-from pathprof.python.nodes import assign, child_nodes, first_code, is_inserted, load, locate_at
+from pathprof.python.nodes import (
+    assign,
+    first_code,
+    holder_name,
+    is_inserted,
+    load,
+    locate_at,
+    node_fields,
+)
 from pathprof.python.plan import FunctionPlan
 from pathprof.python.scan import is_generator
 
@@ -31,16 +39,28 @@ def capture_globals(fp: FunctionPlan) -> None:
     captured: dict[str, str] = {}
     pending: list[ast.AST] = list(node.body[start:])
     while pending:
-        child = pending.pop()
-        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+        parent = pending.pop()
+        if isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
                       | ast.Lambda):
             continue  # (their decorators, defaults and bases are the program's code)
-        if (isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load)
-                and is_capturable(child.id)):
-            local = captured_name(child.id)
-            captured[local] = child.id
-            child.id = local
-        pending += child_nodes(child)
+        for field in node_fields(type(parent)):
+            value = getattr(parent, field, None)
+            items = value if type(value) is list else [value]
+            for i, child in enumerate(items):
+                if not isinstance(child, ast.AST):
+                    continue
+                name = holder_name(child)
+                if (name is not None and isinstance(child.ctx, ast.Load)  # type: ignore[attr-defined]
+                        and is_capturable(name)):
+                    local = captured_name(name)
+                    captured[local] = name
+                    read = ast.copy_location(ast.Name(id=local, ctx=ast.Load()), child)
+                    if type(value) is list:
+                        value[i] = read
+                    else:
+                        setattr(parent, field, read)
+                else:
+                    pending.append(child)
     if not captured:
         return
     reads = [assign(local, load(name)) for local, name in sorted(captured.items())]

@@ -11,7 +11,6 @@ with :mod:`pathprof.python.eventcode`; both hand the runtime the same metadata
 from __future__ import annotations
 
 import ast
-import copy
 import dataclasses
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,7 +42,6 @@ from pathprof.python.cfg import (
 )
 from pathprof.python.conditioncode import counted, counter_names, instrument_decisions
 from pathprof.python.generator_globals import capture_globals
-from pathprof.python.holder import move_to_holder
 from pathprof.python.lasti import keep_last_instruction
 from pathprof.python.names import (
     CLOCK,
@@ -67,7 +65,7 @@ from pathprof.python.names import (
     switch_name,
     timer_name,
 )
-from pathprof.python.nodes import artificial, const, load, mark_unlocated, store
+from pathprof.python.nodes import artificial, const, copy_tree, load, mark_unlocated, store
 from pathprof.python.outside import move_registers_out
 from pathprof.python.plan import (
     FunctionPlan,
@@ -136,7 +134,7 @@ def hide_own_names(tree: ast.Module, scan: ModuleScan, everywhere: bool = False
                     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
     moved = []
     for node in reaching:
-        moved.append(RegistersMoved(node, copy.deepcopy(node.body)))
+        moved.append(RegistersMoved(node, [copy_tree(stmt) for stmt in node.body]))
         move_registers_out(node, LOCAL_PREFIX, MODULE)
     return moved
 
@@ -298,7 +296,7 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
             if not fp.calls_only:
                 branches = _branch_tests(fp)
                 if fp.index in originals:  # counted after its paths are known too
-                    copied = copy.deepcopy(originals[fp.index])
+                    copied = [copy_tree(stmt) for stmt in originals[fp.index]]
                     if counted(instrument_decisions(copied, vectors, branches)):
                         conditioned[fp.index] = copied
                 fp.decisions = instrument_decisions(
@@ -329,17 +327,7 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
     prologue = _add_prologue(
         tree, plans, filename, key, metadata, subpaths, tuple(originals),
         tuple(counted(fp.decisions) for fp in plans) if conditions else None, unmeasured)
-    _to_holder(tree, moved)
     return InstrumentedModule(tree, plans, metadata, prologue, moved)
-
-
-def _to_holder(tree: ast.Module, moved: list[RegistersMoved]) -> None:
-    """The module's names read from its holder (:mod:`pathprof.python.holder`), in the
-    tree and in the bodies kept for functions whose registers moved out."""
-    move_to_holder(tree)
-    for registers in moved:
-        for stmt in registers.body_in_frame:
-            move_to_holder(stmt)
 
 
 def _branch_tests(fp: FunctionPlan) -> set[Span]:
@@ -414,7 +402,6 @@ def _instrument_events(source: str | bytes, filename: str, module_key: str | Non
            and body[position].module == "__future__"):  # type: ignore[attr-defined]
         position += 1
     body[position:position] = prologue
-    _to_holder(tree, moved)
     return InstrumentedModule(tree, plans, metadata, prologue, moved,
                               runtime="pathprof.runtime.events")
 

@@ -4,8 +4,8 @@ Every name holds ``@``, which no identifier can, so it never clashes with the
 program's: locals start with ``@pp_`` (as pytest's own ``@py_*``, which ``pytest
 -l`` does not show); the module's names start with ``_@pp_`` and live in the
 module's *holder*, not its globals (:mod:`pathprof.runtime.holder`: the rewriter
-writes them as names, and :func:`pathprof.python.holder.move_to_holder` makes each a
-read of the holder once the module is rewritten). With ``--conditions`` the vector
+reads and stores them through :func:`pathprof.python.nodes.load` and ``store``,
+which make each an attribute of the holder). With ``--conditions`` the vector
 counters and the decision value stay module globals (a decision assigns them in an
 expression, which only a name can be): ``__@pp_v<slot>__`` and ``__@pp_d__``, names
 with two underscores at both ends, which neither ``import *`` nor a loop deleting a

@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 from typing import Any, TypeVar
 
-from pathprof.python.names import MODULE
+from pathprof.python.names import HOLDER, MODULE, PLACEHOLDER, in_holder
 
 #: The line (and column) of an artificial node: no location.
 UNLOCATED = -1
@@ -94,6 +94,36 @@ def walk(node: ast.AST) -> list[ast.AST]:
             elif isinstance(value, ast.AST):
                 todo.append(value)
     return found
+
+
+def copy_tree(node: _Copied, memo: dict[int, Any] | None = None) -> _Copied:
+    """A copy of ``node`` and everything in it, as :func:`copy.deepcopy` makes one of a
+    tree, at a third of its cost: each node made afresh with its attributes (fields,
+    locations and any pathprof set), lists copied, everything else (identifiers,
+    constants, the context singletons ``Load()``/``Store()``) shared, as nothing
+    changes those in place. ``memo`` receives the copy of each node by the original's
+    id."""
+    kind = type(node)
+    new: Any = ast.AST.__new__(kind)
+    attributes = new.__dict__
+    for name, value in node.__dict__.items():
+        if type(value) is list:
+            attributes[name] = [copy_tree(item, memo) if isinstance(item, ast.AST)
+                                and not isinstance(item, _SHARED) else item
+                                for item in value]
+        elif isinstance(value, ast.AST) and not isinstance(value, _SHARED):
+            attributes[name] = copy_tree(value, memo)
+        else:
+            attributes[name] = value
+    if memo is not None:
+        memo[id(node)] = new
+    copied: _Copied = new
+    return copied
+
+
+#: Nodes :func:`copy_tree` shares: the context, operator and other singletons.
+_SHARED = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+_Copied = TypeVar("_Copied", bound=ast.AST)
 
 
 # ---------------------------------------------------------------------------
@@ -219,12 +249,59 @@ def first_evaluated(expr: ast.expr) -> ast.expr:
 # Builders: expressions (no location of their own) and artificial statements
 
 
-def load(name: str) -> ast.Name:
+def load(name: str) -> Any:
+    """A read of ``name``: a local, a module global, or one of the module's names in its
+    holder (``_@pp_*``: ``<placeholder>.name``, :mod:`pathprof.runtime.holder`; the
+    holder itself, :data:`~pathprof.python.names.HOLDER`, the placeholder)."""
+    if in_holder(name):
+        return _in_holder(name, ast.Load())
     return ast.Name(id=name, ctx=ast.Load())
 
 
-def store(name: str) -> ast.Name:
+def store(name: str) -> Any:
+    """A store to ``name`` (see :func:`load`)."""
+    if in_holder(name):
+        return _in_holder(name, ast.Store())
     return ast.Name(id=name, ctx=ast.Store())
+
+
+_LOCATION = frozenset({"lineno", "end_lineno", "col_offset", "end_col_offset"})
+
+
+class _HolderRead(ast.Attribute):
+    """``<placeholder>.name``, whose location is its placeholder's too: code that
+    locates the read as it would locate a name (:func:`ast.copy_location`, setting
+    ``lineno``...) locates both nodes, so the ``LOAD_CONST`` of the holder stands at
+    the line the name's load stood at. (The compiler takes a subclass of a node as
+    the node; its ``__name__`` is the node's, as :class:`ast.NodeVisitor` and
+    :func:`ast.unparse` dispatch on it: ``visit_Attribute`` visits it.)"""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name in _LOCATION:
+            inner = self.__dict__.get("value")
+            if inner is not None:
+                setattr(inner, name, value)
+
+
+_HolderRead.__name__ = "Attribute"
+
+
+def _in_holder(name: str, ctx: ast.expr_context) -> ast.expr:
+    holder = ast.Constant(value=PLACEHOLDER)
+    if name == HOLDER:
+        if not isinstance(ctx, ast.Load):
+            raise ValueError("the holder itself is only read")
+        return holder
+    return _HolderRead(value=holder, attr=name, ctx=ctx)
+
+
+def holder_name(node: ast.AST) -> str | None:
+    """The name of the module's holder ``node`` reads or stores (:func:`load`), or
+    None if it is no such read."""
+    if type(node) is _HolderRead:
+        return node.attr
+    return None
 
 
 def const(value: Any) -> ast.Constant:

@@ -23,7 +23,7 @@ import ast
 from typing import TypeVar
 
 from pathprof.python.names import RETURN_VALUE
-from pathprof.python.nodes import walk
+from pathprof.python.nodes import load, walk
 
 
 class _MoveOut(ast.NodeTransformer):
@@ -41,8 +41,7 @@ class _MoveOut(ast.NodeTransformer):
     visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
 
     def _runtime(self, attr: str, node: ast.AST) -> ast.Attribute:
-        func = ast.Attribute(value=ast.Name(id=self.runtime, ctx=ast.Load()), attr=attr,
-                             ctx=ast.Load())
+        func = ast.Attribute(value=load(self.runtime), attr=attr, ctx=ast.Load())
         return _located(func, node)
 
     def visit_Return(self, node: ast.Return) -> ast.AST:

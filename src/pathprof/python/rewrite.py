@@ -82,6 +82,7 @@ from pathprof.python.nodes import (
     call_module,
     child_nodes,
     const,
+    copy_tree,
     count,
     first_code,
     first_evaluated,
@@ -112,6 +113,13 @@ __all__ = [
     "uses_local_table",
 ]
 
+
+def _loaded(node: ast.expr) -> ast.expr:
+    """A fresh read of what ``node`` (a name, or a read of the module's holder) stores
+    to or reads."""
+    copied = copy_tree(node)
+    copied.ctx = ast.Load()  # type: ignore[attr-defined]
+    return copied
 
 
 @dataclass
@@ -515,9 +523,9 @@ class FunctionRewriter:
                 # free of thread switches as ``c[k] += 1`` (the only call is the C
                 # method that stores; CPython checks for switches after it returns).
                 table, slot = stmt.target.value, stmt.target.slice
-                read = ast.Subscript(value=load(table.id), slice=slot, ctx=ast.Load())  # type: ignore[attr-defined]
+                read = ast.Subscript(value=_loaded(table), slice=slot, ctx=ast.Load())
                 effects.append(ast.Call(
-                    func=ast.Attribute(value=load(table.id), attr="__setitem__",  # type: ignore[attr-defined]
+                    func=ast.Attribute(value=_loaded(table), attr="__setitem__",
                                        ctx=ast.Load()),
                     args=[slot, ast.BinOp(left=read, op=ast.Add(), right=const(1))],
                     keywords=[]))

@@ -10,7 +10,6 @@ known (:func:`plan_loop_switches`, :func:`wrap_loop_switches`).
 from __future__ import annotations
 
 import ast
-import copy
 from typing import Any
 
 from pathprof.graph import ProbeOp
@@ -25,6 +24,7 @@ from pathprof.python.nodes import (
     artificial,
     assign,
     const,
+    copy_tree,
     first_code,
     first_evaluated,
     is_inserted,
@@ -86,8 +86,8 @@ def _original_copy(stmts: list[ast.stmt], memo: dict[int, Any] | None = None
     measured branch, which the compiler reads first, declares the same names, and a
     second declaration after their use would be a SyntaxError. (They make no code,
     so no line event goes with them.) ``memo`` receives the copy of each node by
-    the original's id (:func:`copy.deepcopy`'s memo)."""
-    shell = ast.Module(body=copy.deepcopy(stmts, memo), type_ignores=[])
+    the original's id (:func:`~pathprof.python.nodes.copy_tree`'s memo)."""
+    shell = ast.Module(body=[copy_tree(stmt, memo) for stmt in stmts], type_ignores=[])
     for node in walk(shell):
         for name, value in ast.iter_fields(node):
             if isinstance(value, list) and any(isinstance(v, ast.Global | ast.Nonlocal)
@@ -251,8 +251,11 @@ def add_switch(fp: FunctionPlan, original: list[ast.stmt],
     else:
         artificial(test)
     if conditioned is not None:
-        second = copy.deepcopy(test)
-        second.id = conditions_switch_name(fp.index)
+        second = ast.copy_location(load(conditions_switch_name(fp.index)), test)
+        second.end_lineno, second.end_col_offset = test.end_lineno, test.end_col_offset
+        if not isinstance(second, ast.Name):  # (a read of the holder: locate its parts)
+            for part in ast.walk(second):
+                ast.copy_location(part, test)
         inner = ast.If(test=second, body=conditioned, orelse=original)
         ast.copy_location(inner, second)
         inner.end_lineno, inner.end_col_offset = second.end_lineno, second.end_col_offset

@@ -4,7 +4,7 @@ constant, not its globals (standard library only).
 Instrumented code reads pathprof's names (the module's state ``_@pp_m``, the counter
 tables ``_@pp_c<i>``, the switches ``_@pp_i<i>``...) as attributes of one *holder*, a
 module object of pathprof's own that no ``sys.modules`` entry names. The front end
-(:mod:`pathprof.python.holder`) compiles every read as ``<placeholder>.name``, the
+(:func:`pathprof.python.nodes.load`) compiles every read as ``<placeholder>.name``, the
 placeholder being the string constant :data:`PLACEHOLDER`; :func:`bind` replaces that
 constant in every code object of a compiled module by a fresh holder, so each read
 is a ``LOAD_CONST`` and a ``LOAD_ATTR`` CPython specializes for a module, as fast as
