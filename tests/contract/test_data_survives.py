@@ -6,6 +6,7 @@ beyond a float's range."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import resource
 import signal
@@ -294,6 +295,12 @@ def test_counts_beyond_a_floats_range(tmp_path: Path) -> None:
         result = pathprof_cli(tmp_path, *command)
         assert "Error" not in result.stderr
     assert "<0.1%" in pathprof_cli(tmp_path, "coverage").stdout
+    # each next path is 1030 decisions long: 100 listed, not all 1030 (430 MB of JSON)
+    [wide] = json.loads(result.stdout)["files"][0]["functions"]
+    assert (len(wide["next_paths"]), wide["next_paths_more"], wide["next_paths_unfound"],
+            wide["basis_dimension"] - wide["basis_covered"]) == (100, 930, 0, 1030)
+    assert "and 1,025 more independent paths to find" in pathprof_cli(
+        tmp_path, "coverage", "-m").stdout
     from ..test_pytest_plugin import pytest_in
 
     result = pytest_in(tmp_path, "--pathprof=wide.py", "test_wide.py")

@@ -6,7 +6,8 @@ coverage (:mod:`pathprof.analysis.basis`, the headline) is in ``basis_covered``,
 ``basis_dimension`` and ``basis_percent``, per function, per file and in the totals.
 Version 2: figures leave out what is excluded (``excluded``, per function, file and
 in all) and take in files never imported (``imported``: false); each function has
-its ``next_paths`` (:mod:`pathprof.analysis.nextpaths`) and ``impossible_paths``, and
+its ``next_paths`` (:mod:`pathprof.analysis.nextpaths`, at most
+:data:`NEXT_PATHS_LISTED`, ``next_paths_more`` counting the rest) and ``impossible_paths``, and
 the document the suite's ``where_to_test_next``. Where conditions were measured
 (``--conditions``), a function has ``conditions`` (each decision's vectors and each
 condition's verdicts, :func:`decisions_json`) and ``conditions_totals``, and the
@@ -64,9 +65,15 @@ def _missed(fn: FunctionCoverage, path: Path) -> dict[str, Any]:
     return {**_path(fn, path), "impossible": None if why is None else str(why)}
 
 
+#: next paths listed per function: each is as long as the function, so listing every one
+#: of a function with a thousand decisions would write hundreds of megabytes
+NEXT_PATHS_LISTED = 100
+
+
 def _next(fn: FunctionCoverage) -> dict[str, Any]:
-    """The function's next paths to write and those proved impossible."""
-    found = fn.next_paths()
+    """The function's next paths to write (the first :data:`NEXT_PATHS_LISTED`, with how
+    many more its basis misses) and those proved impossible."""
+    found = fn.next_paths(NEXT_PATHS_LISTED)
     return {
         "next_paths": [{**_path(fn, p), "steps": path_steps(fn.profile, p, fn.lines),
                         "story": path_story(fn.profile, p, fn.lines),
@@ -74,6 +81,7 @@ def _next(fn: FunctionCoverage) -> dict[str, Any]:
                                       else str(found.cut_short[p.key]))}
                        for p in found.paths],
         "next_paths_unfound": found.unfound,
+        "next_paths_more": found.needed - len(found.paths) - found.unfound,
         "impossible_paths": [{**_path(fn, p), "story": path_story(fn.profile, p, fn.lines),
                               "reason": str(why), "test": why.test,
                               "lines_tested": [why.first_line, why.second_line]}

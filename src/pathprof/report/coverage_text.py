@@ -291,14 +291,14 @@ def _render_function_missing(fn: FunctionCoverage, console: Console, limit: int)
         head.append(f"  {fn.totals.missed:,} of {fn.totals.possible:,} missed")
     head.append(f"; basis {fn.basis.run:,} of {fn.basis.possible:,}")
     console.print(head)
-    found = fn.next_paths()
+    found = fn.next_paths(limit)  # (the search stops at the limit: a long one is slow)
     for number, path in enumerate(found.paths[:limit], 1):
         _hanging(console, f"  + {number}.", path_story(profile, path, fn.lines))
         if path.key in found.cut_short:
             console.print(Text(f"       (last resort: {found.cut_short[path.key]})",
                                style="dim"))
-    if len(found.paths) > limit:
-        console.print(Text(f"    … and {len(found.paths) - limit:,} more to write",
+    if more := found.needed - len(found.paths) - found.unfound:
+        console.print(Text(f"    … and {plural(more, 'more independent path')} to find",
                            style="dim"))
     if found.unfound:
         console.print(Text(f"    {plural(found.unfound, 'more independent path')}: none "
