@@ -344,3 +344,32 @@ def test_a_function_with_every_statement_excluded_is_excluded(tmp_path: Path) ->
     assert coverage.excluded.functions == {"excluded line": 2, "abstract stub": 1}
     kept = path_coverage(Measurement(functions=fns), ExclusionRules())
     assert [fn.qualname for fn in kept.functions()] == ["Base.area", "Base.real"]
+
+
+@pytest.mark.parametrize("pattern", [r"\breturn\b", r"\belse\b", r"\braise\b", r":\s*$",
+                                     r"\bfinally\b"])
+def test_reading_keywords_only_where_a_line_matches_changes_nothing(
+        pattern: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compound statement none of whose lines a pattern matches reads no token for its
+    clauses' headers: on standard library modules, with patterns that match headers,
+    bodies and clause keywords, what is excluded is what reading every header gives."""
+    import inspect
+
+    from pathprof.analysis import exclusions
+
+    rules = ExclusionRules.of(exclude_lines=[pattern])
+    modules = ["argparse", "ast", "tarfile", "inspect", "shutil", "tokenize", "zipfile"]
+    excluded = 0
+    for name in modules:
+        source = inspect.getsource(__import__(name))
+        fast = exclusions_of(source, rules)
+        with monkeypatch.context() as patched:
+            keywords = exclusions._Keywords(source)
+            patched.setattr(exclusions, "_Unmatched", keywords)  # every header from tokens
+            patched.setattr(exclusions._Finder, "matched",
+                            lambda self, first, last: any(
+                                line in self.lines for line in range(first, last + 1)))
+            slow = exclusions_of(source, rules)
+        assert (fast.spans, fast.functions) == (slow.spans, slow.functions), name
+        excluded += len(fast.spans)
+    assert excluded > 10  # (each pattern excludes something)

@@ -139,13 +139,22 @@ class _Keywords:
     ``try``) are, from the token stream."""
 
     def __init__(self, source: str) -> None:
-        self._positions: list[tuple[int, int, str]] = []
-        try:
-            for token in tokenize.generate_tokens(io.StringIO(source).readline):
-                if token.type == tokenize.NAME and token.string in _CLAUSE_KEYWORDS:
-                    self._positions.append((*token.start, token.string))
-        except (tokenize.TokenError, SyntaxError):  # pragma: no cover - source parsed
-            pass
+        self._source = source
+        self._found: list[tuple[int, int, str]] | None = None
+
+    @property
+    def _positions(self) -> list[tuple[int, int, str]]:
+        """The keywords' positions, read from the tokens the first time they are asked
+        for (most modules' compound statements have no excluded line to look for)."""
+        if self._found is None:
+            self._found = []
+            try:
+                for token in tokenize.generate_tokens(io.StringIO(self._source).readline):
+                    if token.type == tokenize.NAME and token.string in _CLAUSE_KEYWORDS:
+                        self._found.append((*token.start, token.string))
+            except (tokenize.TokenError, SyntaxError):  # pragma: no cover - source parsed
+                pass
+        return self._found
 
     def line_between(self, keyword: str, after: tuple[int, int],
                      before: tuple[int, int]) -> int | None:
@@ -160,7 +169,16 @@ class _Keywords:
         return None
 
 
-def _clauses(node: ast.stmt, keywords: _Keywords
+class _Unmatched:
+    """The clause keywords of a statement no line of which a pattern matches: any line
+    of it serves as a header's, since none can be matched (no token is read)."""
+
+    @staticmethod
+    def line_between(keyword: str, after: tuple[int, int], before: tuple[int, int]) -> int:
+        return after[0]
+
+
+def _clauses(node: ast.stmt, keywords: _Keywords | type[_Unmatched]
              ) -> Iterator[tuple[int | None, list[ast.stmt]]]:
     """Each clause of a compound statement: the line its header starts on, and its
     body; an ``elif`` comes as ``(None, [the elif's if])``, a statement of its own."""
@@ -278,6 +296,7 @@ class _Finder:
     def __init__(self, source: str, rules: ExclusionRules) -> None:
         self.rules = rules
         self.lines = rules.matching_lines(source)
+        self._sorted_lines = sorted(self.lines)
         self.keywords = _Keywords(source)
         self.result = ExcludedSource()
 
@@ -289,7 +308,9 @@ class _Finder:
                     self.result.functions.setdefault(inner.lineno, reason)
 
     def matched(self, first: int, last: int) -> bool:
-        return any(line in self.lines for line in range(first, last + 1))
+        """Whether a pattern matches a line from ``first`` to ``last``."""
+        index = bisect.bisect_left(self._sorted_lines, first)
+        return index < len(self._sorted_lines) and self._sorted_lines[index] <= last
 
     def walk(self, body: Sequence[ast.stmt], in_protocol: bool = False) -> None:
         abstract: set[str] = set()  # a class's abstract stub properties, by name
@@ -318,7 +339,9 @@ class _Finder:
                 return reason
             self.walk(node.body)
             return None
-        clauses = list(_clauses(node, self.keywords))
+        keywords = (self.keywords if self.matched(node.lineno, node.end_lineno or node.lineno)
+                    else _Unmatched)
+        clauses = list(_clauses(node, keywords))
         if not clauses:
             if self.matched(node.lineno, node.end_lineno or node.lineno):
                 self.exclude([node], "excluded line")
@@ -338,16 +361,18 @@ class _Finder:
         return None
 
 
-def exclusions_of(source: str, rules: ExclusionRules, filename: str = "<source>"
-                  ) -> ExcludedSource:
+def exclusions_of(source: str, rules: ExclusionRules, filename: str = "<source>",
+                  tree: ast.Module | None = None) -> ExcludedSource:
     """What ``rules`` exclude from ``source`` (which must parse; a module that does not
-    is left to fail where it is run, not here: it excludes nothing)."""
+    is left to fail where it is run, not here: it excludes nothing); ``tree``, the
+    source's, where the caller parsed it already."""
     if rules.empty:
         return ExcludedSource()
-    try:
-        tree = ast.parse(source, filename)
-    except (SyntaxError, ValueError):
-        return ExcludedSource()
+    if tree is None:
+        try:
+            tree = ast.parse(source, filename)
+        except (SyntaxError, ValueError):
+            return ExcludedSource()
     finder = _Finder(source, rules)
     finder.walk(tree.body)
     finder.result.spans.sort()

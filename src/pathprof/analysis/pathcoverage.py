@@ -337,7 +337,7 @@ def _file_coverage(measurement: Measurement, file: str, profiles: list[FunctionP
         if fn.source_hash not in parsed:
             source = _source_of(measurement, fn)
             tree = _parse(source, file)
-            found = (exclusions_of(source, rules, file)
+            found = (exclusions_of(source, rules, file, tree)
                      if source is not None and tree is not None else ExcludedSource())
             parsed[fn.source_hash] = (tree, None if source is None else source.splitlines(),
                                       found)

@@ -3,12 +3,13 @@
 coverage.py reports a file of the configured source that no test imported at 0%,
 so that a suite that never touches a module cannot look complete. Path coverage
 does the same: each such file is parsed and planned as an import would have it
-(:func:`pathprof.python.instrument.instrument_source`, nothing run), and each of
-its functions gets an empty profile, whose paths possible and basis dimension are
-what a measured run would have found.
+(:func:`pathprof.python.instrument.planned_metadata`, nothing rewritten or run), and
+each of its functions gets an empty profile, whose paths possible and basis dimension
+are what a measured run would have found.
 
 Invariant: a profile made here has no counts, and its metadata is what measuring
-the file as it is now would record.
+the file as it is now would record, less what only the runtime reads
+(``early_returns``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def unmeasured_profiles(files: Sequence[str], measured: Collection[str]
     names compared as absolute paths), and the files that could not be read or
     parsed, with why."""
     from pathprof.hashing import source_hash
-    from pathprof.python.instrument import instrument_source
+    from pathprof.python.instrument import planned_metadata
 
     known = {os.path.abspath(f) for f in measured}
     profiles: list[FunctionProfile] = []
@@ -38,7 +39,7 @@ def unmeasured_profiles(files: Sequence[str], measured: Collection[str]
         try:
             with open(file, "rb") as f:
                 data = f.read()
-            module = instrument_source(data, file)
+            metadata = planned_metadata(data, file)
         except OSError as err:
             problems.append((file, f"cannot read it: {err.strerror}"))
             continue
@@ -47,5 +48,5 @@ def unmeasured_profiles(files: Sequence[str], measured: Collection[str]
             continue
         digest = source_hash(data)
         profiles += [FunctionProfile.of(file, digest, meta)
-                     for meta in module.metadata.functions]
+                     for meta in metadata.functions]
     return profiles, problems
