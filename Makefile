@@ -78,10 +78,13 @@ bench-scale: $(VENV)/.installed
 	$(VENV)/bin/pip install $(PIP_FLAGS) -e '.[bench]'
 	$(VENV)/bin/python benchmarks/scale.py --out benchmarks/results $(BENCH_SCALE_ARGS)
 
-# Issue 24: four real projects' own test suites (attrs, python-dateutil, jinja2, packaging,
-# from their sdists on the package index), plain, under --cov-branch and under --pathprof;
-# checks the results match and prints the table kept in docs/benchmarks.md. Minutes; not
-# part of `make test`. REALSUITES_ARGS passes options (e.g. --repeat 3 --workdir DIR).
+# Issues 24 and 50: nineteen real projects' own test suites (attrs, jinja2, click, pygments,
+# werkzeug, jsonschema, marshmallow, pyflakes ...: benchmarks/realsuites.py's PROJECTS, from
+# their sdists on the package index), plain, under --cov-branch and under --pathprof
+# (stopping, counting every run, with conditions); checks the outcome counts match and
+# prints the table kept in docs/benchmarks.md. About an hour on a busy 2-core machine; not
+# part of `make test`. REALSUITES_ARGS passes options (e.g. --projects a,b --repeat 3
+# --workdir DIR).
 realsuites: $(VENV)/.installed
 	$(VENV)/bin/python benchmarks/realsuites.py $(REALSUITES_ARGS)
 

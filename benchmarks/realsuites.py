@@ -1,17 +1,19 @@
-"""Sixteen real projects' test suites, plain, under ``--cov-branch`` and under ``--pathprof``.
+"""Nineteen real projects' test suites, plain, under ``--cov-branch`` and under ``--pathprof``.
 
-Issue 24's acceptance, extended to sixteen projects: ``make realsuites`` (or ``python
-benchmarks/realsuites.py``) downloads the sdists of the projects in ``PROJECTS`` from the
-package index -- attrs 25.3.0 (data classes), python-dateutil 2.9.0.post0 (date/time),
-jinja2 3.1.6 (templating), packaging 25.0 (version and marker parsing), click 8.5.1 (CLI),
-pyparsing 3.3.3 (parser combinators), sqlparse 0.6.1 (SQL parser), tomlkit 0.15.2 (TOML),
-markdown 3.11.3 (Markdown), pygments 2.21.0 (syntax highlighting), h11 0.16.0 (HTTP/1.1),
-werkzeug 3.1.9 (HTTP utilities, WSGI), more-itertools 11.2.1 (iterators), cachetools 8.0.2
-(caches), arrow 1.4.0 (date/time) and idna 3.20 (internationalized domain names) -- makes
-a virtual environment for each with the running interpreter (pathprof from this
+Issue 24's acceptance, extended to sixteen projects and by issue 50 to nineteen: ``make
+realsuites`` (or ``python benchmarks/realsuites.py``) downloads the sdists of the projects
+in ``PROJECTS`` from the package index -- attrs 25.3.0 (data classes), python-dateutil
+2.9.0.post0 (date/time), jinja2 3.1.6 (templating), packaging 25.0 (version and marker
+parsing), click 8.5.1 (CLI), pyparsing 3.3.3 (parser combinators), sqlparse 0.6.1 (SQL
+parser), tomlkit 0.15.2 (TOML), markdown 3.11.3 (Markdown), pygments 2.21.0 (syntax
+highlighting), h11 0.16.0 (HTTP/1.1), werkzeug 3.1.9 (HTTP utilities, WSGI),
+more-itertools 11.2.1 (iterators), cachetools 8.0.2 (caches), arrow 1.4.0 (date/time),
+idna 3.20 (internationalized domain names), jsonschema 4.26.0 (JSON Schema validation),
+marshmallow 4.4.0 (object serialization) and pyflakes 4.1.0 (a checker of Python source)
+-- makes a virtual environment for each with the running interpreter (pathprof from this
 checkout, pytest, pytest-cov, the project and its test dependencies), and runs the
 project's test suite from the unpacked sdist five ways, each timed (wall time, best of
-``--repeat``), with ``PYTHONHASHSEED=0``:
+``--repeat``), with ``PYTHONHASHSEED=0`` (and what a project's ``env`` adds):
 
 - plain: ``python -m pytest -q -p no:cacheprovider ARGS``;
 - coverage.py: the same with ``--cov=PKG --cov-branch --cov-report=json:FILE``;
@@ -55,7 +57,7 @@ one-function move; it is also written to ``WORKDIR/results-pyX.Y.md``.
 
 Options: ``--workdir DIR`` (sdists, unpacked trees, venvs, logs and reports; default
 ``/tmp/pathprof-realsuites``; the venvs and logs are per Python, ``NAME-VERSION-pyX.Y``,
-so one workdir serves several interpreters), ``--projects a,b`` (default all sixteen),
+so one workdir serves several interpreters), ``--projects a,b`` (default all nineteen),
 ``--repeat N`` (default 1), ``--fresh`` (rebuild the venvs), ``--pathprof-rev REV``
 (install pathprof from ``git archive REV`` of this checkout instead of the working tree,
 editable: useful while the working tree is being edited), ``--modes plain,cov,...``
@@ -65,8 +67,9 @@ project's arguments), ``--timeout S`` (one pytest run's limit, default 1200 s),
 instrumentation cache left from an earlier run; by default the variable is unset, even
 where the calling environment sets it, so pytest and pathprof write and reuse their
 caches). Needs the package index and nothing else (no network, database or compiled
-extension for the suites themselves). Not part of ``make test``/``.ci/run``: see
-docs/benchmarks.md for how long a run of the sixteen takes.
+extension for the suites themselves; the one compiled dependency, jsonschema's rpds-py
+through referencing, is a wheel from the index). Not part of ``make test``/``.ci/run``:
+see docs/benchmarks.md for how long a run of the nineteen takes.
 """
 
 from __future__ import annotations
@@ -134,6 +137,17 @@ class Project:
 #   dateparser (it pulls in the compiled regex; its one test skips itself); tox.ini's
 #   [pytest] addopts (--cov... --cov-fail-under=99, --junitxml) are cleared with -o.
 # idna: the "all" extra less ruff, mypy, ty and coverage (pytest, hypothesis).
+# jsonschema: pyproject.toml's "test" group less virtue (the runner noxfile.py uses; pytest
+#   collects the same unittest suite): jsonpath-ng; and the "format-nongpl" extra, one of
+#   the three installs noxfile.py tests (pure Python; without it 474 format tests skip).
+#   Its runtime dependency rpds-py (through referencing) is compiled, a wheel from the
+#   index. The suite is the package's jsonschema/tests (measured too, as --cov=jsonschema
+#   does); the JSON-Schema-Test-Suite is in the sdist (json/, found beside the package).
+#   coverage.py runs with the project's [tool.coverage] (dynamic_context = test_function,
+#   which costs it time; its report omits jsonschema/benchmarks and fuzz_validate.py).
+# marshmallow: pyproject.toml's "tests" group (pytest, simplejson).
+# pyflakes: no test dependencies (tox.ini, not in the sdist: unittest, and flake8 for lint);
+#   its tests are the package's pyflakes/test (measured too).
 # Hypothesis suites run with --hypothesis-seed=0 so the three runs draw the same examples.
 PROJECTS = {
     "attrs": Project(
@@ -234,6 +248,36 @@ PROJECTS = {
         ["tests", "-o", "addopts="],
     ),
     "idna": Project("idna", "3.20", ["idna"], ["hypothesis"], ["tests", "--hypothesis-seed=0"]),
+    "jsonschema": Project(
+        "jsonschema",
+        "4.26.0",
+        ["jsonschema"],
+        [
+            "jsonpath-ng",
+            "fqdn",
+            "idna",
+            "isoduration",
+            "jsonpointer>1.13",
+            "rfc3339-validator",
+            "rfc3986-validator>0.1.0",
+            "rfc3987-syntax>=1.1.0",
+            "uri-template",
+            "webcolors>=24.6.0",
+        ],
+        ["jsonschema/tests"],
+    ),
+    "marshmallow": Project("marshmallow", "4.4.0", ["marshmallow"], ["simplejson"], ["tests"]),
+    "pyflakes": Project(
+        "pyflakes",
+        "4.1.0",
+        ["pyflakes"],
+        [],
+        ["pyflakes/test"],
+        # tox.ini's setenv (an unknown ast node is an error, not a silent pass); and
+        # coverage.py at its defaults: setup.cfg's [coverage:run] names the covdefaults
+        # plugin, which nothing installs (without it pytest-cov stops at start-up).
+        env={"PYFLAKES_ERROR_UNKNOWN": "1", "COVERAGE_RCFILE": "/dev/null"},
+    ),
 }
 
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error", "deselected")
