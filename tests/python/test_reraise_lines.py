@@ -90,3 +90,41 @@ def test_a_frame_left_through_a_finally_shows_a_line(tmp_path: Path) -> None:
     for raised_at, frame_line in rows:
         assert raised_at == "15"
         assert 17 <= int(frame_line) <= 21  # a line of the finally clause, not None
+
+
+_TWO_LOCALS = {"LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST",
+               "LOAD_FAST_BORROW_LOAD_FAST_BORROW"}
+
+
+def test_own_instructions_are_read_from_the_raw_code_as_dis_reads_them() -> None:
+    """Which instructions name one of pathprof's names, read from the raw code, is what
+    :func:`dis.get_instructions` says of every code object of forty instrumented
+    standard library modules (three builds each: plain paths, stop-counting's switches,
+    conditions) -- name, global, attribute, local, cell and free variable reads, on
+    every Python's own encoding of their arguments (3.13's instructions of two locals
+    name both: their ``argval`` is a tuple)."""
+    import dis
+    import os
+
+    from pathprof.python.instrument import instrument_source
+    from pathprof.python.reraise_lines import _own_units
+
+    root = Path(os.__file__).parent
+    files = sorted(root.glob("*.py"))[:40]
+    checked = owned = 0
+    for path in files:
+        for options in ({}, {"switches": True}, {"switches": True, "conditions": True}):
+            try:
+                module = instrument_source(path.read_bytes(), str(path), **options)
+            except (SyntaxError, ValueError):
+                continue
+            for code in _walk(module.compile_unbound(str(path))):
+                expected = {ins.offset // 2 for ins in dis.get_instructions(code)
+                            if any(isinstance(value, str) and "@pp" in value for value
+                                   in (ins.argval if type(ins.argval) is tuple
+                                       and ins.opname in _TWO_LOCALS else (ins.argval,)))}
+                assert _own_units(code) == expected, (path, code.co_qualname)
+                checked += 1
+                owned += bool(expected)
+    assert checked > 1000
+    assert owned > 500

@@ -442,3 +442,43 @@ def test_random_programs_send_loops_back(tmp_path: Path) -> None:
 
     draw()
     assert sum(went_back) >= 10, went_back
+
+
+def _switchable_by_every_node(fp: Any) -> bool:
+    """``can_switch`` by its definition, read off every node of the body (expressions
+    included), as it was first written."""
+    node = fp.cfg.node
+    if fp.calls_only or fp.share is not None or fp.subpaths or fp.timed:
+        return False
+    if fp.edge_plan is not None or len(node.body) <= fp.cfg.body_start:
+        return False
+    pending = [(stmt, False) for stmt in node.body[fp.cfg.body_start:]]
+    while pending:
+        child, in_with = pending.pop()
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return False
+        if isinstance(child, ast.Return) and in_with:
+            return False
+        in_with = in_with or isinstance(child, ast.With | ast.AsyncWith)
+        pending.extend((inner, in_with) for inner in ast.iter_child_nodes(child))
+    return True
+
+
+def test_which_functions_can_switch_is_read_from_their_statements_alone() -> None:
+    """``can_switch`` walks statements only: on every function of the standard library's
+    top-level modules it decides what a walk of every node decides."""
+    import os
+
+    functions = switchable = 0
+    for path in sorted(Path(os.__file__).parent.glob("*.py")):
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (SyntaxError, ValueError):
+            continue
+        for index, (node, qualname) in enumerate(iter_functions(tree)):
+            fp = plan_function(build_cfg(node, qualname), index)
+            assert can_switch(fp) == _switchable_by_every_node(fp), (path, qualname)
+            functions += 1
+            switchable += can_switch(fp)
+    assert functions > 5000
+    assert 0 < switchable < functions

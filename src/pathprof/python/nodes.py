@@ -133,14 +133,17 @@ _Copied = TypeVar("_Copied", bound=ast.AST)
 _Node = TypeVar("_Node", bound=ast.AST)
 
 
+_NO_LOCATION = {"lineno": UNLOCATED, "end_lineno": UNLOCATED, "col_offset": -1,
+                "end_col_offset": -1}
+
+
 def artificial(node: _Node) -> _Node:
-    """``node`` and everything in it made artificial (no location)."""
+    """``node`` and everything in it made artificial (no location). (Written to each
+    node's attributes at once: every node gets them, so a holder read's own
+    propagation to its placeholder is not needed.)"""
     for child in walk(node):
         if "lineno" in child._attributes:
-            child.lineno = UNLOCATED  # type: ignore[attr-defined]
-            child.end_lineno = UNLOCATED  # type: ignore[attr-defined]
-            child.col_offset = -1  # type: ignore[attr-defined]
-            child.end_col_offset = -1  # type: ignore[attr-defined]
+            child.__dict__.update(_NO_LOCATION)
     return node
 
 

@@ -62,6 +62,8 @@ def can_switch(fp: FunctionPlan) -> bool:
         return False
     if fp.edge_plan is not None or len(node.body) <= fp.cfg.body_start:
         return False
+    # (statements only: a definition and a return are statements, and no expression
+    # holds one)
     pending: list[tuple[ast.AST, bool]] = [(stmt, False) for stmt in node.body[fp.cfg.body_start:]]
     while pending:
         child, in_with = pending.pop()
@@ -70,8 +72,16 @@ def can_switch(fp: FunctionPlan) -> bool:
         if isinstance(child, ast.Return) and in_with:
             return False
         in_with = in_with or isinstance(child, ast.With | ast.AsyncWith)
-        pending.extend((grandchild, in_with) for grandchild in ast.iter_child_nodes(child))
+        for field in _STATEMENT_FIELDS:
+            inner = getattr(child, field, None)
+            if inner:
+                pending.extend((grandchild, in_with) for grandchild in inner)
     return True
+
+
+#: The fields of statements (and of except and case clauses) that hold statements or
+#: clauses.
+_STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def original_body(fp: FunctionPlan) -> list[ast.stmt]:
