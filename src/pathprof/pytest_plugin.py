@@ -436,3 +436,4 @@ class PathprofPlugin:
         self.results.show(terminalreporter.write_line, terminalreporter.write, width, markup)
         for note in self.notes:
             terminalreporter.write_line(f"pathprof: {note}")
+        self.results.release()

@@ -14,6 +14,7 @@ the file as it is now would record, less what only the runtime reads
 
 from __future__ import annotations
 
+import ast
 import os
 from collections.abc import Collection, Sequence
 
@@ -28,7 +29,6 @@ def unmeasured_profiles(files: Sequence[str], measured: Collection[str]
     names compared as absolute paths), and the files that could not be read or
     parsed, with why."""
     from pathprof.hashing import source_hash
-    from pathprof.python.instrument import planned_metadata
 
     known = {os.path.abspath(f) for f in measured}
     profiles: list[FunctionProfile] = []
@@ -39,6 +39,12 @@ def unmeasured_profiles(files: Sequence[str], measured: Collection[str]
         try:
             with open(file, "rb") as f:
                 data = f.read()
+            tree = ast.parse(data, file)
+            if not any(isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                       for node in ast.walk(tree)):
+                continue  # (no function: nothing to plan, and the planner not imported)
+            from pathprof.python.instrument import planned_metadata
+
             metadata = planned_metadata(data, file)
         except OSError as err:
             problems.append((file, f"cannot read it: {err.strerror}"))

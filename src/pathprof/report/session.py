@@ -82,10 +82,21 @@ class CoverageReports:
             self._write(report)
         self.failed_under = self._below_threshold()
 
+    def release(self) -> None:
+        """Let go of the path coverage once everything is shown: its trees, numberings
+        and analyses are freed now, not traversed by the garbage collector as the
+        interpreter exits (on h11 that took 0.13 s, for 66,000 objects more than
+        plain pytest's)."""
+        if self.coverage is not None:
+            self._nothing_measured = not self.coverage.files
+            self.coverage = None
+
     @property
     def nothing_measured(self) -> bool:
         """The data file was read and holds no function measured in path mode."""
-        return self.coverage is not None and not self.coverage.files
+        if self.coverage is None:
+            return getattr(self, "_nothing_measured", False)
+        return not self.coverage.files
 
     def _below_threshold(self) -> str | None:
         """What fails the threshold, if one is set and something does: coverage below
