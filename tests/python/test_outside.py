@@ -141,3 +141,50 @@ def test_a_returned_value_is_not_kept_by_the_registers_table() -> None:
     del thing
     gc.collect()
     assert ref() is None
+
+
+_ELSE_OF_A_CHAIN = """\
+import sys
+
+def f(a, b, name, c):
+{first}    if c:
+        c = 0
+    if not a and b in ("x", "y") and name in ("T", "U"):
+        a = 1
+    if b:
+        a = 3
+    return a
+
+for args in [(1, "x", "T", 0), (0, "q", "T", 0), (0, "x", "Z", 0), (0, "x", "T", 0)]:
+    f(*args)
+"""
+
+
+@pytest.mark.xfail(sys.version_info >= (3, 13), strict=True,
+                   reason="known defect, not fixed yet: CPython 3.13 and 3.14 copy a block "
+                   "without a line number that makes a call and has several "
+                   "predecessors (gh-107901) and lay the copies out falling into one "
+                   "another, so the else clause's count of a function whose registers "
+                   "live outside its frame runs once per copy it enters above "
+                   "(pygments' cmdline.main_inner: 10 of 51 paths numbered 28 high)")
+def test_a_clause_entered_from_a_chain_of_tests_counts_once_with_registers_outside(
+        tmp_path) -> None:
+    """What follows ``if a and b and c`` without an else is reached from three tests, so
+    the count pathprof puts on that edge (an else clause of its own, unlocated in the
+    production build) is too: the same paths are counted whether the function's
+    registers are in its frame or outside it (``exec`` in it moves them out)."""
+    from pathprof import api
+
+    from ..test_run import pathprof_cli
+
+    counts = []
+    for first in ("", '    exec("")\n'):
+        directory = tmp_path / ("outside" if first else "inside")
+        directory.mkdir()
+        (directory / "prog.py").write_text(_ELSE_OF_A_CHAIN.format(first=first))
+        pathprof_cli(directory, "run", "prog.py")
+        (fn,) = [fn for fn in api.load(str(directory / ".pathprof")).functions
+                 if fn.qualname == "f"]
+        counts.append({k: v for k, v in fn.counts.items() if v})
+    assert sum(counts[0].values()) == 4
+    assert counts[1] == counts[0]
