@@ -160,19 +160,16 @@ for args in [(1, "x", "T", 0), (0, "q", "T", 0), (0, "x", "Z", 0), (0, "x", "T",
 """
 
 
-@pytest.mark.xfail(sys.version_info >= (3, 13), strict=True,
-                   reason="known defect, not fixed yet: CPython 3.13 and 3.14 copy a block "
-                   "without a line number that makes a call and has several "
-                   "predecessors (gh-107901) and lay the copies out falling into one "
-                   "another, so the else clause's count of a function whose registers "
-                   "live outside its frame runs once per copy it enters above "
-                   "(pygments' cmdline.main_inner: 10 of 51 paths numbered 28 high)")
 def test_a_clause_entered_from_a_chain_of_tests_counts_once_with_registers_outside(
         tmp_path) -> None:
     """What follows ``if a and b and c`` without an else is reached from three tests, so
     the count pathprof puts on that edge (an else clause of its own, unlocated in the
     production build) is too: the same paths are counted whether the function's
-    registers are in its frame or outside it (``exec`` in it moves them out)."""
+    registers are in its frame or outside it (``exec`` in it moves them out). On 3.13
+    and 3.14 the count ran once per copy of it the compiler made (gh-107901's copies
+    fall into one another) and the second call raised IndexError, until the count was
+    put under a test (``outside._guard_unlocated_calls``); pygments'
+    ``cmdline.main_inner`` numbered 10 of its 51 paths 28 too high."""
     from pathprof import api
 
     from ..test_run import pathprof_cli
@@ -188,3 +185,34 @@ def test_a_clause_entered_from_a_chain_of_tests_counts_once_with_registers_outsi
         counts.append({k: v for k, v in fn.counts.items() if v})
     assert sum(counts[0].values()) == 4
     assert counts[1] == counts[0]
+
+
+def test_the_guarded_counts_leave_the_line_events_as_plain_python_gives_them() -> None:
+    """Under the guard the counts make no line event of their own: a tracer sees the
+    lines of ``f`` (registers outside: it calls ``exec``) as plain Python runs them, for
+    every way into the clause the compiler copied."""
+    source = _ELSE_OF_A_CHAIN.format(first='    exec("")\n').split("\nfor args")[0] + "\n"
+    calls = [(1, "x", "T", 0), (0, "q", "T", 1), (0, "x", "Z", 0), (0, "x", "T", 0)]
+
+    def lines(namespace: dict[str, object]) -> list[list[int]]:
+        seen: list[list[int]] = []
+
+        def tracer(frame, event, arg):  # type: ignore[no-untyped-def]
+            if frame.f_code.co_name == "f" and event == "line":
+                seen[-1].append(frame.f_lineno)
+            return tracer
+
+        for args in calls:
+            seen.append([])
+            sys.settrace(tracer)
+            try:
+                namespace["f"](*args)  # type: ignore[operator]
+            finally:
+                sys.settrace(None)
+        return seen
+
+    plain = lines(_run(compile(source, "<chain>", "exec")))
+    instrumented = instrument_source(source, "<chain>", module_key="outside:chain")
+    assert instrumented.registers_moved
+    assert lines(_run(instrumented.compile("<chain>"))) == plain
+    assert len({tuple(run) for run in plain}) == 3  # (three different ways through)

@@ -58,8 +58,10 @@ import re
 #: (:mod:`pathprof.runtime.holder`), the vector counters and the decision value of
 #: ``--conditions`` are dunder names; a handler records its cut path by a call again,
 #: guarded against a RecursionError (``FunctionRewriter.handler_entry``); a function
-#: whose path numbers could not be written is left as written.
-CODE_VERSION = 34
+#: whose path numbers could not be written is left as written. 35: on 3.13 and later,
+#: the unlocated counts of a function whose registers live outside its frame stand
+#: under an ``if`` (:func:`pathprof.python.outside._guard_unlocated_calls`).
+CODE_VERSION = 35
 
 #: The prefix of the locals inserted code uses.
 LOCAL_PREFIX = "@pp_"

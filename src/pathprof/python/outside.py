@@ -20,10 +20,11 @@ address, which the next call may find, is never read before being overwritten.
 from __future__ import annotations
 
 import ast
+import sys
 from typing import TypeVar
 
 from pathprof.python.names import RETURN_VALUE
-from pathprof.python.nodes import load, walk
+from pathprof.python.nodes import UNLOCATED, artificial_shell, load, walk
 
 
 class _MoveOut(ast.NodeTransformer):
@@ -97,3 +98,48 @@ def move_registers_out(func: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str
     """Rewrite ``func``'s own code so that its ``prefix`` names live outside its frame."""
     mover = _MoveOut(prefix, runtime)
     func.body = [mover.visit(stmt) for stmt in func.body]
+    if sys.version_info >= (3, 13):
+        _guard_unlocated_calls(func.body, runtime)
+
+
+def _guard_unlocated_calls(body: list[ast.stmt], runtime: str) -> None:
+    """Each statement pathprof inserted without a location that now calls the runtime
+    for its registers, put under ``if _@pp_m:`` (always true, no call).
+
+    CPython 3.13 and 3.14 copy a block with no line number, an instruction that checks
+    the eval breaker (a call) and several predecessors once per predecessor, so that
+    each copy takes its predecessor's line (gh-107901); but they lay the copies out one
+    after another, each falling into the next, so entering the second of three runs
+    two of them. A count that runs twice counts another path, or one past the table
+    (``IndexError``). Under the test, the call's block has one predecessor, and the
+    test's own block, which several may reach, makes no call. Nested functions and
+    classes are left alone (their own rewrite guards them)."""
+    for index, stmt in enumerate(body):
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and inner:
+                if field in ("handlers", "cases"):
+                    for clause in inner:
+                        _guard_unlocated_calls(clause.body, runtime)
+                else:
+                    _guard_unlocated_calls(inner, runtime)
+        if (getattr(stmt, "lineno", None) == UNLOCATED
+                and not isinstance(stmt, _COMPOUND) and _calls_runtime(stmt)):
+            guard = ast.If(test=load(runtime), body=[stmt], orelse=[])
+            body[index] = artificial_shell(guard)
+            for part in walk(guard.test):
+                if "lineno" in part._attributes:
+                    part.lineno = part.end_lineno = UNLOCATED  # type: ignore[attr-defined]
+                    part.col_offset = part.end_col_offset = -1  # type: ignore[attr-defined]
+
+
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+             ast.TryStar, ast.Match)
+
+
+def _calls_runtime(stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` calls the runtime for a register (what ``_MoveOut`` wrote)."""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+               and node.func.attr in ("registers", "assign") for node in walk(stmt))
