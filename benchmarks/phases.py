@@ -3,8 +3,9 @@
 ``python benchmarks/phases.py --python VENV/bin/python --dir SUITE --package PKG
 [--rounds 3] -- PYTEST ARGS`` runs the suite in ``SUITE`` with that environment's
 Python, interleaving, round after round: plain pytest, ``--cov=PKG --cov-branch``,
-``--pathprof=PKG`` with an empty instrumentation cache (first run) and again with the
-cache the first run wrote (warm). Every run goes through ``benchmarks/phase_probe.py``,
+``--pathprof=PKG`` with an empty instrumentation cache (first run: the cache directory
+and pathprof's entries in the suite's ``__pycache__`` directories removed) and again with
+the cache the first run wrote (warm). Every run goes through ``benchmarks/phase_probe.py``,
 which times pathprof's parts from outside the product. It prints, per mode, the
 median CPU seconds of the whole process and its ratio to plain, and for pathprof where
 the extra CPU time goes:
@@ -48,6 +49,10 @@ def run_once(python: str, directory: str, args: list[str], mode: str, package: s
                  os.path.join(scratch, ".pathprof")]
         if mode == "pathprof-first":
             shutil.rmtree(cache, ignore_errors=True)
+            # (entries beside the sources too: where bytecode is written, pathprof
+            # writes its entries in __pycache__, as Python does)
+            for entry in Path(directory).rglob("__pycache__/*.pathprof-*.pyc"):
+                entry.unlink(missing_ok=True)
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONDONTWRITEBYTECODE",) and not k.startswith("PYTEST_")}
     env.update(PYTHONHASHSEED="0", PATHPROF_CACHE_DIR=cache, COLUMNS="120")
