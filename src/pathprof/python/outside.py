@@ -25,6 +25,7 @@ from typing import TypeVar
 
 from pathprof.python.names import RETURN_VALUE
 from pathprof.python.nodes import UNLOCATED, artificial_shell, load, walk
+from pathprof.python.statements import STATEMENT_FIELDS
 
 
 class _MoveOut(ast.NodeTransformer):
@@ -117,7 +118,7 @@ def _guard_unlocated_calls(body: list[ast.stmt], runtime: str) -> None:
     for index, stmt in enumerate(body):
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+        for field in STATEMENT_FIELDS:
             inner = getattr(stmt, field, None)
             if isinstance(inner, list) and inner:
                 if field in ("handlers", "cases"):

@@ -11,6 +11,10 @@ import ast
 
 from pathprof.python.nodes import is_inserted
 
+#: The fields of a statement (and of an ``except`` or ``case`` clause) that hold
+#: statements or clauses: no expression holds a statement.
+STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
 
 def statement_parents(func: ast.AST) -> dict[int, tuple[list[ast.stmt], int]]:
     """Statement id -> (the list holding it, its index), within one function (the

@@ -35,6 +35,7 @@ from pathprof.python.nodes import (
 )
 from pathprof.python.plan import FunctionPlan, LoopSwitch
 from pathprof.python.statements import (
+    STATEMENT_FIELDS,
     enclosed_lists,
     loop_breaks,
     loop_exit_line,
@@ -72,16 +73,12 @@ def can_switch(fp: FunctionPlan) -> bool:
         if isinstance(child, ast.Return) and in_with:
             return False
         in_with = in_with or isinstance(child, ast.With | ast.AsyncWith)
-        for field in _STATEMENT_FIELDS:
+        for field in STATEMENT_FIELDS:
             inner = getattr(child, field, None)
             if inner:
                 pending.extend((grandchild, in_with) for grandchild in inner)
     return True
 
-
-#: The fields of statements (and of except and case clauses) that hold statements or
-#: clauses.
-_STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def original_body(fp: FunctionPlan) -> list[ast.stmt]:
