@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pathprof import config, runtime
-from pathprof.measure import codecache
+from pathprof.measure import codecache, goback
 from pathprof.messages import warn
 from pathprof.python.selection import Selection
 from pathprof.runtime import holder
@@ -302,6 +302,9 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
             return self._uninstrumented(fullname)
         if self._rewriter is not None:
             self._rewriter.loaded(fullname, path)
+            if self._hook.options.switches:  # (what a function stopped goes back to)
+                fallback = self._rewriter.fallback
+                goback.register_loader(path, lambda: fallback(fullname, given))
         if runtime.own_work.active:
             # A module pathprof itself imports (on 3.13 installing the hook imports
             # importlib.metadata): its body counts nothing, and one of the standard

@@ -4,7 +4,9 @@ original code.
 A coverage mode asks *whether* each path ran, not how often. The runtime's tables
 report each path's first run (:mod:`pathprof.runtime.stopping`); :class:`StopCounting`
 keeps, per function, what those first runs have shown, and sends the function back
-to its original code (:meth:`pathprof.runtime.ModuleState.send_back`) as soon as no
+to its original code (:func:`pathprof.measure.goback.send_back`: the code its module's
+loader compiles; :meth:`pathprof.runtime.ModuleState.send_back`: the original body it
+carries, for a nested function and with conditions measured) as soon as no
 later run can change what is reported:
 
 * ``"basis"``: the paths that ran span the space of all its paths (their rank
@@ -48,6 +50,7 @@ from pathprof.analysis.basis import BasisBuilder
 from pathprof.analysis.conditions import Decision, mcdc
 from pathprof.contract import DecisionInfo, FunctionInfo
 from pathprof.data.profile import numbering_of
+from pathprof.measure import goback
 from pathprof.runtime import stopping
 
 __all__ = ["WHEN", "StopCounting", "decision_done"]
@@ -242,6 +245,9 @@ class StopCounting:
             return
         full, loops = function.add(number)
         if full:
-            state.send_back(index)
+            if index in state.swaps:  # (by its __code__; else by the switch of its body)
+                goback.send_back(state, index)
+            else:
+                state.send_back(index)
         for ordinal in loops:
             state.send_loop_back(index, ordinal)

@@ -77,7 +77,13 @@ from pathprof.python.plan import (
 from pathprof.python.reraise_lines import locate_reraises
 from pathprof.python.rewrite import count_calls, rewrite_function
 from pathprof.python.scan import ModuleScan, scan_module
-from pathprof.python.switches import add_switch, can_switch, original_body, plan_loop_switches
+from pathprof.python.switches import (
+    add_switch,
+    can_swap,
+    can_switch,
+    original_body,
+    plan_loop_switches,
+)
 
 __all__ = [
     "InstrumentedModule",
@@ -287,8 +293,9 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
         fp.subpaths = subpaths
         fp.calls_only = fp.index in calls_only
         fp.mark_probes = mark_probes
-    originals = {fp.index: original_body(fp) for fp in plans
-                 if switches and mode == "path" and can_switch(fp)}
+    stopping = [fp for fp in plans if switches and mode == "path" and can_switch(fp)]
+    swaps = tuple(fp.index for fp in stopping if not conditions and can_swap(fp))
+    originals = {fp.index: original_body(fp) for fp in stopping if fp.index not in swaps}
     vectors = 0
     conditioned: dict[int, list[ast.stmt]] = {}
     if conditions:
@@ -302,7 +309,7 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
                 fp.decisions = instrument_decisions(
                     fp.cfg.node.body[fp.cfg.body_start:], vectors, branches)
                 vectors += counted(fp.decisions)
-    for index in originals:
+    for index in (*originals, *swaps):
         plans[index].switch = True
         if not counted(plans[index].decisions):
             # (a loop's original body would leave the decisions in it uncounted; those
@@ -326,7 +333,8 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
     metadata = module_metadata(plans, filename, key, source)
     prologue = _add_prologue(
         tree, plans, filename, key, metadata, subpaths, tuple(originals),
-        tuple(counted(fp.decisions) for fp in plans) if conditions else None, unmeasured)
+        tuple(counted(fp.decisions) for fp in plans) if conditions else None, unmeasured,
+        swaps)
     return InstrumentedModule(tree, plans, metadata, prologue, moved)
 
 
@@ -410,7 +418,8 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
                   metadata: ModuleInfo, subpaths: bool = False,
                   switches: tuple[int, ...] = (),
                   vectors: tuple[int, ...] | None = None,
-                  unmeasured: tuple[tuple[str, int, int], ...] = ()) -> list[ast.stmt]:
+                  unmeasured: tuple[tuple[str, int, int], ...] = (),
+                  swaps: tuple[int, ...] = ()) -> list[ast.stmt]:
     position = 0
     body = tree.body
     if _is_docstring(body[0] if body else None):
@@ -441,6 +450,8 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
         register.keywords.append(ast.keyword(arg="unmeasured", value=const(unmeasured)))
     if vectors is not None:  # conditions measured: the runtime sets the counters
         register.keywords.append(ast.keyword(arg="vectors", value=const(vectors)))
+    if swaps:  # (they go back by their code: pathprof.measure.goback)
+        register.keywords.append(ast.keyword(arg="swaps", value=const(swaps)))
     if switches:  # every function measured until the runtime says otherwise
         register.keywords.append(ast.keyword(arg="switches", value=const(switches)))
         prologue.append(ast.Assign(targets=[store(switch_name(i)) for i in switches],
@@ -450,6 +461,7 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
             prologue.append(ast.Assign(
                 targets=[store(conditions_switch_name(i)) for i in counting],
                 value=const(True)))
+    if switches or swaps:
         loops = tuple((fp.index, tuple((tuple(loop.hidden_paths(fp.numbering)),
                                         tuple(loop.spanning_paths(fp.numbering)))
                                        for loop in fp.loop_switches))

@@ -60,8 +60,11 @@ import re
 #: guarded against a RecursionError (``FunctionRewriter.handler_entry``); a function
 #: whose path numbers could not be written is left as written. 35: on 3.13 and later,
 #: the unlocated counts of a function whose registers live outside its frame stand
-#: under an ``if`` (:func:`pathprof.python.outside._guard_unlocated_calls`).
-CODE_VERSION = 35
+#: under an ``if`` (:func:`pathprof.python.outside._guard_unlocated_calls`). 36: a
+#: module's and a class's functions carry no copy of their body for stop-counting: they
+#: go back by their ``__code__`` (:mod:`pathprof.measure.goback`, ``swaps`` of
+#: ``register``).
+CODE_VERSION = 36
 
 #: The prefix of the locals inserted code uses.
 LOCAL_PREFIX = "@pp_"

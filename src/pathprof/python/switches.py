@@ -1,10 +1,13 @@
 """Coverage that stops paying (DESIGN.md §4): measured code, then the original.
 
-A function that can (:func:`can_switch`) carries its original body beside the
-measured one, behind a module global the runtime sets false once its paths are all
-known (:func:`add_switch`); each of its loops that can goes back to its original
-body for the rest of the loop once the paths it would leave uncounted are all
-known (:func:`plan_loop_switches`, :func:`wrap_loop_switches`).
+A function that can (:func:`can_switch`) goes back to the code its module's loader
+compiles, by its ``__code__``, once its paths are all known (:func:`can_swap`,
+:mod:`pathprof.measure.goback`); a nested function, a lambda, and any function
+where conditions are measured, carries its original body beside the measured one
+instead, behind a module global the runtime sets false then (:func:`add_switch`).
+Each of its loops that can goes back to its original body for the rest of the
+loop once the paths it would leave uncounted are all known
+(:func:`plan_loop_switches`, :func:`wrap_loop_switches`).
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from pathprof.python.statements import (
     statement_parents,
 )
 
-__all__ = ["add_switch", "can_switch", "original_body", "plan_loop_switches",
+__all__ = ["add_switch", "can_swap", "can_switch", "original_body", "plan_loop_switches",
            "wrap_loop_switches"]
 
 
@@ -79,6 +82,17 @@ def can_switch(fp: FunctionPlan) -> bool:
                 pending.extend((grandchild, in_with) for grandchild in inner)
     return True
 
+
+def can_swap(fp: FunctionPlan) -> bool:
+    """Whether ``fp``'s function, which can stop counting (:func:`can_switch`), goes
+    back by its ``__code__`` (:mod:`pathprof.measure.goback`: the code its module's
+    loader compiles), with no copy of its body: where its function objects can be
+    found by qualified name, a module's function or a class's method. A nested
+    function or a lambda (every call of the enclosing one makes a new function
+    object) carries its original body instead (:func:`add_switch`), as does every
+    function where conditions are measured (their decisions count on after its
+    paths are done)."""
+    return not any(part.startswith("<") for part in fp.cfg.qualname.split("."))
 
 
 def original_body(fp: FunctionPlan) -> list[ast.stmt]:

@@ -255,9 +255,12 @@ class ModuleState(InstrumentedModule):
         "loops",
         "loops_back",
         "names",
+        "originals",
         "raised",
         "sent_back",
         "sizes",
+        "swapped",
+        "swaps",
         "switches",
         "timed",
         "times",
@@ -275,7 +278,8 @@ class ModuleState(InstrumentedModule):
                  switches: tuple[int, ...] = (),
                  loops: tuple[tuple[int, tuple[Any, ...]], ...] = (),
                  vectors: tuple[int, ...] = (),
-                 names: dict[str, Any] | None = None) -> None:
+                 names: dict[str, Any] | None = None,
+                 swaps: tuple[int, ...] = ()) -> None:
         super().__init__(name, filename, key, meta_json)
         #: the names the module's code reads (its holder's, :mod:`pathprof.runtime.holder`),
         #: where the switches, ``_@pp_O`` and the shared tables are set
@@ -288,9 +292,18 @@ class ModuleState(InstrumentedModule):
         #: the module's globals (see :class:`NamespaceRef`), where the vector counters
         #: of ``--conditions`` are
         self._namespace = NamespaceRef(name, namespace) if namespace is not None else None
-        #: functions that carry their original code beside the measured one
-        #: (:func:`pathprof.python.switches.add_switch`): their tables report first runs
-        self.switches = frozenset(switches)
+        #: functions that go back to the code their module's loader compiles, by
+        #: their ``__code__`` (:mod:`pathprof.measure.goback`)
+        self.swaps = frozenset(swaps)
+        #: functions that can stop counting: those that carry their original code
+        #: beside the measured one (:func:`pathprof.python.switches.add_switch`) and
+        #: the ``swaps``; their tables report first runs
+        self.switches = frozenset(switches) | self.swaps
+        #: the function objects given the loader's code: (weak reference, instrumented
+        #: code, the loader's code)
+        self.swapped: list[tuple[Any, Any, Any]] = []
+        #: (qualified name, first line) -> the loader's code, once compiled (None: not yet)
+        self.originals: dict[tuple[str, int], Any] | None = None
         #: of those, the ones sent back to their original code (:meth:`send_back`)
         self.sent_back: set[int] = set()
         #: per function, its loops that can go back to their original body
@@ -385,8 +398,9 @@ class ModuleState(InstrumentedModule):
 
     def send_back(self, index: int) -> None:
         """From its next call on, function ``index`` runs its original code: no
-        probe, no count. A call under way ends measured."""
-        if index in self.switches:
+        probe, no count. A call under way ends measured. (A function of
+        :attr:`swaps` is sent back by :func:`pathprof.measure.goback.send_back`.)"""
+        if index in self.switches and index not in self.swaps:
             self.sent_back.add(index)
             self.names[f"_@pp_i{index}"] = False
 
@@ -463,11 +477,17 @@ class ModuleState(InstrumentedModule):
             self._arm_vectors(index)
             stopping.arm(self, index, self.counters[index], self.sizes[index])
             names = self.names
-            names[f"_@pp_i{index}"] = True
+            if index not in self.swaps:
+                names[f"_@pp_i{index}"] = True
             if f"_@pp_k{index}" in names:
                 names[f"_@pp_k{index}"] = True
             for ordinal in range(len(self.loops.get(index, ()))):
                 names[f"_@pp_j{index}_{ordinal}"] = False
+        for ref, instrumented, original in self.swapped:  # (measure/goback.py)
+            function = ref()
+            if function is not None and function.__code__ is original:
+                function.__code__ = instrumented
+        self.swapped.clear()
         self.sent_back.clear()
         self.loops_back.clear()
 
@@ -775,7 +795,8 @@ def register(name: str, filename: str, key: str, sizes: tuple[int, ...], meta_js
              switches: tuple[int, ...] = (),
              loops: tuple[tuple[int, tuple[Any, ...]], ...] = (),
              vectors: tuple[int, ...] = (), holder: Any = None,
-             unmeasured: tuple[tuple[str, int, int], ...] = ()) -> ModuleState:
+             unmeasured: tuple[tuple[str, int, int], ...] = (),
+             swaps: tuple[int, ...] = ()) -> ModuleState:
     """Called once by an instrumented module when it is executed, with the holder of
     its names (:mod:`pathprof.runtime.holder`) and the functions left unmeasured
     because their path numbers would be too long to write (``(qualname, line, bits of
@@ -785,7 +806,7 @@ def register(name: str, filename: str, key: str, sizes: tuple[int, ...], meta_js
     namespace = getframe(1).f_globals
     state = ModuleState(name, filename, key, sizes, meta_json, timed, subpaths, namespace,
                         switches, loops, vectors,
-                        holder.__dict__ if holder is not None else None)
+                        holder.__dict__ if holder is not None else None, swaps)
     _modules.append(state)
     if own_work.active:
         own_work._registered(state)

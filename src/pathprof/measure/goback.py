@@ -1,0 +1,176 @@
+"""Sending a function back to the code Python compiles (standard library only).
+
+Coverage that stops paying (:mod:`pathprof.measure.stopping`) sends a function back
+once its paths have told all. A function instrumented with no copy of its body
+(:func:`pathprof.python.switches.can_swap`) goes back by getting, as its
+``__code__``, the code its module's own loader makes of the source: what Python
+compiles, or what pytest's assertion rewriting does for a test module
+(:func:`register_loader`). Its calls from then on run exactly what they run without
+pathprof, at no cost; no second body is instrumented or compiled at import.
+
+The function objects are found from the module's globals by qualified name: a
+module-level function or a method of a class, through ``staticmethod``,
+``classmethod``, ``property`` and the ``__wrapped__`` of a ``functools.wraps`` or
+``lru_cache`` wrapper. Attributes are read from ``__dict__`` alone, so no code of the
+program runs. A function is swapped only when all of these hold: its code is the
+instrumented code of this module state's function (qualified name, first line,
+file, globals, and a name of pathprof's among the names it reads), no later
+execution of the module's code has registered another state in the same globals,
+its module's source on disk has the hash that was measured, and the code compiled
+from it has a function of the same qualified name and first line, alone there, with
+the same free variables (so the closure cells fit).
+
+Invariant: a function object's ``__code__`` changes only from this state's
+instrumented code to the loader's code of the same function compiled from the
+measured source, and back when a new measurement starts
+(:meth:`pathprof.runtime.ModuleState.rearm`); a state counts as sent back
+(``state.sent_back``) only when at least one of its function objects was swapped.
+A function that cannot be found or checked keeps counting: its counts stay exact.
+"""
+
+from __future__ import annotations
+
+import types
+import warnings
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from pathprof import runtime
+from pathprof.hashing import source_hash
+from pathprof.runtime.passthrough import must_pass
+
+__all__ = ["register_loader", "send_back"]
+
+#: file -> what compiles its module as its own loader would (``pytest``'s rewriting)
+_loaders: dict[str, Callable[[], Any]] = {}
+#: how deep a chain of ``__wrapped__`` is followed
+_WRAPPED_DEPTH = 8
+_LRU_WRAPPER = ("functools", "_lru_cache_wrapper")
+
+
+def register_loader(filename: str, compile_module: Callable[[], Any]) -> None:
+    """``compile_module()`` gives the code the module at ``filename`` runs
+    unmeasured, compiled by its own loader from the file as it is now (not Python's
+    plain compile: another tool rewrites it)."""
+    _loaders[filename] = compile_module
+
+
+def send_back(state: Any, index: int) -> bool:
+    """Give function ``index`` of ``state``'s module the code its loader compiles;
+    whether any function object got it (``state.sent_back`` then holds ``index``)."""
+    meta = state.meta.functions[index]
+    namespace = state.namespace
+    if namespace is None or not _latest(state, namespace):
+        return False
+    swapped = False
+    for function in _functions_named(namespace, meta.qualname):
+        code = function.__code__
+        if (code.co_qualname != meta.qualname or code.co_firstlineno != meta.code_line
+                or function.__globals__ is not namespace or not _measured(code)):
+            continue
+        original = _original(state, code)
+        if original is None or original.co_freevars != code.co_freevars:
+            continue
+        function.__code__ = original
+        state.swapped.append((weakref.ref(function), code, original))
+        swapped = True
+    if swapped:
+        state.sent_back.add(index)
+    return swapped
+
+
+def _latest(state: Any, namespace: dict[str, Any]) -> bool:
+    """Whether ``state`` is the last state registered in ``namespace``: code executed
+    again in the same globals made functions another state counts for."""
+    for other in reversed(runtime.modules()):
+        if other is state:
+            return True
+        if other.namespace is namespace:
+            return False
+    return False
+
+
+def _measured(code: types.CodeType) -> bool:
+    """Whether ``code`` reads a name of pathprof's (its counter table, its holder):
+    instrumented code does; no code the program compiles can (``@`` is no
+    identifier's)."""
+    return any("@pp" in name for name in code.co_names)
+
+
+def _functions_named(namespace: dict[str, Any], qualname: str) -> Iterator[Any]:
+    """The function objects the module's globals hold under ``qualname``."""
+    parts = qualname.split(".")
+    if "<locals>" in parts:
+        return
+    found = namespace.get(parts[0])
+    for part in parts[1:]:
+        if not isinstance(found, type):
+            return
+        found = type.__dict__["__dict__"].__get__(found).get(part)
+    yield from _functions_in(found, _WRAPPED_DEPTH)
+
+
+def _functions_in(found: Any, depth: int) -> Iterator[Any]:
+    kind = type(found)
+    if kind is types.FunctionType:
+        yield found
+        wrapped = found.__dict__.get("__wrapped__")
+    elif kind is staticmethod or kind is classmethod:
+        wrapped = found.__func__
+    elif kind is property:
+        for accessor in (found.fget, found.fset, found.fdel):
+            yield from _functions_in(accessor, depth)
+        return
+    elif (kind.__module__, kind.__qualname__) == _LRU_WRAPPER:
+        wrapped = found.__dict__.get("__wrapped__")
+    else:
+        return
+    if wrapped is not None and depth > 0:
+        yield from _functions_in(wrapped, depth - 1)
+
+
+def _original(state: Any, code: types.CodeType) -> types.CodeType | None:
+    """The loader's code of the function whose instrumented code is ``code``: compiled
+    once per module state, from the source on disk if its hash is the measured one."""
+    originals = state.originals
+    if originals is None:
+        originals = state.originals = _compile_originals(state, code.co_filename)
+    return originals.get((code.co_qualname, code.co_firstlineno))
+
+
+def _compile_originals(state: Any, name: str) -> dict[tuple[str, int], Any]:
+    """(qualified name, first line) -> code, for each function of the module compiled
+    by its loader, those two alike left out; empty where the source is not the one
+    measured or does not compile. Compile-time warnings were shown at import: none
+    is shown again."""
+    try:
+        with open(state.filename, "rb") as f:
+            source = f.read()
+        if source_hash(source) != state.meta.source_hash:
+            return {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            loader = _loaders.get(state.filename)
+            module = (loader() if loader is not None
+                      else compile(source, name, "exec", dont_inherit=True))
+    except Exception as err:
+        if must_pass(err):  # (a signal handler's: the program's)
+            raise
+        return {}
+    if not isinstance(module, types.CodeType):
+        return {}
+    found: dict[tuple[str, int], Any] = {}
+    twice: set[tuple[str, int]] = set()
+    pending = [module]
+    while pending:
+        for const in pending.pop().co_consts:
+            if isinstance(const, types.CodeType):
+                location = (const.co_qualname, const.co_firstlineno)
+                if location in found:
+                    twice.add(location)
+                found[location] = const
+                pending.append(const)
+    for location in twice:
+        del found[location]
+    return found

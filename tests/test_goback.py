@@ -1,0 +1,323 @@
+"""Functions sent back by their ``__code__`` (:mod:`pathprof.measure.goback`): the code
+they get is what Python (or pytest's assertion rewriting) compiles from the measured
+source, found through every way a module holds a function, and nothing is swapped
+that cannot be checked: the file changed, the program replaced the code, the module
+executed again in the same globals. A new measurement measures them again."""
+
+from __future__ import annotations
+
+import dis
+import sys
+import textwrap
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pathprof import runtime
+from pathprof.measure import goback
+from pathprof.measure.stopping import StopCounting
+
+from .loading import load_instrumented
+from .test_pytest_plugin import pytest_in
+
+MODULE = """
+import functools
+
+
+def plain(x):
+    if x > 0:
+        return "positive"
+    return "not positive"
+
+
+class Shape:
+    def method(self, x):
+        return x * 2 if x else 0
+
+    @staticmethod
+    def static(x):
+        return -x if x < 0 else x
+
+    @classmethod
+    def klass(cls, x):
+        return cls.__name__ if x else None
+
+    @property
+    def area(self):
+        return 4 if self else 0
+
+    class Inner:
+        def deep(self, x):
+            return x or 1
+
+
+def decorate(f):
+    @functools.wraps(f)
+    def wrapper(*args):
+        return f(*args)
+    return wrapper
+
+
+@decorate
+def decorated(x):
+    return x + 1 if x else x
+
+
+@functools.lru_cache(maxsize=None)
+def cached(x):
+    return x if x else -1
+
+
+def outer(y):
+    def inner(z):
+        return z or 0
+    return inner(y)
+
+
+def fails(x):
+    if x:
+        raise ValueError(x)
+    return x
+
+
+def drive():
+    out = []
+    for x in (0, 1, 2, -1):
+        out.append((plain(x), Shape().method(x), Shape.static(x), Shape.klass(x),
+                    Shape().area, Shape.Inner().deep(x), decorated(x), outer(x)))
+        cached.cache_clear()
+        out.append(cached(x))
+        try:
+            fails(x)
+        except ValueError as err:
+            out.append(err.__traceback__.tb_next.tb_lineno)
+    return out
+"""
+
+#: every function of MODULE that goes back by its code, by qualified name
+SWAPPED = ("plain", "Shape.method", "Shape.static", "Shape.klass", "Shape.area",
+           "Shape.Inner.deep", "decorated", "cached")
+
+
+def _load(tmp_path: Path, source: str = MODULE, name: str = "goback_module") -> Any:
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(source))
+    loaded = load_instrumented(path, f"{name}_{id(tmp_path)}", mark_probes=False,
+                               switches=True)
+    loaded.execute()
+    (state,) = [s for s in runtime.modules() if s.key == loaded.metadata.key]
+    return loaded, state, path
+
+
+def _function(module: types.ModuleType, qualname: str) -> types.FunctionType:
+    found: Any = module
+    for part in qualname.split("."):
+        found = vars(found)[part]
+    if isinstance(found, staticmethod | classmethod):
+        found = found.__func__
+    if isinstance(found, property):
+        found = found.fget
+    return getattr(found, "__wrapped__", found)
+
+
+def _plain_codes(path: Path) -> dict[tuple[str, int], types.CodeType]:
+    found = {}
+    pending = [compile(path.read_bytes(), str(path), "exec", dont_inherit=True)]
+    while pending:
+        for const in pending.pop().co_consts:
+            if isinstance(const, types.CodeType):
+                found[(const.co_qualname, const.co_firstlineno)] = const
+                pending.append(const)
+    return found
+
+
+def _index(state: Any, qualname: str) -> int:
+    return next(i for i, meta in enumerate(state.meta.functions) if meta.qualname == qualname)
+
+
+@pytest.fixture
+def stopping() -> Any:
+    watcher = StopCounting("paths")
+    watcher.start()
+    yield watcher
+    watcher.stop()
+
+
+def test_every_kind_of_function_gets_the_code_python_compiles(tmp_path: Path,
+                                                              stopping: Any) -> None:
+    loaded, state, path = _load(tmp_path)
+    module = loaded.module
+    first = module.drive()
+    plain = _plain_codes(path)
+    for qualname in SWAPPED:
+        index = _index(state, qualname)
+        code = _function(module, qualname).__code__
+        assert index in state.swaps, qualname
+        assert index in state.sent_back, qualname
+        assert code is plain[(qualname, code.co_firstlineno)] or (
+            code.co_code == plain[(qualname, code.co_firstlineno)].co_code), qualname
+        assert not any("@pp" in name for name in code.co_names), qualname
+    # the nested function carries its body instead, and goes back by its switch
+    inner = _index(state, "outer.<locals>.inner")
+    assert inner not in state.swaps
+    assert inner in state.sent_back
+    # the swapped code runs as the plain program does: results, traceback lines
+    assert module.drive() == first
+    dis.Bytecode(module.plain)  # (a real code object, as Python made it)
+
+
+def test_a_new_measurement_measures_the_functions_sent_back_again(tmp_path: Path,
+                                                                  stopping: Any) -> None:
+    loaded, state, _ = _load(tmp_path)
+    module = loaded.module
+    module.drive()
+    assert not any("@pp" in name for name in module.plain.__code__.co_names)
+    loaded.snapshot()
+    stopping.start()  # (rearms every state)
+    assert any("@pp" in name for name in module.plain.__code__.co_names)
+    assert state.sent_back == set()
+    assert state.swapped == []
+    module.plain(5)
+    paths = loaded.snapshot()[0]
+    assert sum(paths[_index(state, "plain")].values()) == 1
+
+
+def test_a_file_changed_since_it_was_measured_keeps_its_functions_counting(
+        tmp_path: Path, stopping: Any) -> None:
+    loaded, state, path = _load(tmp_path)
+    path.write_text(path.read_text().replace('"positive"', '"changed"'))
+    module = loaded.module
+    first = module.drive()
+    assert first[0][0] == "not positive"
+    assert first[2][0] == "positive"
+    assert not state.swapped
+    assert not (state.sent_back & state.swaps)
+    assert any("@pp" in name for name in module.plain.__code__.co_names)
+    module.plain(1)
+    module.plain(1)
+    paths = loaded.snapshot()[0]
+    assert sum(paths[_index(state, "plain")].values()) == 4 + 2  # every call counted
+
+
+def test_code_the_program_replaced_is_left_alone(tmp_path: Path, stopping: Any) -> None:
+    loaded, state, _ = _load(tmp_path)
+    module = loaded.module
+
+    def replacement(x: int) -> str:
+        return "replaced"
+
+    module.plain.__code__ = replacement.__code__
+    module.drive()
+    assert module.plain.__code__ is replacement.__code__
+    assert _index(state, "plain") not in state.sent_back
+    assert _index(state, "Shape.method") in state.sent_back  # (the others went back)
+
+
+def test_a_module_executed_again_in_the_same_globals_is_the_later_states(
+        tmp_path: Path, stopping: Any) -> None:
+    """The earlier state's decision does not swap functions its successor counts."""
+    loaded, first_state, _ = _load(tmp_path)
+    module = loaded.module
+    exec(loaded.code, module.__dict__)  # a second state, the same globals
+    later = [s for s in runtime.modules() if s.key == loaded.metadata.key][-1]
+    assert later is not first_state
+    index = _index(first_state, "plain")
+    assert goback.send_back(first_state, index) is False
+    assert any("@pp" in name for name in module.plain.__code__.co_names)
+    module.drive()
+    assert index in later.sent_back
+    assert index not in first_state.sent_back
+
+
+def test_a_closure_whose_cells_differ_is_not_swapped(tmp_path: Path, stopping: Any) -> None:
+    loaded, state, _ = _load(tmp_path)
+    module = loaded.module
+    index = _index(state, "plain")
+    code = module.plain.__code__
+    state.originals = {(code.co_qualname, code.co_firstlineno):
+                       (lambda: index).__code__}  # (one free variable; plain has none)
+    assert goback.send_back(state, index) is False
+    assert module.plain.__code__ is code
+
+
+TEST_MODULE = """
+import pytest
+
+
+def check(value, strict):
+    if strict:
+        assert value * 10 == 31
+    return value
+
+
+@pytest.mark.parametrize("value, strict", [(1, False), (3.1, True), (3, True)])
+def test_values(value, strict):
+    assert check(value, strict) == value
+
+
+def test_measured_names():
+    print("names of pathprof's:", [n for n in check.__code__.co_names if "@pp" in n])
+"""
+
+
+def test_a_test_module_goes_back_to_pytests_rewritten_code(tmp_path: Path) -> None:
+    """``check`` stops once its two paths ran (the first two tests): the third fails
+    in the code pytest's rewriting makes, which explains the assert as without
+    pathprof."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "test_values.py").write_text(textwrap.dedent(TEST_MODULE))
+    plain = pytest_in(root, "-s", "test_values.py")
+    measured = pytest_in(root, "-s", "--pathprof=.", "--pathprof-stop-counting=paths",
+                         "test_values.py")
+    assert plain.returncode == measured.returncode == 1
+    explained = "assert (3 * 10) == 31"
+    assert explained in plain.stdout
+    assert explained in measured.stdout, measured.stdout
+    assert "names of pathprof's: []" in measured.stdout, measured.stdout  # (it went back)
+
+
+def test_loader_registered_for_a_rewritten_module_is_what_compiles_it(
+        tmp_path: Path, stopping: Any) -> None:
+    loaded, state, path = _load(tmp_path)
+    made: list[str] = []
+    plain = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+
+    def compile_module() -> types.CodeType:
+        made.append(str(path))
+        return plain
+
+    goback.register_loader(str(path), compile_module)
+    try:
+        loaded.module.drive()
+    finally:
+        goback._loaders.pop(str(path), None)
+    assert made == [str(path)]  # once per state
+    assert _index(state, "plain") in state.sent_back
+
+
+if sys.version_info >= (3, 12):
+    def test_monitoring_sees_the_plain_codes_lines_once_sent_back(tmp_path: Path,
+                                                                  stopping: Any) -> None:
+        loaded, _, _ = _load(tmp_path)
+        module = loaded.module
+        module.drive()
+        lines: list[int] = []
+        tool = sys.monitoring.PROFILER_ID + 1  # (an id nobody else uses here)
+        sys.monitoring.use_tool_id(tool, "goback-test")
+        try:
+            sys.monitoring.register_callback(
+                tool, sys.monitoring.events.LINE,
+                lambda code, line: lines.append(line) if code is module.plain.__code__
+                else None)
+            sys.monitoring.set_local_events(tool, module.plain.__code__,
+                                            sys.monitoring.events.LINE)
+            module.plain(1)
+            module.plain(0)
+        finally:
+            sys.monitoring.set_local_events(tool, module.plain.__code__, 0)
+            sys.monitoring.free_tool_id(tool)
+        first = module.plain.__code__.co_firstlineno
+        assert [line - first for line in lines] == [1, 2, 1, 3]
