@@ -3,10 +3,11 @@
 Coverage that stops paying (:mod:`pathprof.measure.stopping`) sends a function back
 once its paths have told all. A function instrumented with no copy of its body
 (:func:`pathprof.python.switches.can_swap`) goes back by getting, as its
-``__code__``, the code its module's own loader makes of the source: what Python
-compiles, or what pytest's assertion rewriting does for a test module
-(:func:`register_loader`). Its calls from then on run exactly what they run without
-pathprof, at no cost; no second body is instrumented or compiled at import.
+``__code__``, the code Python compiles from the source, compiled when the first
+function of its module goes back. Its calls from then on run exactly what they run
+without pathprof, at no cost; no second body is instrumented or compiled at import.
+(A module another tool rewrites, as pytest does test modules, runs code that is not
+Python's compile of its source: its functions carry their original body instead.)
 
 The function objects are found from the module's globals by qualified name: a
 module-level function or a method of a class, through ``staticmethod``,
@@ -21,7 +22,7 @@ from it has a function of the same qualified name and first line, alone there, w
 the same free variables (so the closure cells fit).
 
 Invariant: a function object's ``__code__`` changes only from this state's
-instrumented code to the loader's code of the same function compiled from the
+instrumented code to Python's code of the same function compiled from the
 measured source, and back when a new measurement starts
 (:meth:`pathprof.runtime.ModuleState.rearm`); a state counts as sent back
 (``state.sent_back``) only when at least one of its function objects was swapped.
@@ -33,31 +34,22 @@ from __future__ import annotations
 import types
 import warnings
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from pathprof import runtime
 from pathprof.hashing import source_hash
 from pathprof.runtime.passthrough import must_pass
 
-__all__ = ["register_loader", "send_back"]
+__all__ = ["send_back"]
 
-#: file -> what compiles its module as its own loader would (``pytest``'s rewriting)
-_loaders: dict[str, Callable[[], Any]] = {}
 #: how deep a chain of ``__wrapped__`` is followed
 _WRAPPED_DEPTH = 8
 _LRU_WRAPPER = ("functools", "_lru_cache_wrapper")
 
 
-def register_loader(filename: str, compile_module: Callable[[], Any]) -> None:
-    """``compile_module()`` gives the code the module at ``filename`` runs
-    unmeasured, compiled by its own loader from the file as it is now (not Python's
-    plain compile: another tool rewrites it)."""
-    _loaders[filename] = compile_module
-
-
 def send_back(state: Any, index: int) -> bool:
-    """Give function ``index`` of ``state``'s module the code its loader compiles;
+    """Give function ``index`` of ``state``'s module the code Python compiles;
     whether any function object got it (``state.sent_back`` then holds ``index``)."""
     meta = state.meta.functions[index]
     namespace = state.namespace
@@ -131,7 +123,7 @@ def _functions_in(found: Any, depth: int) -> Iterator[Any]:
 
 
 def _original(state: Any, code: types.CodeType) -> types.CodeType | None:
-    """The loader's code of the function whose instrumented code is ``code``: compiled
+    """Python's code of the function whose instrumented code is ``code``: compiled
     once per module state, from the source on disk if its hash is the measured one."""
     originals = state.originals
     if originals is None:
@@ -140,10 +132,10 @@ def _original(state: Any, code: types.CodeType) -> types.CodeType | None:
 
 
 def _compile_originals(state: Any, name: str) -> dict[tuple[str, int], Any]:
-    """(qualified name, first line) -> code, for each function of the module compiled
-    by its loader, those two alike left out; empty where the source is not the one
-    measured or does not compile. Compile-time warnings were shown at import: none
-    is shown again."""
+    """(qualified name, first line) -> code, for each function of the module as
+    Python compiles it, those two alike left out; empty where the source on disk is not
+    the one measured or does not compile. Compile-time warnings were shown at import:
+    none is shown again."""
     try:
         with open(state.filename, "rb") as f:
             source = f.read()
@@ -151,14 +143,10 @@ def _compile_originals(state: Any, name: str) -> dict[tuple[str, int], Any]:
             return {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            loader = _loaders.get(state.filename)
-            module = (loader() if loader is not None
-                      else compile(source, name, "exec", dont_inherit=True))
+            module = compile(source, name, "exec", dont_inherit=True)
     except Exception as err:
         if must_pass(err):  # (a signal handler's: the program's)
             raise
-        return {}
-    if not isinstance(module, types.CodeType):
         return {}
     found: dict[tuple[str, int], Any] = {}
     twice: set[tuple[str, int]] = set()

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pathprof import config, runtime
-from pathprof.measure import codecache, goback
+from pathprof.measure import codecache
 from pathprof.messages import warn
 from pathprof.python.selection import Selection
 from pathprof.runtime import holder
@@ -183,6 +183,9 @@ def _compile_instrumented(source: bytes, filename: str, options: InstrumentOptio
                                      shares=shares, subpaths=options.subpaths,
                                      switches=options.switches and calls_only == ()
                                      and not shares,
+                                     # (another tool's code is not Python's compile
+                                     # of the source: pathprof.measure.goback)
+                                     swaps=rewriter is None,
                                      totals_only=options.totals_only,
                                      # (a test's assertion messages show its own code)
                                      conditions=(options.conditions and not shares
@@ -302,9 +305,6 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
             return self._uninstrumented(fullname)
         if self._rewriter is not None:
             self._rewriter.loaded(fullname, path)
-            if self._hook.options.switches:  # (what a function stopped goes back to)
-                fallback = self._rewriter.fallback
-                goback.register_loader(path, lambda: fallback(fullname, given))
         if runtime.own_work.active:
             # A module pathprof itself imports (on 3.13 installing the hook imports
             # importlib.metadata): its body counts nothing, and one of the standard

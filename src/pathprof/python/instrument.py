@@ -213,8 +213,8 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
                       calls_only: Container[int] = (),
                       shares: Mapping[int, Share] | None = None,
                       subpaths: bool = False, switches: bool = False,
-                      totals_only: bool = False, conditions: bool = False
-                      ) -> InstrumentedModule:
+                      totals_only: bool = False, conditions: bool = False,
+                      swaps: bool = True) -> InstrumentedModule:
     """Parse, plan and rewrite a module's source.
 
     Raises whatever :func:`ast.parse` raises for source that does not parse, so a
@@ -232,7 +232,10 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
     (:mod:`pathprof.measure.subpaths`). ``switches`` gives every function that can
     have one (:func:`~pathprof.python.switches.can_switch`) its original body beside
     the measured one, which the runtime can send it back to (path mode's coverage
-    that stops paying: :mod:`pathprof.measure.stopping`). ``totals_only`` (mode
+    that stops paying: :mod:`pathprof.measure.stopping`), or, where it can
+    (:func:`~pathprof.python.switches.can_swap`) and ``swaps`` says the module runs
+    Python's compile of its source (not another tool's rewriting), none: it goes back
+    by its ``__code__`` (:mod:`pathprof.measure.goback`). ``totals_only`` (mode
     "events"): each call hands its count to the thread's total alone, with no
     per-function self or inclusive count (:func:`pathprof.python.eventcode._hand_over`).
     """
@@ -242,7 +245,7 @@ def instrument_source(source: str | bytes, filename: str, *, module_key: str | N
     else:
         module = _instrument(source, filename, module_key, mode, metric, registers_outside,
                              calls_only, shares or {}, subpaths, switches, mark_probes,
-                             conditions)
+                             conditions, swaps)
     if mark_probes:
         mark_unlocated(module.tree)
         for moved in module.registers_moved:
@@ -256,7 +259,8 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
                 registers_outside: bool = False, calls_only: Container[int] = (),
                 shares: Mapping[int, Share] | None = None,
                 subpaths: bool = False, switches: bool = False,
-                mark_probes: bool = False, conditions: bool = False) -> InstrumentedModule:
+                mark_probes: bool = False, conditions: bool = False,
+                swaps: bool = True) -> InstrumentedModule:
     tree = ast.parse(source, filename)
     scan = scan_module(tree)
     if mode not in ("path", "edge"):
@@ -294,8 +298,8 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
         fp.calls_only = fp.index in calls_only
         fp.mark_probes = mark_probes
     stopping = [fp for fp in plans if switches and mode == "path" and can_switch(fp)]
-    swaps = tuple(fp.index for fp in stopping if not conditions and can_swap(fp))
-    originals = {fp.index: original_body(fp) for fp in stopping if fp.index not in swaps}
+    swapped = tuple(fp.index for fp in stopping if swaps and not conditions and can_swap(fp))
+    originals = {fp.index: original_body(fp) for fp in stopping if fp.index not in swapped}
     vectors = 0
     conditioned: dict[int, list[ast.stmt]] = {}
     if conditions:
@@ -309,7 +313,7 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
                 fp.decisions = instrument_decisions(
                     fp.cfg.node.body[fp.cfg.body_start:], vectors, branches)
                 vectors += counted(fp.decisions)
-    for index in (*originals, *swaps):
+    for index in (*originals, *swapped):
         plans[index].switch = True
         if not counted(plans[index].decisions):
             # (a loop's original body would leave the decisions in it uncounted; those
@@ -334,7 +338,7 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
     prologue = _add_prologue(
         tree, plans, filename, key, metadata, subpaths, tuple(originals),
         tuple(counted(fp.decisions) for fp in plans) if conditions else None, unmeasured,
-        swaps)
+        swapped)
     return InstrumentedModule(tree, plans, metadata, prologue, moved)
 
 
