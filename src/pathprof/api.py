@@ -24,10 +24,12 @@ is called: the pytest plugin loads this module in every session, measured or not
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO
 
 from pathprof.exceptions import PathprofError
@@ -148,10 +150,16 @@ def xdist_data_files(data_file: str, run: str) -> list[str]:
 # -- The analyses -------------------------------------------------------------------
 
 
-def coverage(measurement: Any, rules: Any = None, source_files: Sequence[str] = ()) -> Any:
+def coverage(measurement: Any, rules: Any = None, source_files: Sequence[str] = (),
+             cache_dir: str | None = None) -> Any:
     """Path and basis path coverage (:class:`~pathprof.analysis.pathcoverage.PathCoverage`)
     less what ``rules`` exclude (default: the configuration's, :func:`exclusion_rules`),
     with the functions of ``source_files`` no measured function comes from at 0%.
+
+    With ``cache_dir`` (pathprof's cache directory), what earlier reports derived of
+    the same module versions under the same rules is read from it, not derived again,
+    and what this one derived is kept there (:mod:`pathprof.analysis.memo`,
+    :func:`kept_analyses`).
 
     A measurement that holds functions, none of them measured in path mode (``pathprof
     run --mode edge``), raises :class:`PathprofError` saying so
@@ -177,7 +185,65 @@ def coverage(measurement: Any, rules: Any = None, source_files: Sequence[str] = 
                          "copy?), so none is counted at 0%.")
         else:
             unmeasured, unparsed = unmeasured_profiles(source_files, measured)
-    return path_coverage(measurement, rules, unmeasured, unparsed, notes)
+    if cache_dir is None:
+        return path_coverage(measurement, rules, unmeasured, unparsed, notes)
+    versions = {(fn.file, fn.source_hash) for fn in (*measurement.functions, *unmeasured)}
+    memos = kept_analyses(cache_dir, rules, versions)
+    found = path_coverage(measurement, rules, unmeasured, unparsed, notes, memos)
+    keep_analyses(cache_dir, memos.values())
+    return found
+
+
+#: Where analyses are kept in the cache directory, and the most bytes one file may hold.
+_ANALYSES = "analyses"
+_ANALYSES_MOST = 8 << 20
+
+
+def _analyses_file(file: str, source_hash: str, rules: str) -> str:
+    from pathprof.analysis.memo import ANALYSES_VERSION
+
+    name = "\x00".join((file, source_hash, rules, str(ANALYSES_VERSION)))
+    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return os.path.join(_ANALYSES, f"{digest}.json")
+
+
+def kept_analyses(cache_dir: str, rules: Any, versions: Iterable[tuple[str, str]]
+                  ) -> dict[tuple[str, str], Any]:
+    """The :class:`~pathprof.analysis.memo.AnalysisMemo` kept in ``cache_dir`` for each
+    module version ``(file, source hash)`` under ``rules``, where one is: read as
+    pathprof's instrumented code is (the directory the user's, the file pathprof's,
+    :func:`~pathprof.measure.codecache.read_own`), and checked field by field; a file
+    that fails is left out, and replaced when the analyses are kept again."""
+    from pathprof.analysis.memo import AnalysisMemo, rules_key
+    from pathprof.measure.codecache import read_own
+
+    key = rules_key(rules)
+    found: dict[tuple[str, str], Any] = {}
+    for file, source_hash in versions:
+        data = read_own(cache_dir, _analyses_file(file, source_hash, key), _ANALYSES_MOST)
+        if data is None:
+            continue
+        try:
+            document = json.loads(data)
+        except (ValueError, RecursionError):
+            continue
+        memo = AnalysisMemo.from_document(document, file, source_hash, key)
+        if memo is not None:
+            found[(file, source_hash)] = memo
+    return found
+
+
+def keep_analyses(cache_dir: str, memos: Iterable[Any]) -> None:
+    """Keep in ``cache_dir`` the memos that gained something (a file that cannot be
+    written is left as it is: the next report derives again)."""
+    from pathprof.measure.codecache import write_own
+
+    for memo in memos:
+        if memo.changed:
+            text = json.dumps(memo.document(), separators=(",", ":"))
+            write_own(cache_dir, _analyses_file(memo.file, memo.source_hash, memo.rules),
+                      text.encode())
+            memo.changed = False
 
 
 def exclusion_rules(config: Any, enabled: bool = True) -> Any:

@@ -37,7 +37,7 @@ reports them.
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -50,6 +50,7 @@ from pathprof.analysis.feasibility import (
     function_facts,
     infeasible,
 )
+from pathprof.analysis.memo import AnalysisMemo, paths_key, rules_key
 from pathprof.analysis.nextpaths import NextPaths, next_paths
 from pathprof.analysis.pathspace import PathSpace, path_space
 from pathprof.data.measurement import Measurement
@@ -131,17 +132,36 @@ class FunctionCoverage:
     profile: FunctionProfile
     totals: CoverageTotals
     basis: CoverageTotals = field(default_factory=CoverageTotals)
+    #: what exclusions left of its paths; None when they took nothing (its whole path
+    #: space, made when first asked for: :attr:`path_space`)
     space: PathSpace | None = None
     excluded: Excluded = field(default_factory=Excluded)
-    #: the function's module, parsed, and its lines (None when its source is not at hand)
-    tree: ast.Module | None = field(default=None, repr=False, compare=False)
-    lines: Sequence[str] | None = field(default=None, repr=False, compare=False)
+    #: its module's source, read and parsed when first asked for (:attr:`tree`,
+    #: :attr:`lines`)
+    source: SourceText | None = field(default=None, repr=False, compare=False)
     #: what the exclusion rules take out of its module
     found: ExcludedSource = field(default_factory=ExcludedSource, repr=False, compare=False)
 
     @property
     def qualname(self) -> str:
         return self.profile.qualname
+
+    @property
+    def tree(self) -> ast.Module | None:
+        """The function's module, parsed (None when its source is not at hand)."""
+        return None if self.source is None else self.source.tree
+
+    @property
+    def lines(self) -> Sequence[str] | None:
+        """Its module's lines (None when its source is not at hand)."""
+        return None if self.source is None else self.source.lines
+
+    @property
+    def path_space(self) -> PathSpace:
+        """The paths that count (:mod:`pathprof.analysis.pathspace`)."""
+        if self.space is None:
+            self.space = path_space(numbering_of(self.profile.meta))
+        return self.space
 
     @property
     def contexts(self) -> dict[str, list[str]]:
@@ -156,7 +176,7 @@ class FunctionCoverage:
         return sum(p.count for p in self.profile.paths if p.start == "entry")
 
     def missed(self, limit: int | None = 10) -> list[Path]:
-        return missed_paths(self.profile, limit, self.space)
+        return missed_paths(self.profile, limit, self.path_space)
 
     def impossible(self, path: Path) -> Contradiction | None:
         """Why the source proves ``path`` cannot run, or None
@@ -176,8 +196,7 @@ class FunctionCoverage:
         search ran out of before the limit."""
         cache: dict[int | None, NextPaths] = self.__dict__.setdefault("_next_paths", {})
         if limit not in cache:
-            space = self.space or path_space(numbering_of(self.profile.meta))
-            cache[limit] = next_paths(self.profile, space, self.facts, limit)
+            cache[limit] = next_paths(self.profile, self.path_space, self.facts, limit)
         return cache[limit]
 
     @cached_property
@@ -252,24 +271,61 @@ def _source_of(measurement: Measurement, fn: FunctionProfile) -> str | None:
         return None
 
 
-def _parse(source: str | None, file: str) -> ast.Module | None:
-    if source is None:
+class SourceText:
+    """One version of a module's source (the data file's copy, or the file itself if
+    unchanged), read, split and parsed each when first asked for: a report that
+    prints figures only, from analyses kept (:mod:`pathprof.analysis.memo`), never
+    reads it."""
+
+    def __init__(self, measurement: Measurement, fn: FunctionProfile) -> None:
+        self.file = fn.file
+        #: where the text comes from, until it is read
+        self._origin: tuple[Measurement, FunctionProfile] | None = (measurement, fn)
+
+    @cached_property
+    def text(self) -> str | None:
+        assert self._origin is not None
+        text = _source_of(*self._origin)
+        self._origin = None
+        return text
+
+    @cached_property
+    def tree(self) -> ast.Module | None:
+        if self.text is None:
+            return None
+        try:
+            return ast.parse(self.text, self.file)
+        except (SyntaxError, ValueError):
+            return None
+
+    @cached_property
+    def lines(self) -> list[str] | None:
+        return None if self.text is None else self.text.splitlines()
+
+
+def _function_key(fn: FunctionProfile) -> str | None:
+    """What names ``fn``'s contract in a memo: its module contract's digest and its
+    position there (None: it came with no module's contract)."""
+    if fn.module is None or fn.position < 0:
         return None
-    try:
-        return ast.parse(source, file)
-    except (SyntaxError, ValueError):
-        return None
+    return f"{fn.module.digest}:{fn.position}"
 
 
 def _function_coverage(fn: FunctionProfile, found: ExcludedSource,
-                       tree: ast.Module | None, lines: Sequence[str] | None
+                       source: SourceText, memo: AnalysisMemo | None = None
                        ) -> FunctionCoverage | None:
-    """One function's figures within what ``found`` excludes; None if it is excluded."""
+    """One function's figures within what ``found`` excludes; None if it is excluded.
+    With ``memo``, what it holds for the function is used, and what is computed is
+    kept in it (for a function of which nothing is excluded)."""
     meta = fn.meta
     if found.function_reason(meta.first_line) is not None:
         return None
+    blocks = ([b for b, block in enumerate(meta.blocks) if found.block_excluded(block.pieces)]
+              if found.spans else [])
+    key = _function_key(fn) if memo is not None and not blocks else None
+    if key is not None and memo is not None:
+        return _kept_coverage(fn, found, source, memo, key)
     numbering = numbering_of(meta)
-    blocks = [b for b, block in enumerate(meta.blocks) if found.block_excluded(block.pieces)]
     space = path_space(numbering, blocks)
     ran = sorted(int(key) for key, count in fn.counts.items() if count)
     counted = [number for number in ran if space.counts(number)]
@@ -280,7 +336,36 @@ def _function_coverage(fn: FunctionProfile, found: ExcludedSource,
     totals = CoverageTotals(len(counted), space.possible,
                             fn.stopped and len(counted) < space.possible)
     basis = CoverageTotals(basis_rank(numbering, counted, space.dimension), space.dimension)
-    return FunctionCoverage(fn, totals, basis, space, excluded, tree, lines, found)
+    return FunctionCoverage(fn, totals, basis, space, excluded, source, found)
+
+
+def _kept_coverage(fn: FunctionProfile, found: ExcludedSource, source: SourceText,
+                   memo: AnalysisMemo, key: str) -> FunctionCoverage:
+    """:func:`_function_coverage` of a function of which nothing is excluded, from
+    what ``memo`` keeps under ``key`` where it can (its numbering is not even made),
+    else computed and kept. Every path that ran counts; two distinct paths are
+    linearly independent, so up to two the rank is their number."""
+    space = None
+    shape = memo.space(key)
+    if shape is None:
+        space = path_space(numbering_of(fn.meta))
+        possible, dimension = space.possible, space.dimension
+        memo.keep_space(key, possible, dimension)
+    else:
+        possible, dimension = shape
+    counted = sorted(int(number) for number, count in fn.counts.items() if count)
+    if len(counted) <= 2 or len(counted) >= possible:
+        rank = min(len(counted), dimension)
+    else:
+        paths = paths_key(counted)
+        found_rank = memo.rank(key, paths)
+        if found_rank is None:
+            found_rank = basis_rank(numbering_of(fn.meta), counted, dimension)
+            memo.keep_rank(key, paths, found_rank)
+        rank = found_rank
+    totals = CoverageTotals(len(counted), possible, fn.stopped and len(counted) < possible)
+    return FunctionCoverage(fn, totals, CoverageTotals(rank, dimension), space, Excluded(),
+                            source, found)
 
 
 def _excluded_function(fn: FunctionProfile, reason: str) -> Excluded:
@@ -291,7 +376,9 @@ def _excluded_function(fn: FunctionProfile, reason: str) -> Excluded:
 def path_coverage(measurement: Measurement, rules: ExclusionRules | None = None,
                   unmeasured: Sequence[FunctionProfile] = (),
                   unparsed: Sequence[tuple[str, str]] = (),
-                  notes: Sequence[str] = ()) -> PathCoverage:
+                  notes: Sequence[str] = (),
+                  memos: MutableMapping[tuple[str, str], AnalysisMemo] | None = None
+                  ) -> PathCoverage:
     """Path coverage of every function in ``measurement`` (path mode data only), less
     what ``rules`` exclude (default: :class:`ExclusionRules`'s defaults), with the
     ``unmeasured`` profiles (of files under the source never imported,
@@ -301,6 +388,11 @@ def path_coverage(measurement: Measurement, rules: ExclusionRules | None = None,
 
     A function measured in several versions of its source (different source
     hashes, e.g. data files combined across an edit) appears once per version.
+
+    ``memos`` holds what earlier reports derived, per ``(file, source hash)``
+    (:mod:`pathprof.analysis.memo`): what it holds is used, not derived again, and a
+    memo for each module version is put in it, with what was derived added (its
+    ``changed`` says so), for the caller to keep for the next report.
     """
     # told by the mode each function was measured in: one that never ran has no edge
     # counts either, so the counts cannot tell an edge profile
@@ -320,7 +412,7 @@ def path_coverage(measurement: Measurement, rules: ExclusionRules | None = None,
                           list(notes))
     for file in sorted(set(by_file) | unimported):
         result.files.append(_file_coverage(measurement, file, by_file.get(file, []),
-                                           rules, file not in unimported))
+                                           rules, file not in unimported, memos))
         last = result.files[-1]
         result.totals.add(last.totals.run, last.totals.possible, last.totals.lower_bound)
         result.basis.add(last.basis.run, last.basis.possible)
@@ -329,19 +421,30 @@ def path_coverage(measurement: Measurement, rules: ExclusionRules | None = None,
 
 
 def _file_coverage(measurement: Measurement, file: str, profiles: list[FunctionProfile],
-                   rules: ExclusionRules, imported: bool) -> FileCoverage:
+                   rules: ExclusionRules, imported: bool,
+                   memos: MutableMapping[tuple[str, str], AnalysisMemo] | None = None
+                   ) -> FileCoverage:
     coverage = FileCoverage(file, [], CoverageTotals(), CoverageTotals(),
                             imported=imported)
-    parsed: dict[str, tuple[ast.Module | None, list[str] | None, ExcludedSource]] = {}
+    parsed: dict[str, tuple[SourceText, ExcludedSource, AnalysisMemo | None]] = {}
     for fn in sorted(profiles, key=lambda f: (f.first_line, f.qualname)):
         if fn.source_hash not in parsed:
-            source = _source_of(measurement, fn)
-            tree = _parse(source, file)
-            found = (exclusions_of(source, rules, file, tree)
-                     if source is not None and tree is not None else ExcludedSource())
-            parsed[fn.source_hash] = (tree, None if source is None else source.splitlines(),
-                                      found)
-        tree, lines, found = parsed[fn.source_hash]
+            source = SourceText(measurement, fn)
+            memo = None
+            if memos is not None:
+                memo = memos.get((file, fn.source_hash))
+                if memo is None:
+                    memo = memos[(file, fn.source_hash)] = AnalysisMemo(
+                        file, fn.source_hash, rules_key(rules))
+            found = memo.excluded() if memo is not None else None
+            if found is None:
+                found = ExcludedSource()
+                if source.text is not None and source.tree is not None:
+                    found = exclusions_of(source.text, rules, file, source.tree)
+                    if memo is not None:
+                        memo.keep_excluded(found)
+            parsed[fn.source_hash] = (source, found, memo)
+        source, found, memo = parsed[fn.source_hash]
         reason = found.function_reason(fn.meta.first_line)
         if reason is None and found.spans and all(
                 found.block_excluded(block.pieces)
@@ -350,7 +453,7 @@ def _file_coverage(measurement: Measurement, file: str, profiles: list[FunctionP
         if reason is not None:
             coverage.excluded.add(_excluded_function(fn, reason))
             continue
-        entry = _function_coverage(fn, found, tree, lines)
+        entry = _function_coverage(fn, found, source, memo)
         assert entry is not None
         coverage.functions.append(entry)
         coverage.totals.add(entry.totals.run, entry.totals.possible,

@@ -150,13 +150,13 @@ def coverage_scope_options(parser: argparse.ArgumentParser) -> None:
 def coverage_of(args: argparse.Namespace, measurement: Any) -> Any:
     """Path coverage of ``measurement`` as a reporting command's options and the
     configuration ask: exclusions (unless --no-exclude), never-imported files."""
-    from pathprof.config import read_config
+    from pathprof.config import cache_dir, configured_cache_dir, read_config
 
     config = read_config()
     rules = api.exclusion_rules(config, enabled=not args.no_exclude)
     files = api.unmeasured_candidates(config, args.source, args.report_include,
                                       args.report_omit, measurement)
-    return api.coverage(measurement, rules, files)
+    return api.coverage(measurement, rules, files, cache_dir(configured_cache_dir(config)).path)
 
 
 def command_coverage(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ Standard library only (and the contract): the runtime's process saves with it.
 
 from __future__ import annotations
 
+import hashlib
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
@@ -190,7 +191,7 @@ class ModuleContract:
     :meth:`pathprof.contract.ModuleInfo.encode` wrote), decoded once when first asked
     for. Functions are named by their position in it."""
 
-    __slots__ = ("_info", "file", "packed", "source_hash")
+    __slots__ = ("_digest", "_info", "file", "packed", "source_hash")
 
     def __init__(self, file: str, source_hash: str, packed: Packed,
                  info: ModuleInfo | None = None) -> None:
@@ -198,6 +199,16 @@ class ModuleContract:
         self.source_hash = source_hash
         self.packed = packed
         self._info = info
+        self._digest: str | None = None
+
+    @property
+    def digest(self) -> str:
+        """What names this contract: the SHA-256 of its compressed text (what the data
+        file keeps), so that analyses of its functions can be kept by it
+        (:mod:`pathprof.analysis.memo`)."""
+        if self._digest is None:
+            self._digest = hashlib.sha256(self.packed.data).hexdigest()[:32]
+        return self._digest
 
     @classmethod
     def of_functions(cls, file: str, source_hash: str, functions: Sequence[FunctionInfo]

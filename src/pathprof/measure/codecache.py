@@ -90,7 +90,7 @@ from pathprof.config import (
 )
 from pathprof.messages import warn
 
-__all__ = ["PYCACHE", "Places", "places", "read", "write"]
+__all__ = ["PYCACHE", "Places", "places", "read", "read_own", "write", "write_own"]
 
 #: The entry format: "PPRF" and its version (2: the body's SHA-256 in the header).
 _MAGIC = b"PPRF\x00\x02"
@@ -187,9 +187,9 @@ def read(where: Places, digest: bytes, filename: str) -> Any | None:
     return None
 
 
-def _read_entry(path: str) -> bytes | None:
+def _read_entry(path: str, most: int = -1) -> bytes | None:
     """The bytes of the entry at ``path`` if pathprof wrote it (checked on the open
-    file), else None."""
+    file), else None; with ``most``, no more than that many."""
     try:
         fd = os.open(path, _READ)
     except OSError:
@@ -200,7 +200,7 @@ def _read_entry(path: str) -> bytes | None:
         if _NONBLOCK:
             os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read()
+            return f.read(most)
     except OSError:
         return None
     finally:
@@ -293,6 +293,36 @@ def write(where: Places, digest: bytes, filename: str, code: Any) -> str | None:
     if failed is not None:
         _say_uncached(*failed)
     return None
+
+
+def read_own(directory: str, relative: str, most: int) -> bytes | None:
+    """The bytes of pathprof's own file ``relative`` in the cache directory
+    ``directory`` (not code: data pathprof keeps, :mod:`pathprof.analysis.memo`'s),
+    under the same checks as an entry (the directory the user's, the file pathprof's),
+    and at most ``most`` of them; None if any check fails or the file is larger."""
+    path = os.path.join(directory, relative)
+    if not _in(path, directory) or not _usable(directory, path):
+        return None
+    data = _read_entry(path, most + 1)
+    return data if data is not None and len(data) <= most else None
+
+
+def write_own(directory: str, relative: str, data: bytes) -> bool:
+    """Write pathprof's own file ``relative`` in the cache directory as an entry is
+    written (atomically, no one else able to write it; mode ``0o600``: what reports
+    derived from the user's code); whether it was."""
+    path = os.path.join(directory, relative)
+    if not _in(path, directory) or directory in _refused:
+        return False
+    try:
+        _make_directory(directory)
+        _make_directories(os.path.dirname(path))
+        if not _usable(directory, path):
+            return False
+        _write_atomically(path, data, 0o600)
+    except OSError:
+        return False
+    return True
 
 
 def _entry_mode(filename: str) -> int:

@@ -165,11 +165,12 @@ class CoverageReports:
         """Path coverage of the data file, less the configuration's exclusions, with the
         files of the sources never imported at 0%."""
         from pathprof import api
-        from pathprof.config import read_config
+        from pathprof.config import cache_dir, configured_cache_dir, read_config
 
         config = read_config()
         files = api.unmeasured_candidates(config, self.sources) if self.sources else []
-        return api.coverage(api.load(self.data_file), api.exclusion_rules(config), files)
+        return api.coverage(api.load(self.data_file), api.exclusion_rules(config), files,
+                            cache_dir(configured_cache_dir(config)).path)
 
     def _write_json(self, path: str) -> None:
         from pathprof import api
