@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -499,3 +500,38 @@ def test_an_empty_report_option_leaves_no_empty_section(project: Path) -> None:
     section = said.stdout.split("pathprof: path coverage")[1]
     assert section.splitlines()[1] == UNMATCHED.format("nosuch")  # under the header
     assert "TOTAL" not in section
+
+
+def test_the_sessions_reports_are_the_commands_of_its_data_file(project: Path) -> None:
+    """One composition of the reports (:class:`pathprof.api.Reporting`): what the
+    session writes is what ``pathprof coverage --format json``, ``lcov`` and ``xml`` write
+    of the data file it leaves, exclusions and files never imported included; and the
+    second session, from the analyses the first kept, writes the same."""
+    (project / "inventory" / "never_imported.py").write_text(  # (source: the configuration's)
+        "def unused(x):\n    if x:\n        return 1\n    return 2\n")
+    reports = ["--pathprof-report=json:session.json", "--pathprof-report=lcov:session.lcov",
+               "--pathprof-report=xml:session.xml"]
+    first = pytest_in(project, "--pathprof=inventory", *reports)
+    assert first.returncode == 0, first.stdout + first.stderr
+    session = {kind: (project / f"session.{kind}").read_text() for kind in ("lcov", "xml")}
+    document = json.loads((project / "session.json").read_text())
+    assert "unused" in functions_of(document)  # (counted at 0%: the source's)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PATHPROF_"))}
+    for command, out in (("coverage", "cli.json"), ("lcov", "cli.lcov"), ("xml", "cli.xml")):
+        extra = ["--format", "json"] if command == "coverage" else []
+        done = subprocess.run([sys.executable, "-m", "pathprof", command, *extra, "-o", out],
+                              cwd=project, env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert (project / "cli.lcov").read_text() == session["lcov"]
+    assert _without_timestamp((project / "cli.xml").read_text()) == _without_timestamp(
+        session["xml"])
+    assert json.loads((project / "cli.json").read_text())["totals"] == document["totals"]
+    again = pytest_in(project, "--pathprof=inventory", *reports)
+    assert again.returncode == 0
+    assert json.loads((project / "session.json").read_text())["totals"] == document["totals"]
+    assert list((project / ".pathprof_cache" / "analyses").glob("*.json"))
+
+
+def _without_timestamp(xml: str) -> str:
+    return re.sub(r'timestamp="\d+"', "", xml)

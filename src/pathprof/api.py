@@ -14,6 +14,7 @@ is called: the pytest plugin loads this module in every session, measured or not
 - a measured program: :func:`program`, :func:`measured_run`, :func:`run_program`,
   :func:`run_end`, :func:`main_compiler`, :func:`parallel_run`, :func:`profiler`,
   :func:`copy_plan`, :func:`command_scope`;
+- the reports of one measurement, derived once: :class:`Reporting`;
 - the analyses: :func:`coverage`, :func:`line_coverage`, :func:`diff`;
 - the reports, by name: :data:`REPORTS`, :func:`render`, :func:`export`,
   :data:`EXPORTS`, :func:`check_sort`, :func:`hot_table`, :func:`read_cfg`;
@@ -38,6 +39,7 @@ __all__ = [
     "EXPORTS",
     "INTERRUPTED",
     "REPORTS",
+    "Reporting",
     "check_scheduler",
     "check_sort",
     "combinable_files",
@@ -145,6 +147,102 @@ def xdist_data_files(data_file: str, run: str) -> list[str]:
     from pathprof.data.files import files_of
 
     return files_of(data_file, "xdist", run=run)
+
+
+# -- The reports of one measurement -----------------------------------------------
+
+
+class Reporting:
+    """The reports of one measurement, as coverage.py's ``Coverage`` makes its
+    reports: built once from the data file (or a measurement), the configuration and
+    the report options, it reads each of them once, derives path coverage once (with
+    the analyses earlier reports kept in the cache directory, :func:`coverage`) and
+    every report kind reads that; used by the reporting commands and by the end of a
+    ``pytest --pathprof`` session alike.
+
+    ``exclude``: the configuration's exclusions apply (``--no-exclude``: not);
+    ``source``, ``include``, ``omit``: which files never imported count at 0%
+    (:func:`unmeasured_candidates`; none when not ``unmeasured``) and, with
+    ``include``/``omit``, which measured files the data file's reading lets through;
+    ``keep_analyses``: read and keep analyses in the configuration's cache directory.
+    """
+
+    def __init__(self, data_file: str | None = None, *, measurement: Any = None,
+                 config: Any = None, exclude: bool = True, source: Sequence[str] = (),
+                 include: Sequence[str] = (), omit: Sequence[str] = (),
+                 unmeasured: bool = True, keep_analyses: bool = True) -> None:
+        if data_file is None and measurement is None:
+            raise TypeError("Reporting needs a data file or a measurement")
+        self.data_file = data_file
+        self._measurement = measurement
+        self._config = config
+        self.exclude = exclude
+        self.source, self.include, self.omit = list(source), list(include), list(omit)
+        self.unmeasured = unmeasured
+        self.keep_analyses = keep_analyses
+        self._coverage: Any = None
+        self._rules: Any = None
+
+    @property
+    def config(self) -> Any:
+        """The configuration (:func:`pathprof.config.read_config`), read once."""
+        if self._config is None:
+            from pathprof.config import read_config
+
+            self._config = read_config()
+        return self._config
+
+    @property
+    def measurement(self) -> Any:
+        """The measurement, read from the data file once (:func:`load`)."""
+        if self._measurement is None:
+            assert self.data_file is not None
+            self._measurement = load(self.data_file, self.include, self.omit)
+        return self._measurement
+
+    @property
+    def rules(self) -> Any:
+        """The exclusion rules in force (:func:`exclusion_rules`)."""
+        if self._rules is None:
+            self._rules = exclusion_rules(self.config, enabled=self.exclude)
+        return self._rules
+
+    def source_files(self) -> list[str]:
+        """The files a report counts at 0% when nothing of them was measured."""
+        if not self.unmeasured:
+            return []
+        return unmeasured_candidates(self.config, self.source, self.include, self.omit,
+                                     self.measurement)
+
+    def cache_dir(self) -> str | None:
+        """Where analyses are kept (None: not kept)."""
+        if not self.keep_analyses:
+            return None
+        from pathprof.config import cache_dir, configured_cache_dir
+
+        return cache_dir(configured_cache_dir(self.config)).path
+
+    def coverage(self) -> Any:
+        """Path coverage (:func:`coverage`), derived once."""
+        if self._coverage is None:
+            self._coverage = coverage(self.measurement, self.rules, self.source_files(),
+                                      self.cache_dir())
+        return self._coverage
+
+    def render(self, name: str, out: Any, **options: Any) -> Any:
+        """The report ``name`` (:data:`REPORTS`) of the path coverage, on ``out``."""
+        return render(name, self.coverage(), out, **options)
+
+    def export(self, kind: str, path: str | None,
+               progress: Callable[[int, int], None] | None = None) -> Any:
+        """Write the export ``kind`` (:data:`EXPORTS`) to ``path`` (:func:`export`)."""
+        return export(kind, self.measurement, path, progress, self.rules, self.source_files())
+
+    def release(self) -> None:
+        """Let go of what was derived and read (shown, it is garbage)."""
+        self._coverage = None
+        if self.data_file is not None:
+            self._measurement = None
 
 
 # -- The analyses -------------------------------------------------------------------

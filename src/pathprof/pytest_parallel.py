@@ -58,7 +58,8 @@ class ParallelSession:
         self.metric = config.metric
         self.append = bool(options.pathprof_append)
         self.results = CoverageReports(data_file, reports, fail_under,
-                                       source_in_effect(options, config), sources)
+                                       source_in_effect(options, config), sources,
+                                       config)
 
     def pytest_cmdline_main(self, config: pytest.Config) -> int | None:
         if any(getattr(config.option, name, False) for name in _INFORMATIONAL):

@@ -237,7 +237,8 @@ class PathprofPlugin:
         if copy is not None and copy.data_file:
             self.data_file = copy.data_file
         self.results = CoverageReports(self.data_file, reports, fail_under,
-                                       source_in_effect(options, config), sources)
+                                       source_in_effect(options, config), sources,
+                                       config)
         #: each xdist worker's sources that matched nothing (:meth:`pytest_testnodedown`)
         self.unmatched_in_workers: list[list[str]] = []
         self.context = options.pathprof_context or config.context

@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any
 
-from pathprof import api, config
+from pathprof import api
 from pathprof.cli.options import (
     CHECK_FAILED,
     OK,
@@ -147,22 +147,24 @@ def coverage_scope_options(parser: argparse.ArgumentParser) -> None:
                         "blocks, abstract stubs) as any other code")
 
 
-def coverage_of(args: argparse.Namespace, measurement: Any) -> Any:
-    """Path coverage of ``measurement`` as a reporting command's options and the
-    configuration ask: exclusions (unless --no-exclude), never-imported files."""
-    from pathprof.config import cache_dir, configured_cache_dir, read_config
+def reporting_of(args: argparse.Namespace) -> Any:
+    """The reports of the data file as a reporting command's options and the
+    configuration ask (:class:`pathprof.api.Reporting`): the files --include and --omit
+    let through, exclusions (unless --no-exclude), never-imported files of the source."""
+    return api.Reporting(args.data_file, exclude=not args.no_exclude,
+                         source=getattr(args, "source", None) or (),
+                         include=args.report_include, omit=args.report_omit)
 
-    config = read_config()
-    rules = api.exclusion_rules(config, enabled=not args.no_exclude)
-    files = api.unmeasured_candidates(config, args.source, args.report_include,
-                                      args.report_omit, measurement)
-    return api.coverage(measurement, rules, files, cache_dir(configured_cache_dir(config)).path)
+
+def coverage_of(args: argparse.Namespace) -> Any:
+    """Path coverage as a reporting command's options and the configuration ask."""
+    return reporting_of(args).coverage()
 
 
 def command_coverage(args: argparse.Namespace) -> int:
     if args.sort is not None:
         api.check_sort(args.sort)
-    found = coverage_of(args, _load_reported(args))
+    found = coverage_of(args)
     with api.output(args.output) as output:
         if args.format == "json":
             api.render("coverage-json", found, output,
@@ -206,7 +208,7 @@ def add_html(commands: Any) -> None:
 
 
 def command_html(args: argparse.Namespace) -> int:
-    found = coverage_of(args, _load_reported(args))
+    found = coverage_of(args)
     with progress("writing function pages") as advance:
         try:
             index = api.render("html", found, args.directory, title=args.title,
@@ -242,18 +244,11 @@ def add_export(commands: Any) -> None:
 
 
 def command_export(args: argparse.Namespace) -> int:
-    measurement = _load_reported(args)
     shown = args.command if args.output == "-" else args.output
-    settings = config.read_config()
-    files = api.unmeasured_candidates(settings, getattr(args, "source", ()),
-                                      getattr(args, "report_include", ()),
-                                      getattr(args, "report_omit", ()), measurement)
     with progress(f"writing {shown}") as advance:
-        coverage = api.export(args.command, measurement,
-                              None if args.output == "-" else args.output, progress=advance,
-                              rules=api.exclusion_rules(settings,
-                                                        enabled=not args.no_exclude),
-                              source_files=files)
+        coverage = reporting_of(args).export(args.command,
+                                             None if args.output == "-" else args.output,
+                                             progress=advance)
     if args.output != "-":
         print(f"wrote {args.output}: {coverage.summary()}")
     for file, versions in coverage.older_versions:

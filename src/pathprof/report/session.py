@@ -49,9 +49,13 @@ class CoverageReports:
     shows, and the exit status it makes (:meth:`exit_status`)."""
 
     def __init__(self, data_file: str, reports: list[str], fail_under: Threshold | None,
-                 source: str = "the default source", sources: list[str] | None = None
-                 ) -> None:
+                 source: str = "the default source", sources: list[str] | None = None,
+                 config: Any = None) -> None:
         self.data_file = data_file
+        #: the configuration the session read (None: read when reporting)
+        self.config = config
+        #: the reports of the data file (:class:`pathprof.api.Reporting`), once read
+        self.reporting: Any = None
         #: the source in effect, as :func:`source_in_effect` describes it
         self.source = source
         #: the ``source`` entries, as given, that matched no module imported in the session
@@ -90,6 +94,8 @@ class CoverageReports:
         if self.coverage is not None:
             self._nothing_measured = not self.coverage.files
             self.coverage = None
+        if self.reporting is not None:
+            self.reporting.release()
 
     @property
     def nothing_measured(self) -> bool:
@@ -165,31 +171,23 @@ class CoverageReports:
         """Path coverage of the data file, less the configuration's exclusions, with the
         files of the sources never imported at 0%."""
         from pathprof import api
-        from pathprof.config import cache_dir, configured_cache_dir, read_config
 
-        config = read_config()
-        files = api.unmeasured_candidates(config, self.sources) if self.sources else []
-        return api.coverage(api.load(self.data_file), api.exclusion_rules(config), files,
-                            cache_dir(configured_cache_dir(config)).path)
+        self.reporting = api.Reporting(self.data_file, config=self.config,
+                                       source=self.sources, unmeasured=bool(self.sources))
+        return self.reporting.coverage()
 
     def _write_json(self, path: str) -> None:
-        from pathprof import api
-
         with open(path, "w", encoding="utf-8") as f:
-            api.render("coverage-json", self.coverage, f)
+            self.reporting.render("coverage-json", f)
         self.written.append(path)
 
     def _write_export(self, kind: str, path: str) -> None:
-        from pathprof import api
-
-        api.export(kind, api.load(self.data_file), path)
+        self.reporting.export(kind, path)
         self.written.append(path)
 
     def _write_html(self, directory: str) -> None:
-        from pathprof import api
-
         # the coverage the terminal report and the threshold use: the same exclusions
-        index = api.render("html", self.coverage, directory)
+        index = self.reporting.render("html", directory)
         self.written.append(index)
 
     def has_output(self) -> bool:
