@@ -11,6 +11,7 @@ import json
 import sys
 import textwrap
 import types
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -308,3 +309,38 @@ if sys.version_info >= (3, 12):
             sys.monitoring.free_tool_id(tool)
         first = module.plain.__code__.co_firstlineno
         assert [line - first for line in lines] == [1, 2, 1, 3]
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["first-run", "cache-hit"])
+def test_the_original_kept_with_the_instrumented_code_is_what_it_goes_back_to(
+        tmp_path: Path, warm: bool) -> None:
+    """Through the import hook, first run and from the cache: the module's code as
+    Python compiles it is made beside the instrumented code (and kept in the cache
+    entry), so a function goes back to the measured source's code even when the file
+    changed since (read again, it would not be the measured source: no swap)."""
+    import importlib
+
+    from pathprof.measure.profiler import Profiler
+
+    name = f"goback_hooked_{uuid.uuid4().hex[:8]}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(MODULE))
+    cache = tmp_path / "cache"
+    sys.path.insert(0, str(tmp_path))
+    try:
+        rounds = 2 if warm else 1
+        for round_ in range(rounds):
+            sys.modules.pop(name, None)
+            with Profiler(data_file=str(tmp_path / f"data{round_}"), include=[str(path)],
+                          cache_dir=str(cache), stop_counting="paths",
+                          warn_unmatched=False) as profiler:
+                module = importlib.import_module(name)
+                path.write_text(textwrap.dedent(MODULE).replace('"positive"', '"changed"'))
+                module.drive()
+                assert profiler.hook.stats.get("cache_hits", 0) == round_, profiler.hook.stats
+            assert not any("@pp" in n for n in module.plain.__code__.co_names)
+            assert module.plain(1) == "positive"  # (the measured source's code)
+            path.write_text(textwrap.dedent(MODULE))
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop(name, None)

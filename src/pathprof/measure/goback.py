@@ -3,9 +3,11 @@
 Coverage that stops paying (:mod:`pathprof.measure.stopping`) sends a function back
 once its paths have told all. A function instrumented with no copy of its body
 (:func:`pathprof.python.switches.can_swap`) goes back by getting, as its
-``__code__``, the code Python compiles from the source, compiled when the first
-function of its module goes back. Its calls from then on run exactly what they run
-without pathprof, at no cost; no second body is instrumented or compiled at import.
+``__code__``, the code Python compiles from the source: compiled beside the
+instrumented code and kept marshalled with it in pathprof's cache
+(:func:`register_original`), else compiled when the first function of its module goes
+back. Its calls from then on run exactly what they run without pathprof, at no cost;
+no second body is instrumented.
 (A module another tool rewrites, as pytest does test modules, runs code that is not
 Python's compile of its source: its functions carry their original body instead.)
 
@@ -31,6 +33,7 @@ A function that cannot be found or checked keeps counting: its counts stay exact
 
 from __future__ import annotations
 
+import marshal
 import types
 import warnings
 import weakref
@@ -41,11 +44,23 @@ from pathprof import runtime
 from pathprof.hashing import source_hash
 from pathprof.runtime.passthrough import must_pass
 
-__all__ = ["send_back"]
+__all__ = ["register_original", "send_back"]
 
+#: (file, source hash) -> its module's code as Python compiles it, marshalled: made
+#: (or read from pathprof's cache) when it was instrumented, unmarshalled at its
+#: first swap (:func:`register_original`)
+_originals: dict[tuple[str, str], bytes] = {}
 #: how deep a chain of ``__wrapped__`` is followed
 _WRAPPED_DEPTH = 8
 _LRU_WRAPPER = ("functools", "_lru_cache_wrapper")
+
+
+def register_original(filename: str, digest: str, marshalled: bytes) -> None:
+    """``marshalled`` is the module at ``filename`` whose source has the hash
+    ``digest`` as Python compiles it, marshalled by pathprof (the import hook, from the
+    source it instrumented; or its cache, checked as an entry is): what its functions
+    go back to, without reading or compiling the file again."""
+    _originals[(filename, digest)] = marshalled
 
 
 def send_back(state: Any, index: int) -> bool:
@@ -137,16 +152,22 @@ def _compile_originals(state: Any, name: str) -> dict[tuple[str, int], Any]:
     the one measured or does not compile. Compile-time warnings were shown at import:
     none is shown again."""
     try:
-        with open(state.filename, "rb") as f:
-            source = f.read()
-        if source_hash(source) != state.meta.source_hash:
-            return {}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            module = compile(source, name, "exec", dont_inherit=True)
+        marshalled = _originals.pop((state.filename, state.meta.source_hash), None)
+        if marshalled is not None:
+            module = marshal.loads(marshalled)
+        else:
+            with open(state.filename, "rb") as f:
+                source = f.read()
+            if source_hash(source) != state.meta.source_hash:
+                return {}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                module = compile(source, name, "exec", dont_inherit=True)
     except Exception as err:
         if must_pass(err):  # (a signal handler's: the program's)
             raise
+        return {}
+    if not isinstance(module, types.CodeType) or module.co_filename != name:
         return {}
     found: dict[tuple[str, int], Any] = {}
     twice: set[tuple[str, int]] = set()

@@ -29,15 +29,17 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import marshal
 import os
 import sys
+import types
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pathprof import config, runtime
-from pathprof.measure import codecache
+from pathprof.measure import codecache, goback
 from pathprof.messages import warn
 from pathprof.python.selection import Selection
 from pathprof.runtime import holder
@@ -195,7 +197,14 @@ def _compile_instrumented(source: bytes, filename: str, options: InstrumentOptio
     if in_place:
         return (instrumented.compile_unbound(compile_as or filename),
                 instrumented.compile_prologue(compile_as or filename))
-    return instrumented.compile_unbound(compile_as or filename)
+    code = instrumented.compile_unbound(compile_as or filename)
+    if instrumented.swaps:
+        # What its functions go back to (pathprof.measure.goback), as Python compiles
+        # it, kept marshalled beside the instrumented code: a warm run does not
+        # compile it again.
+        return (code, marshal.dumps(compile(source, compile_as or filename, "exec",
+                                            dont_inherit=True)))
+    return code
 
 
 def instrumented_code(source: bytes, filename: str, options: InstrumentOptions,
@@ -217,10 +226,10 @@ def instrumented_code(source: bytes, filename: str, options: InstrumentOptions,
              if options.cache else None)
     if where is not None:
         code = codecache.read(where, digest, filename)
-        if code is not None:
+        if code is not None and _well_formed(code, in_place):
             if stats is not None:
                 stats["cache_hits"] = stats.get("cache_hits", 0) + 1
-            return bind_code(code, options)
+            return bind_code(_noting_original(code, source, filename, in_place), options)
     code = _unbound(source, filename, options, in_place, show_warnings, rewriter, compile_as)
     if stats is not None:
         stats["instrumented"] = stats.get("instrumented", 0) + 1
@@ -229,7 +238,29 @@ def instrumented_code(source: bytes, filename: str, options: InstrumentOptions,
         if stats is not None and written is not None:
             key = "cached_in_pycache" if written == codecache.PYCACHE else "cached_in_cache_dir"
             stats[key] = stats.get(key, 0) + 1
-    return bind_code(code, options)
+    return bind_code(_noting_original(code, source, filename, in_place), options)
+
+
+def _well_formed(code: Any, in_place: bool) -> bool:
+    """Whether a cache entry holds what a module's code is kept as: a code object, a
+    code object and its functions' originals marshalled (:func:`_compile_instrumented`),
+    or, in place, the module's and the prologue's code objects."""
+    if type(code) is tuple:
+        return len(code) == 2 and isinstance(code[0], types.CodeType) and (
+            isinstance(code[1], types.CodeType) if in_place else type(code[1]) is bytes)
+    return isinstance(code, types.CodeType) and not in_place
+
+
+def _noting_original(code: Any, source: bytes, filename: str, in_place: bool) -> Any:
+    """The instrumented code of what :func:`_compile_instrumented` made, its
+    originals noted for :mod:`pathprof.measure.goback`."""
+    if in_place or type(code) is not tuple:
+        return code
+    from pathprof.hashing import source_hash
+
+    instrumented, original = code
+    goback.register_original(filename, source_hash(source), original)
+    return instrumented
 
 
 @dataclass

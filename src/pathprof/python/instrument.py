@@ -164,6 +164,8 @@ class InstrumentedModule:
     registers_moved: list[RegistersMoved] = field(default_factory=list)
     #: the runtime module the module's code reaches through its holder
     runtime: str = "pathprof.runtime"
+    #: the functions that go back by their ``__code__`` (:mod:`pathprof.measure.goback`)
+    swaps: tuple[int, ...] = ()
 
     def compile(self, filename: str) -> Any:
         """The module's code object, ready to run: :meth:`compile_unbound` bound to
@@ -339,7 +341,7 @@ def _instrument(source: str | bytes, filename: str, module_key: str | None,
         tree, plans, filename, key, metadata, subpaths, tuple(originals),
         tuple(counted(fp.decisions) for fp in plans) if conditions else None, unmeasured,
         swapped)
-    return InstrumentedModule(tree, plans, metadata, prologue, moved)
+    return InstrumentedModule(tree, plans, metadata, prologue, moved, swaps=swapped)
 
 
 def _branch_tests(fp: FunctionPlan) -> set[Span]:

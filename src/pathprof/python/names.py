@@ -63,8 +63,9 @@ import re
 #: under an ``if`` (:func:`pathprof.python.outside._guard_unlocated_calls`). 36: a
 #: module's and a class's functions carry no copy of their body for stop-counting: they
 #: go back by their ``__code__`` (:mod:`pathprof.measure.goback`, ``swaps`` of
-#: ``register``).
-CODE_VERSION = 36
+#: ``register``). 37: such a module's cache entry keeps its code as Python compiles it,
+#: marshalled, beside the instrumented code (what those functions go back to).
+CODE_VERSION = 37
 
 #: The prefix of the locals inserted code uses.
 LOCAL_PREFIX = "@pp_"
