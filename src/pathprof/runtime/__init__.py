@@ -12,11 +12,12 @@ call :meth:`ModuleState.handler`, :meth:`ModuleState.cut` and
 find the block that raised from the traceback.
 
 Counts are exact under threads on the CPython versions pathprof supports (3.11 to
-3.13 with the GIL): ``table[r] += 1`` on a list or a ``defaultdict(int)`` compiles to
+3.14 with the GIL): ``table[r] += 1`` on a list or a ``defaultdict(int)`` compiles to
 a subscript, an integer add and a store, none of which can drop the GIL (CPython
 only switches threads at instructions that check the eval breaker: calls, backward
-jumps and function entry); ``tests/test_runtime.py`` hammers it from many threads
-with ``sys.setswitchinterval(1e-6)``. Free-threaded builds are not supported.
+jumps and function entry); ``tests/test_processes.py`` hammers it from eight threads
+with ``sys.setswitchinterval(1e-6)`` (``tests/programs/threads_and_forks.py``).
+Free-threaded builds are not supported.
 """
 
 from __future__ import annotations
