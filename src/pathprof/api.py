@@ -31,9 +31,19 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from pathprof.exceptions import PathprofError
+
+if TYPE_CHECKING:  # (imported when called: the plugin loads this module in every session)
+    from pathprof.analysis.conditioncoverage import ConditionTotals
+    from pathprof.analysis.exclusions import ExclusionRules
+    from pathprof.analysis.linecoverage import LineCoverage
+    from pathprof.analysis.memo import AnalysisMemo
+    from pathprof.analysis.pathcoverage import PathCoverage
+    from pathprof.analysis.pathdiff import ProfileDiff
+    from pathprof.config import Config
+    from pathprof.data.measurement import Measurement
 
 __all__ = [
     "EXPORTS",
@@ -84,7 +94,8 @@ INTERRUPTED = -2
 # -- The data file ------------------------------------------------------------------
 
 
-def load(data_file: str, include: Sequence[str] = (), omit: Sequence[str] = ()) -> Any:
+def load(data_file: str, include: Sequence[str] = (), omit: Sequence[str] = ()
+         ) -> Measurement:
     """The :class:`~pathprof.data.measurement.Measurement` in ``data_file``, with only
     the functions of the files ``include`` and ``omit`` (patterns) let through."""
     from pathprof.data.store import read
@@ -167,8 +178,8 @@ class Reporting:
     ``keep_analyses``: read and keep analyses in the configuration's cache directory.
     """
 
-    def __init__(self, data_file: str | None = None, *, measurement: Any = None,
-                 config: Any = None, exclude: bool = True, source: Sequence[str] = (),
+    def __init__(self, data_file: str | None = None, *, measurement: Measurement | None = None,
+                 config: Config | None = None, exclude: bool = True, source: Sequence[str] = (),
                  include: Sequence[str] = (), omit: Sequence[str] = (),
                  unmeasured: bool = True, keep_analyses: bool = True) -> None:
         if data_file is None and measurement is None:
@@ -180,11 +191,11 @@ class Reporting:
         self.source, self.include, self.omit = list(source), list(include), list(omit)
         self.unmeasured = unmeasured
         self.keep_analyses = keep_analyses
-        self._coverage: Any = None
-        self._rules: Any = None
+        self._coverage: PathCoverage | None = None
+        self._rules: ExclusionRules | None = None
 
     @property
-    def config(self) -> Any:
+    def config(self) -> Config:
         """The configuration (:func:`pathprof.config.read_config`), read once."""
         if self._config is None:
             from pathprof.config import read_config
@@ -193,7 +204,7 @@ class Reporting:
         return self._config
 
     @property
-    def measurement(self) -> Any:
+    def measurement(self) -> Measurement:
         """The measurement, read from the data file once (:func:`load`)."""
         if self._measurement is None:
             assert self.data_file is not None
@@ -201,7 +212,7 @@ class Reporting:
         return self._measurement
 
     @property
-    def rules(self) -> Any:
+    def rules(self) -> ExclusionRules:
         """The exclusion rules in force (:func:`exclusion_rules`)."""
         if self._rules is None:
             self._rules = exclusion_rules(self.config, enabled=self.exclude)
@@ -222,7 +233,7 @@ class Reporting:
 
         return cache_dir(configured_cache_dir(self.config)).path
 
-    def coverage(self) -> Any:
+    def coverage(self) -> PathCoverage:
         """Path coverage (:func:`coverage`), derived once."""
         if self._coverage is None:
             self._coverage = coverage(self.measurement, self.rules, self.source_files(),
@@ -234,7 +245,7 @@ class Reporting:
         return render(name, self.coverage(), out, **options)
 
     def export(self, kind: str, path: str | None,
-               progress: Callable[[int, int], None] | None = None) -> Any:
+               progress: Callable[[int, int], None] | None = None) -> LineCoverage:
         """Write the export ``kind`` (:data:`EXPORTS`) to ``path`` (:func:`export`)."""
         return export(kind, self.measurement, path, progress, self.rules, self.source_files())
 
@@ -248,8 +259,8 @@ class Reporting:
 # -- The analyses -------------------------------------------------------------------
 
 
-def coverage(measurement: Any, rules: Any = None, source_files: Sequence[str] = (),
-             cache_dir: str | None = None) -> Any:
+def coverage(measurement: Measurement, rules: ExclusionRules | None = None,
+             source_files: Sequence[str] = (), cache_dir: str | None = None) -> PathCoverage:
     """Path and basis path coverage (:class:`~pathprof.analysis.pathcoverage.PathCoverage`)
     less what ``rules`` exclude (default: the configuration's, :func:`exclusion_rules`),
     with the functions of ``source_files`` no measured function comes from at 0%.
@@ -305,8 +316,8 @@ def _analyses_file(file: str, source_hash: str, rules: str) -> str:
     return os.path.join(_ANALYSES, f"{digest}.json")
 
 
-def kept_analyses(cache_dir: str, rules: Any, versions: Iterable[tuple[str, str]]
-                  ) -> dict[tuple[str, str], Any]:
+def kept_analyses(cache_dir: str, rules: ExclusionRules, versions: Iterable[tuple[str, str]]
+                  ) -> dict[tuple[str, str], AnalysisMemo]:
     """The :class:`~pathprof.analysis.memo.AnalysisMemo` kept in ``cache_dir`` for each
     module version ``(file, source hash)`` under ``rules``, where one is: read as
     pathprof's instrumented code is (the directory the user's, the file pathprof's,
@@ -331,7 +342,7 @@ def kept_analyses(cache_dir: str, rules: Any, versions: Iterable[tuple[str, str]
     return found
 
 
-def keep_analyses(cache_dir: str, memos: Iterable[Any]) -> None:
+def keep_analyses(cache_dir: str, memos: Iterable[AnalysisMemo]) -> None:
     """Keep in ``cache_dir`` the memos that gained something (a file that cannot be
     written is left as it is: the next report derives again)."""
     from pathprof.measure.codecache import write_own
@@ -344,7 +355,7 @@ def keep_analyses(cache_dir: str, memos: Iterable[Any]) -> None:
             memo.changed = False
 
 
-def exclusion_rules(config: Any, enabled: bool = True) -> Any:
+def exclusion_rules(config: Config, enabled: bool = True) -> ExclusionRules:
     """The :class:`~pathprof.analysis.exclusions.ExclusionRules` a configuration sets
     (``exclude_lines``, ``exclude_also``, ``exclude_kinds``, ``coverage_exclusions``);
     none at all when not ``enabled``."""
@@ -360,7 +371,7 @@ def exclusion_rules(config: Any, enabled: bool = True) -> Any:
         raise PathprofError(f"{where}: {err}") from err
 
 
-def unmeasured_candidates(config: Any, source: Sequence[str] = (),
+def unmeasured_candidates(config: Config, source: Sequence[str] = (),
                           include: Sequence[str] = (), omit: Sequence[str] = (),
                           measurement: Any = None) -> list[str]:
     """The files a report counts at 0% when nothing of them was measured: those of the
@@ -383,9 +394,9 @@ def unmeasured_candidates(config: Any, source: Sequence[str] = (),
                           list(omit) or config.omit, [])
 
 
-def line_coverage(measurement: Any,
+def line_coverage(measurement: Measurement,
                   progress: Callable[[int, int], None] | None = None,
-                  rules: Any = None) -> Any:
+                  rules: ExclusionRules | None = None) -> LineCoverage:
     """Lines and branches (:class:`~pathprof.analysis.linecoverage.LineCoverage`), less
     what ``rules`` exclude (default: the configuration's, :func:`exclusion_rules`);
     ``progress(done, total)`` is called after each file."""
@@ -398,7 +409,7 @@ def line_coverage(measurement: Any,
     return lines(measurement, progress, rules)
 
 
-def diff(old: Any, new: Any, **options: Any) -> Any:
+def diff(old: Measurement, new: Measurement, **options: Any) -> ProfileDiff:
     """How two measurements differ (:func:`pathprof.analysis.pathdiff.diff_profiles`)."""
     from pathprof.analysis.pathdiff import diff_profiles
 
@@ -424,7 +435,7 @@ REPORTS = {
 EXPORTS = {"lcov": "coverage.lcov", "xml": "coverage.xml"}
 
 
-def condition_totals(coverage: Any) -> Any:
+def condition_totals(coverage: PathCoverage) -> ConditionTotals:
     """Condition coverage and MC/DC summed over a path coverage's measured decisions
     (:class:`~pathprof.analysis.conditioncoverage.ConditionTotals`)."""
     from pathprof.analysis.conditioncoverage import condition_totals as totals
@@ -456,9 +467,10 @@ def subpath_sources(document: dict[str, Any]) -> dict[str, list[str] | str]:
                                 for block in subpath["blocks"]}))
 
 
-def export(kind: str, measurement: Any, path: str | None,
-           progress: Callable[[int, int], None] | None = None, rules: Any = None,
-           source_files: Sequence[str] = ()) -> Any:
+def export(kind: str, measurement: Measurement, path: str | None,
+           progress: Callable[[int, int], None] | None = None,
+           rules: ExclusionRules | None = None,
+           source_files: Sequence[str] = ()) -> LineCoverage:
     """Write ``measurement`` as ``kind`` (see :data:`EXPORTS`) to ``path`` (None: standard
     output), less what ``rules`` exclude (default: the configuration's), with every line
     of ``source_files`` no measured function comes from at 0% (as :func:`coverage`
@@ -479,7 +491,7 @@ def export(kind: str, measurement: Any, path: str | None,
     return lines
 
 
-def _with_unmeasured(measurement: Any, source_files: Sequence[str]) -> Any:
+def _with_unmeasured(measurement: Measurement, source_files: Sequence[str]) -> Measurement:
     """``measurement`` with an empty profile of each function of ``source_files`` that no
     measured function comes from (unless none of them was measured at all: see
     :func:`coverage`)."""
