@@ -12,6 +12,7 @@ import sys
 import textwrap
 import types
 import uuid
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -341,6 +342,39 @@ def test_the_original_kept_with_the_instrumented_code_is_what_it_goes_back_to(
             assert not any("@pp" in n for n in module.plain.__code__.co_names)
             assert module.plain(1) == "positive"  # (the measured source's code)
             path.write_text(textwrap.dedent(MODULE))
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop(name, None)
+
+
+def test_a_saved_session_lets_go_of_what_the_runtime_decoded(tmp_path: Path) -> None:
+    """Once saved, the contracts decoded to count are let go of (the collector would
+    walk them until the interpreter exits), and made again when asked for."""
+    import gc
+    import importlib
+
+    from pathprof.contract import FunctionInfo
+    from pathprof.measure.profiler import Profiler
+
+    name = f"goback_saved_{uuid.uuid4().hex[:8]}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(MODULE))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with Profiler(data_file=str(tmp_path / "data"), include=[str(path)], cache=False,
+                      stop_counting="basis", warn_unmatched=False) as profiler:
+            module = importlib.import_module(name)
+            module.drive()
+        profiler.save()
+        (state,) = [s for s in runtime.modules() if s.filename == str(path)]
+        assert state._meta is not None  # (decoded: first runs were reported)
+        decoded = weakref.ref(state._meta.functions[_index(state, "Shape.static")])
+        assert isinstance(decoded(), FunctionInfo)
+        runtime.forget_decoded()
+        gc.collect()
+        assert state._meta is None
+        assert decoded() is None  # (nothing else held it: not the profiler, not stopping)
+        assert state.meta.functions[_index(state, "plain")].qualname == "plain"
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop(name, None)

@@ -64,6 +64,7 @@ __all__ = [
     "diff",
     "erase",
     "export",
+    "forget_decoded",
     "hot_table",
     "line_coverage",
     "load",
@@ -633,9 +634,19 @@ def measured_run(program: Any, **settings: Any) -> int:
             end.begin()  # (as the program ended, unless it raised before)
             children.stop()
             measuring.save_at_end()  # saved elsewhere, if it must be: it says where
+    runtime.forget_decoded()  # (saved: the exit need not walk them)
     end.die()  # a SIGINT or SIGTERM that came once the program had ended
     end.end()
     return status
+
+
+def forget_decoded() -> None:
+    """A measurement saved: let go of what the runtime decoded to count it (the
+    modules' contracts, block maps), made again if asked for
+    (:func:`pathprof.runtime.forget_decoded`)."""
+    from pathprof import runtime
+
+    runtime.forget_decoded()
 
 
 def run_end(finish: Callable[[], object] | None = None) -> Any:

@@ -398,6 +398,7 @@ class PathprofPlugin:
         self._saved = True
         self.profiler.stop()
         self.profiler.save()
+        api.forget_decoded()
         if self.worker is not None:
             # for the controller, which imports no test's modules (as pytest-cov hands
             # its data over); xdist sends it once this hook is done

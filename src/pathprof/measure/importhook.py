@@ -123,7 +123,8 @@ def compile_instrumented(source: bytes, filename: str, options: InstrumentOption
     With ``in_place``, returns ``(module code, prologue code)``: what
     :mod:`pathprof.measure.inplace` needs for a module imported before measuring.
     """
-    return bind_code(_unbound(source, filename, options, in_place, show_warnings), options)
+    code = _unbound(source, filename, options, in_place, show_warnings)
+    return bind_code(_noting_original(code, source, filename, in_place), options)
 
 
 def bind_code(code: Any, options: InstrumentOptions) -> Any:

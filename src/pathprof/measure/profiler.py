@@ -438,6 +438,11 @@ class Profiler:
         elif written:
             self._saved_into_data_file()
         self._saved_once = True
+        if last:
+            # Stopped: the contracts kept for saving again are made again if it does;
+            # held till the interpreter exits, the collector walks them at every
+            # collection and as it shuts down (tomlkit's suite: 12,000 objects).
+            self._contracts.clear()
         if last and not self._in_child:
             if written:  # those that began saving meanwhile add their own files: let them
                 handover.wait(self.data_file, run=self._token, states=("saving",),

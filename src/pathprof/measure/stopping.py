@@ -208,8 +208,11 @@ class StopCounting:
         stopping.watcher = self
 
     def stop(self) -> None:
+        """Listen no more; what the first runs showed is let go (:meth:`start` begins
+        afresh)."""
         if stopping.watcher is self:
             stopping.watcher = None
+        self._functions.clear()
 
     def seen(self, state: Any, index: int, number: int) -> None:
         """Path ``number`` of function ``index`` of ``state``'s module ran for the

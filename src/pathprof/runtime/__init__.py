@@ -38,9 +38,9 @@ from pathprof.runtime.passthrough import SafeLock, must_pass
 from pathprof.runtime.stopping import PARKED, Parked
 from pathprof.runtime.tracks import Track
 
-__all__ = ["InstrumentedModule", "ModuleState", "countdown", "modules", "observe_blocks",
-           "own_work", "program_names", "register", "set_hooks", "share", "subpath_modules",
-           "take_snapshot", "zero"]
+__all__ = ["InstrumentedModule", "ModuleState", "countdown", "forget_decoded", "modules",
+           "observe_blocks", "own_work", "program_names", "register", "set_hooks", "share",
+           "subpath_modules", "take_snapshot", "zero"]
 
 _modules: list[ModuleState] = []
 #: The clock of ``--metric time``: wall time in nanoseconds.
@@ -901,6 +901,16 @@ def observe_blocks(flag: bool) -> None:
 
 def subpath_modules() -> list[ModuleState]:
     return list(_subpath_modules)
+
+
+def forget_decoded() -> None:
+    """Let go of every module's decoded contract and block maps (each is decoded again
+    when next asked for): what a session that has saved and reported no longer
+    needs, and the garbage collector would otherwise walk until the interpreter
+    exits."""
+    for state in _modules:
+        state._meta = None
+        state._maps.clear()
 
 
 def modules() -> list[ModuleState]:
