@@ -7,6 +7,7 @@ executed again in the same globals. A new measurement measures them again."""
 from __future__ import annotations
 
 import dis
+import functools
 import json
 import sys
 import textwrap
@@ -55,12 +56,43 @@ class Shape:
         def deep(self, x):
             return x or 1
 
+    def __private(self, x):
+        return x if x else -x
+
+    def calls_private(self, x):
+        return self.__private(x)
+
 
 def decorate(f):
     @functools.wraps(f)
     def wrapper(*args):
         return f(*args)
     return wrapper
+
+
+def hide(f):  # (no functools.wraps: only the closure holds f)
+    def hidden(*args):
+        return f(*args)
+    return hidden
+
+
+class own_property(property):
+    pass
+
+
+class Lazy:
+    @own_property
+    def owned(self):
+        return 1 if self else 0
+
+    @functools.cached_property
+    def cached(self):
+        return 2 if self else 0
+
+
+@hide
+def concealed(x):
+    return x * 3 if x else 0
 
 
 @decorate
@@ -89,7 +121,8 @@ def drive():
     out = []
     for x in (0, 1, 2, -1):
         out.append((plain(x), Shape().method(x), Shape.static(x), Shape.klass(x),
-                    Shape().area, Shape.Inner().deep(x), decorated(x), outer(x)))
+                    Shape().area, Shape.Inner().deep(x), decorated(x), outer(x),
+                    Shape().calls_private(x), Lazy().owned, Lazy().cached, concealed(x)))
         cached.cache_clear()
         out.append(cached(x))
         try:
@@ -101,7 +134,8 @@ def drive():
 
 #: every function of MODULE that goes back by its code, by qualified name
 SWAPPED = ("plain", "Shape.method", "Shape.static", "Shape.klass", "Shape.area",
-           "Shape.Inner.deep", "decorated", "cached")
+           "Shape.Inner.deep", "Shape.__private", "decorated", "cached", "Lazy.owned",
+           "Lazy.cached", "concealed")
 
 
 def _load(tmp_path: Path, source: str = MODULE, name: str = "goback_module") -> Any:
@@ -117,11 +151,15 @@ def _load(tmp_path: Path, source: str = MODULE, name: str = "goback_module") -> 
 def _function(module: types.ModuleType, qualname: str) -> types.FunctionType:
     found: Any = module
     for part in qualname.split("."):
-        found = vars(found)[part]
+        found = vars(found)["_Shape__private" if part == "__private" else part]
     if isinstance(found, staticmethod | classmethod):
         found = found.__func__
     if isinstance(found, property):
         found = found.fget
+    if isinstance(found, functools.cached_property):
+        found = found.func
+    if found.__name__ == "hidden":  # (the decorated function, in the closure)
+        found = found.__closure__[0].cell_contents
     return getattr(found, "__wrapped__", found)
 
 
@@ -141,7 +179,10 @@ def _index(state: Any, qualname: str) -> int:
 
 
 @pytest.fixture
-def stopping() -> Any:
+def stopping(monkeypatch: pytest.MonkeyPatch) -> Any:
+    # (searches of earlier tests do not hold this one's back: see the spacing test)
+    monkeypatch.setattr(goback, "_searched", {"at": -float("inf"), "cost": 0.0})
+    monkeypatch.setattr(goback, "_pending", {})
     watcher = StopCounting("paths")
     watcher.start()
     yield watcher
@@ -378,3 +419,25 @@ def test_a_saved_session_lets_go_of_what_the_runtime_decoded(tmp_path: Path) -> 
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop(name, None)
+
+
+def test_searches_of_all_objects_are_spaced_by_their_cost(tmp_path: Path, stopping: Any,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """A search for functions not found by name waits until the time since the last
+    one is SEARCH_SPACING times what that one cost; until then the function counts."""
+    import time
+
+    monkeypatch.setattr(goback, "_searched", {"at": time.perf_counter(), "cost": 3600.0})
+    loaded, state, _ = _load(tmp_path)
+    module = loaded.module
+    module.drive()
+    index = _index(state, "concealed")
+    assert index not in state.sent_back  # (pending: a search is not due)
+    assert (id(module.__dict__), "concealed", state.meta.functions[index].code_line
+            ) in goback._pending
+    monkeypatch.setattr(goback, "_searched", {"at": -float("inf"), "cost": 0.0})
+    goback._search_now_and_then()
+    assert index in state.sent_back
+    assert goback._pending == {}
+    assert goback._searched["cost"] > 0

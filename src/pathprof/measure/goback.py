@@ -12,16 +12,23 @@ no second body is instrumented.
 Python's compile of its source: its functions carry their original body instead.)
 
 The function objects are found from the module's globals by qualified name: a
-module-level function or a method of a class, through ``staticmethod``,
-``classmethod``, ``property`` and the ``__wrapped__`` of a ``functools.wraps`` or
-``lru_cache`` wrapper. Attributes are read from ``__dict__`` alone, so no code of the
-program runs. A function is swapped only when all of these hold: its code is the
-instrumented code of this module state's function (qualified name, first line,
-file, globals, and a name of pathprof's among the names it reads), no later
-execution of the module's code has registered another state in the same globals,
-its module's source on disk has the hash that was measured, and the code compiled
-from it has a function of the same qualified name and first line, alone there, with
-the same free variables (so the closure cells fit).
+module-level function or a method of a class (a private one by its mangled name),
+through ``staticmethod``, ``classmethod``, ``property`` (and its subclasses),
+``functools.cached_property`` and the ``__wrapped__`` of a ``functools.wraps`` or
+``lru_cache`` wrapper. Attributes are read from ``__dict__`` or as ``property``
+keeps them, so no code of the program runs. A function not found so (a closure a
+decorator keeps without ``functools.wraps``) is looked for among the function
+objects of its module (those that refer to its globals), in a search made now and
+then, at most one fiftieth of the program's time (:func:`_search_now_and_then`).
+
+A function is swapped only when all of these hold: its code is the instrumented
+code of this module state's function (qualified name, first line, file, globals, and
+a name of pathprof's among the names it reads), no later execution of the module's
+code has registered another state in the same globals, the code Python compiles is
+at hand for the measured source (kept with the instrumented code, or compiled from
+the file if it still has the measured source's hash), and it has a function of the
+same qualified name and first line, alone there, with the same free variables (so
+the closure cells fit).
 
 Invariant: a function object's ``__code__`` changes only from this state's
 instrumented code to Python's code of the same function compiled from the
@@ -33,7 +40,11 @@ A function that cannot be found or checked keeps counting: its counts stay exact
 
 from __future__ import annotations
 
+import functools
+import gc
+import itertools
 import marshal
+import time
 import types
 import warnings
 import weakref
@@ -53,6 +64,11 @@ _originals: dict[tuple[str, str], bytes] = {}
 #: how deep a chain of ``__wrapped__`` is followed
 _WRAPPED_DEPTH = 8
 _LRU_WRAPPER = ("functools", "_lru_cache_wrapper")
+#: a property's accessors, read as ``property`` itself keeps them (a subclass's own
+#: attributes are not looked up: no code of the program runs)
+_FGET: Any = property.__dict__["fget"].__get__
+_FSET: Any = property.__dict__["fset"].__get__
+_FDEL: Any = property.__dict__["fdel"].__get__
 
 
 def register_original(filename: str, digest: str, marshalled: bytes) -> None:
@@ -65,26 +81,76 @@ def register_original(filename: str, digest: str, marshalled: bytes) -> None:
 
 def send_back(state: Any, index: int) -> bool:
     """Give function ``index`` of ``state``'s module the code Python compiles;
-    whether any function object got it (``state.sent_back`` then holds ``index``)."""
+    whether any function object got it (``state.sent_back`` then holds ``index``).
+    One not found by name waits for the next search of all objects
+    (:func:`_search_now_and_then`)."""
     meta = state.meta.functions[index]
     namespace = state.namespace
     if namespace is None or not _latest(state, namespace):
         return False
     swapped = False
     for function in _functions_named(namespace, meta.qualname):
-        code = function.__code__
-        if (code.co_qualname != meta.qualname or code.co_firstlineno != meta.code_line
-                or function.__globals__ is not namespace or not _measured(code)):
-            continue
-        original = _original(state, code)
-        if original is None or original.co_freevars != code.co_freevars:
-            continue
-        function.__code__ = original
-        state.swapped.append((weakref.ref(function), code, original))
-        swapped = True
+        swapped = _swap(state, index, function, namespace) or swapped
     if swapped:
         state.sent_back.add(index)
+    else:
+        _pending[(id(namespace), meta.qualname, meta.code_line)] = (state, index)
+    _search_now_and_then()
     return swapped
+
+
+def _swap(state: Any, index: int, function: Any, namespace: dict[str, Any]) -> bool:
+    """Give ``function`` Python's code if it is function ``index`` of ``state`` as
+    instrumented (see the module's docstring for the checks)."""
+    meta = state.meta.functions[index]
+    code = function.__code__
+    if (code.co_qualname != meta.qualname or code.co_firstlineno != meta.code_line
+            or function.__globals__ is not namespace or not _measured(code)):
+        return False
+    original = _original(state, code)
+    if original is None or original.co_freevars != code.co_freevars:
+        return False
+    function.__code__ = original
+    state.swapped.append((weakref.ref(function), code, original))
+    return True
+
+
+#: functions whose objects their module's globals do not hold by name (a closure a
+#: decorator keeps, a property subclass's getter): (id of the globals, qualified
+#: name, first line) -> (state, index), for the next search of all objects
+_pending: dict[tuple[int, str, int], tuple[Any, int]] = {}
+#: a search runs once the time since the last one is this many times what that cost,
+#: so searching takes at most 1/SEARCH_SPACING of the program's time
+SEARCH_SPACING = 50
+_searched = {"at": -float("inf"), "cost": 0.0}
+
+
+def _search_now_and_then() -> None:
+    """Search the function objects of the modules whose functions are pending (every
+    function refers to its globals: :func:`gc.get_referrers` finds them in one pass
+    over what the collector tracks, in C), unless the last search was too recent for
+    its cost; each pending function is searched for once (a function made later
+    keeps counting, exactly)."""
+    now = time.perf_counter()
+    if not _pending or now - _searched["at"] < SEARCH_SPACING * _searched["cost"]:
+        return
+    pending = dict(_pending)
+    _pending.clear()
+    namespaces = {id(state.namespace): state.namespace for state, _ in pending.values()
+                  if state.namespace is not None}
+    function_type = types.FunctionType
+    for obj in gc.get_referrers(*namespaces.values()):
+        if type(obj) is not function_type:
+            continue
+        code = obj.__code__
+        entry = pending.get((id(obj.__globals__), code.co_qualname, code.co_firstlineno))
+        if entry is not None:
+            state, index = entry
+            namespace = state.namespace
+            if namespace is not None and _swap(state, index, obj, namespace):
+                state.sent_back.add(index)
+    end = time.perf_counter()
+    _searched["at"], _searched["cost"] = end, end - now
 
 
 def _latest(state: Any, namespace: dict[str, Any]) -> bool:
@@ -111,11 +177,21 @@ def _functions_named(namespace: dict[str, Any], qualname: str) -> Iterator[Any]:
     if "<locals>" in parts:
         return
     found = namespace.get(parts[0])
-    for part in parts[1:]:
+    for owner, part in itertools.pairwise(parts):
         if not isinstance(found, type):
             return
-        found = type.__dict__["__dict__"].__get__(found).get(part)
+        found = type.__dict__["__dict__"].__get__(found).get(_mangled(owner, part))
     yield from _functions_in(found, _WRAPPED_DEPTH)
+
+
+def _mangled(owner: str, name: str) -> str:
+    """The key a class body's ``name`` has in the class's namespace: a private name
+    (``__x``, not ``__x__``) is stored as ``_Owner__x`` (the class's name without
+    its leading underscores; none if it is all underscores)."""
+    stripped = owner.lstrip("_")
+    if name.startswith("__") and not name.endswith("__") and stripped:
+        return f"_{stripped}{name}"
+    return name
 
 
 def _functions_in(found: Any, depth: int) -> Iterator[Any]:
@@ -125,10 +201,12 @@ def _functions_in(found: Any, depth: int) -> Iterator[Any]:
         wrapped = found.__dict__.get("__wrapped__")
     elif kind is staticmethod or kind is classmethod:
         wrapped = found.__func__
-    elif kind is property:
-        for accessor in (found.fget, found.fset, found.fdel):
+    elif isinstance(found, property):  # (a subclass too: werkzeug's cached_property)
+        for accessor in (_FGET(found), _FSET(found), _FDEL(found)):
             yield from _functions_in(accessor, depth)
         return
+    elif kind is functools.cached_property:
+        wrapped = object.__getattribute__(found, "__dict__").get("func")
     elif (kind.__module__, kind.__qualname__) == _LRU_WRAPPER:
         wrapped = found.__dict__.get("__wrapped__")
     else:
