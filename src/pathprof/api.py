@@ -44,6 +44,13 @@ if TYPE_CHECKING:  # (imported when called: the plugin loads this module in ever
     from pathprof.analysis.pathdiff import ProfileDiff
     from pathprof.config import Config
     from pathprof.data.measurement import Measurement
+    from pathprof.measure.ending import RunEnd
+    from pathprof.measure.importhook import WarmResult
+    from pathprof.measure.partial import CopyPlan
+    from pathprof.measure.profiler import Profiler
+    from pathprof.measure.program import Program
+    from pathprof.parallel.run import ParallelResult
+    from pathprof.python.selection import Selection
 
 __all__ = [
     "EXPORTS",
@@ -328,7 +335,7 @@ def kept_analyses(cache_dir: str, rules: ExclusionRules, versions: Iterable[tupl
     from pathprof.measure.codecache import read_own
 
     key = rules_key(rules)
-    found: dict[tuple[str, str], Any] = {}
+    found: dict[tuple[str, str], AnalysisMemo] = {}
     for file, source_hash in versions:
         data = read_own(cache_dir, _analyses_file(file, source_hash, key), _ANALYSES_MOST)
         if data is None:
@@ -374,7 +381,7 @@ def exclusion_rules(config: Config, enabled: bool = True) -> ExclusionRules:
 
 def unmeasured_candidates(config: Config, source: Sequence[str] = (),
                           include: Sequence[str] = (), omit: Sequence[str] = (),
-                          measurement: Any = None) -> list[str]:
+                          measurement: Measurement | None = None) -> list[str]:
     """The files a report counts at 0% when nothing of them was measured: those of the
     source given (``--source``); else of what the runs of ``measurement`` measured,
     where they named it (:attr:`~pathprof.data.measurement.Measurement.selections`:
@@ -546,22 +553,23 @@ def read_cfg(path: str) -> tuple[Any, str | None]:
 # -- A measured program -------------------------------------------------------------
 
 
-def program(name: str, args: list[str], module: bool) -> Any:
+def program(name: str, args: list[str], module: bool) -> Program:
     """The program to run (:class:`pathprof.measure.program.Program`)."""
     from pathprof.measure.program import resolve
 
     return resolve(name, args, module)
 
 
-def main_compiler(selection: Any, options: Any) -> Any:
+def main_compiler(selection: Selection, options: Any) -> Callable[[bytes, str], object]:
     """Compiles the main script, instrumented if ``selection`` wants it."""
     from pathprof.measure.program import main_compiler as compiler
 
     return compiler(selection, options)
 
 
-def run_program(program: Any, start: Any, stop: Any, compile_main: Any,
-                end: Any = None) -> int:
+def run_program(program: Program, start: Callable[[], object], stop: Callable[[], object],
+                compile_main: Callable[[bytes, str], object], end: RunEnd | None = None
+                ) -> int:
     """Run ``program`` between ``start()`` and ``stop()``; its exit status. With
     ``end`` (:func:`run_end`), signals are held from the program's end on."""
     from pathprof.measure.program import run_program as run
@@ -569,7 +577,7 @@ def run_program(program: Any, start: Any, stop: Any, compile_main: Any,
     return run(program, start, stop, compile_main, end)
 
 
-def profiler(**settings: Any) -> Any:
+def profiler(**settings: Any) -> Profiler:
     """A :class:`~pathprof.measure.profiler.Profiler` (what ``pathprof run`` and the
     pytest plugin measure with)."""
     from pathprof.measure.profiler import Profiler
@@ -577,7 +585,7 @@ def profiler(**settings: Any) -> Any:
     return Profiler(**settings)
 
 
-def compose_rewriting(profiler: Any, *, tag: str, owns: Callable[[Any], bool],
+def compose_rewriting(profiler: Profiler, *, tag: str, owns: Callable[[Any], bool],
                       rewrite: Callable[[Any, bytes, str], None],
                       loaded: Callable[[str, str], None],
                       fallback: Callable[[str, str], Any]) -> None:
@@ -589,7 +597,7 @@ def compose_rewriting(profiler: Any, *, tag: str, owns: Callable[[Any], bool],
     profiler.hook.rewriters.append(Rewriter(tag, owns, rewrite, loaded, fallback))
 
 
-def measured_run(program: Any, **settings: Any) -> int:
+def measured_run(program: Program, **settings: Any) -> int:
     """``pathprof run``: run ``program`` measured by a profiler of ``settings``, its
     child processes too, save the data file; the program's exit status.
 
@@ -649,7 +657,7 @@ def forget_decoded() -> None:
     runtime.forget_decoded()
 
 
-def run_end(finish: Callable[[], object] | None = None) -> Any:
+def run_end(finish: Callable[[], object] | None = None) -> RunEnd:
     """What holds SIGINT and SIGTERM from a program's end until what it measured is
     kept, then ends the process by them (:class:`pathprof.measure.ending.RunEnd`:
     ``begin()``, ``end()``, ``die()``); with ``finish``, a SIGTERM while the program
@@ -692,7 +700,8 @@ def check_scheduler(executor: str, scheduler: str | None) -> None:
 
 def parallel_run(run_args: Any, *, source: Sequence[str], include: Sequence[str],
                  omit: Sequence[str], default_dirs: Sequence[str], plan_from: str | None,
-                 show: Callable[[Any, str], None] | None = None, **settings: Any) -> Any:
+                 show: Callable[[ParallelResult, str], None] | None = None,
+                 **settings: Any) -> ParallelResult:
     """Run copies of a program, each measuring part of the selected files, and merge
     their profiles (:func:`pathprof.parallel.run.run_parallel`); ``plan_from``, a data
     file whose counts plan the split. Dies of the signal the run was ended by, as
@@ -716,7 +725,7 @@ def parallel_run(run_args: Any, *, source: Sequence[str], include: Sequence[str]
     return result
 
 
-def parallel_summary(result: Any, data_file: str) -> list[str]:
+def parallel_summary(result: ParallelResult, data_file: str) -> list[str]:
     """What a parallel run found, in lines (:func:`pathprof.parallel.run.summary`)."""
     from pathprof.parallel.run import summary
 
@@ -724,14 +733,15 @@ def parallel_summary(result: Any, data_file: str) -> list[str]:
 
 
 def selection(source: Sequence[str], include: Sequence[str], omit: Sequence[str],
-              default_dirs: Sequence[str]) -> Any:
+              default_dirs: Sequence[str]) -> Selection:
     """The :class:`~pathprof.python.selection.Selection` of the files to measure."""
     from pathprof.python.selection import Selection
 
     return Selection(source, include, omit, list(default_dirs))
 
 
-def run_parallel_copies(run_args: Any, files: Sequence[str], **settings: Any) -> Any:
+def run_parallel_copies(run_args: Any, files: Sequence[str], **settings: Any
+                        ) -> ParallelResult:
     """Run copies of a program and merge their profiles, nothing more
     (:func:`pathprof.parallel.run.run_parallel`; the pytest plugin's parallel session)."""
     from pathprof.parallel.run import run_parallel
@@ -745,7 +755,7 @@ def selected_files(source: Sequence[str], include: Sequence[str], omit: Sequence
     return [path for _name, path in selection(source, include, omit, default_dirs).files()]
 
 
-def copy_plan() -> Any:
+def copy_plan() -> CopyPlan | None:
     """The plan of this process, if it is a copy of a parallel run (None otherwise),
     and the environment variable that carries it."""
     from pathprof.measure.partial import from_environment
@@ -795,7 +805,8 @@ def command_scope() -> Iterator[Callable[[int], int]]:
 def warm_cache(source: Sequence[str], include: Sequence[str], omit: Sequence[str], *,
                mode: str, metric: str | None, stop_counting: str = "never",
                cache_dir: str | None = None,
-               progress: Callable[[int, int], None] | None = None) -> tuple[list[str], Any]:
+               progress: Callable[[int, int], None] | None = None
+               ) -> tuple[list[str], WarmResult]:
     """Instrument the selected files into the cache a run with these options reads
     (``pathprof instrument``): the files, and the result (instrumented, cached,
     failed, and where it was written: :class:`~pathprof.measure.importhook.WarmResult`).
