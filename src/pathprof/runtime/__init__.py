@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 
 from pathprof.contract import FunctionInfo, ModuleInfo
 from pathprof.runtime import stopping
-from pathprof.runtime.blockmap import BlockMap
+from pathprof.runtime.blockmap import BlockMap, code_positions
 from pathprof.runtime.passthrough import SafeLock, must_pass
 from pathprof.runtime.stopping import PARKED, Parked
 from pathprof.runtime.tracks import Track
@@ -752,7 +752,7 @@ def _positions(code: Any) -> list[Any]:
     """Each code unit's source position in ``code`` (``co_positions``), kept per code."""
     found = _code_positions.get(code)
     if found is None:
-        found = _code_positions[code] = list(code.co_positions())
+        found = _code_positions[code] = code_positions(code)
     return found
 
 
