@@ -86,7 +86,7 @@ def send_back(state: Any, index: int) -> bool:
     (:func:`_search_now_and_then`)."""
     meta = state.meta.functions[index]
     namespace = state.namespace
-    if namespace is None or not _latest(state, namespace):
+    if namespace is None:
         return False
     swapped = False
     for function in _functions_named(namespace, meta.qualname):
@@ -105,7 +105,8 @@ def _swap(state: Any, index: int, function: Any, namespace: dict[str, Any]) -> b
     meta = state.meta.functions[index]
     code = function.__code__
     if (code.co_qualname != meta.qualname or code.co_firstlineno != meta.code_line
-            or function.__globals__ is not namespace or not _measured(code)):
+            or function.__globals__ is not namespace or not _measured(code)
+            or not _latest(state, namespace)):
         return False
     original = _original(state, code)
     if original is None or original.co_freevars != code.co_freevars:
