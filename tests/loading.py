@@ -76,6 +76,11 @@ def _walk_codes(code: types.CodeType):
             yield from _walk_codes(const)
 
 
+def all_codes(code: types.CodeType) -> list[types.CodeType]:
+    """``code`` and every code object nested in it."""
+    return [code, *_walk_codes(code)]
+
+
 def load_instrumented(path: Path, name: str | None = None, *, mark_probes: bool = True,
                       mode: str = "path", metric: str | None = None,
                       events: str = "statements", placement: str = "tree",

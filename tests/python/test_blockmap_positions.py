@@ -6,22 +6,15 @@ from __future__ import annotations
 
 import gc
 import os
-import types
 
 import pytest
 
 from pathprof.python.instrument import instrument_source
 from pathprof.runtime.blockmap import code_positions
 
+from ..loading import all_codes
+
 MODULES = ("argparse", "json/decoder", "textwrap", "dataclasses", "asyncio/tasks")
-
-
-def _codes(code: types.CodeType) -> list[types.CodeType]:
-    found = [code]
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            found += _codes(const)
-    return found
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -38,7 +31,7 @@ def test_positions_are_co_positions_and_the_collector_is_left_as_it_was(
         gc.disable()
     try:
         checked = 0
-        for code in _codes(plain) + _codes(instrumented):
+        for code in all_codes(plain) + all_codes(instrumented):
             assert code_positions(code) == list(code.co_positions()), code.co_qualname
             assert gc.isenabled() is collecting
             checked += len(code_positions(code))

@@ -15,7 +15,7 @@ from pathprof.python.instrument import instrument_source
 from pathprof.python.names import GLOBAL_PREFIX, PLACEHOLDER
 from pathprof.runtime import holder
 
-from ..loading import corpus_programs
+from ..loading import all_codes, corpus_programs
 
 MODES = {
     "path": {},
@@ -29,24 +29,16 @@ MODES = {
 }
 
 
-def _codes(code: types.CodeType) -> list[types.CodeType]:
-    found = [code]
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            found += _codes(const)
-    return found
-
-
 @pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize("path", corpus_programs(), ids=lambda p: p.stem)
 def test_no_pathprof_name_is_a_global(path: Path, mode: str) -> None:
     module = instrument_source(path.read_bytes(), str(path), **MODES[mode])
     unbound = module.compile_unbound(str(path))
-    for code in _codes(unbound):
+    for code in all_codes(unbound):
         own = sorted(n for n in _global_names(code) if n.startswith(GLOBAL_PREFIX))
         assert not own, (code.co_qualname, own)
     bound = module.compile(str(path))
-    for code in _codes(bound):
+    for code in all_codes(bound):
         assert PLACEHOLDER not in code.co_consts
     assert holder.names_of(bound) is not None
 
