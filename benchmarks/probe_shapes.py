@@ -18,6 +18,8 @@ import itertools
 c = [100000] * 4
 cf = [100000.0] * 4
 k = itertools.count()
+Q = [1 << 29]  # OSP's countdown, far from a sample (never reaches 0 here)
+L = (3, 3, 3, 3)  # a function's path lengths
 
 def plain(x):
     return x + 1
@@ -68,10 +70,31 @@ def after(x):                  # pathprof now, for a function counting with a co
         return x + 1
     except ValueError:
         pass
+
+def countdown_before(x):       # pathprof hot before issue 51: the list read twice
+    r = 0
+    Q[0] -= L[r + 1]
+    if Q[0] <= 0:
+        Q[0] = 1 << 29
+    return x + 1
+
+def countdown_kept(x):         # issue 51: the countdown kept in a local as stored
+    r = 0
+    Q[0] = q = Q[0] - L[r + 1]
+    if q <= 0:
+        Q[0] = 1 << 29
+    return x + 1
+
+def countdown_folded(x):       # issue 51: and the one length of the paths ending here
+    Q[0] = q = Q[0] - 3
+    if q <= 0:
+        Q[0] = 1 << 29
+    return x + 1
 '''
 
 NAMES = ["plain", "init", "temporary", "wrapped", "count", "count_split", "count_float",
-         "count_next", "before", "after"]
+         "count_next", "before", "after", "countdown_before", "countdown_kept",
+         "countdown_folded"]
 CALLS = 50_000  # four calls each
 
 

@@ -4,6 +4,7 @@ checked against an instruction trace (the block-trace oracle) on the corpus."""
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import itertools
 import sys
@@ -641,3 +642,42 @@ def test_observing_keeps_no_value_alive(tmp_path: Path) -> None:
         sys.modules.pop(module.__name__, None)
     assert profiler.failures == 0
     assert (measured, unmeasured) == (True, True)
+
+
+FOLDED = '''
+def same(x):
+    if x:
+        y = 1
+    else:
+        y = 2
+    return y
+
+
+def uneven(x):
+    y = 0
+    if x:
+        y = 1
+    return y
+'''
+
+
+def test_a_path_end_whose_paths_have_one_length_counts_it_down_as_a_constant() -> None:
+    """Where every path ending at a probe has one length, the countdown subtracts that
+    constant: ``same``'s two paths are three blocks each (the test, an arm, the
+    return); ``uneven``'s are two and three, so its path end looks its length up by
+    the path's number. Either way the countdown is stored and tested through the
+    local ``@pp_q``."""
+    from pathprof.python.instrument import instrument_source
+
+    tree = instrument_source(FOLDED, "folded.py", subpaths=True, swaps=False).tree
+    steps = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            steps[node.name] = [
+                ast.unparse(s.value) for s in ast.walk(node)
+                if isinstance(s, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "@pp_q" for t in s.targets)]
+    assert len(steps["same"]) == 1
+    assert steps["same"][0].endswith("[0] - 3")
+    assert len(steps["uneven"]) == 1
+    assert "_@pp_l1[" in steps["uneven"][0]

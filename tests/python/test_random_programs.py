@@ -201,3 +201,55 @@ def test_random_program_profile_equals_source_oracle(
         if oracle.distinguishable(key):
             assert recorded == oracle.counts(key), source
     sys.modules.pop(loaded.module.__name__, None)
+
+
+def _positions(directory: Path, name: str, inputs: list[tuple[int, int]], *,
+               exact: bool) -> tuple[int, list[Any]]:
+    """Run ``f`` of module ``name`` in ``directory`` on ``inputs`` under subpath
+    sampling (every block observed with ``exact``; otherwise counted down by path
+    ends alone, with a period no run reaches): the stream's length and the outcomes."""
+    from pathprof.subpaths import SubpathSampling
+
+    sampling = SubpathSampling(source=[str(directory)], period=1.0 if exact else 1e12,
+                               seed=0, exact=exact, cache=False)
+    sys.modules.pop(name, None)
+    sys.path.insert(0, str(directory))
+    sampling.start()
+    try:
+        module = __import__(name)
+        outcomes = [_outcome(module.f, s, n) for s, n in inputs]
+    finally:
+        sampling.stop()
+        sys.path.remove(str(directory))
+        sys.modules.pop(name, None)
+    assert sampling.profiler.failures == 0
+    return int(sampling.summary()["positions"]), outcomes
+
+
+@settings(max_examples=program_examples(40), deadline=None)
+@given(source=functions(), data=st.data())
+def test_random_program_countdown_is_the_stream_exact_observation_sees(
+        tmp_path_factory: Any, source: str, data: st.DataObject) -> None:
+    """``pathprof hot``'s path ends count their blocks down, a looked-up length or one
+    folded into the code where every path ending there has it
+    (:attr:`~pathprof.python.plan.FunctionPlan.end_lengths`): over a random program's
+    run, the blocks counted down are the blocks the observer saw, path by path, and
+    the program does what it does without pathprof."""
+    directory = tmp_path_factory.mktemp("random_osp")
+    path = _write(directory, source)
+    plain = _plain(path)
+    inputs = data.draw(st.lists(st.sampled_from(INPUTS), min_size=1, max_size=4))
+    expected = [_outcome(plain.f, s, n) for s, n in inputs]
+    seen, observed = _positions(directory, path.stem, inputs, exact=True)
+    counted, skipped = _positions(directory, path.stem, inputs, exact=False)
+    assert observed == skipped == expected
+    ended = all(outcome[0] == "returned" or (outcome[0] == "yielded" and s % 4 == 3)
+                for outcome, (s, _n) in zip(expected, inputs, strict=True))
+    if ended:
+        assert counted == seen, source
+    else:
+        # A path an exception carries out of its frame, or a generator's closed at a
+        # yield, is in the stream as far as observation had sent it out (before a
+        # with's exit, or a generator's call), and never counted down
+        # (docs/commands/hot.md, "Limits").
+        assert counted <= seen, source

@@ -31,7 +31,6 @@ from pathprof.contract import (
 )
 from pathprof.graph import number_paths, to_dag
 from pathprof.graph.copyplan import CopyShare
-from pathprof.graph.numbering import regenerate
 from pathprof.hashing import source_hash
 from pathprof.python import eventcode
 from pathprof.python.cfg import (
@@ -496,25 +495,12 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
     return prologue
 
 
-def path_lengths(fp: FunctionPlan) -> tuple[int, ...] | None:
-    """Blocks on each of a function's paths, by path number (entry and exit not
-    counted); None where the paths are too many to list (the runtime then works a
-    length out the first time a path runs)."""
-    if fp.table_size < 0:
-        return None
-    numbering = fp.numbering
-    ends = (fp.cfg.entry, fp.cfg.exit)
-    return tuple(
-        sum(1 for b in regenerate(numbering, number).blocks if b not in ends)
-        for number in range(numbering.total))
-
-
 def _subpath_prologue(plans: list[FunctionPlan], register: ast.Call) -> list[ast.stmt]:
     """``_@pp_Q``, ``_@pp_O``, ``_@pp_note``, what calls are noted with, and each
     function's ``_@pp_l<i>`` (path lengths): see
     :func:`pathprof.python.rewrite._count_down`."""
     register.keywords.append(ast.keyword(arg="subpaths", value=ast.Tuple(
-        elts=[const(path_lengths(fp)) for fp in plans], ctx=ast.Load())))
+        elts=[const(fp.path_lengths) for fp in plans], ctx=ast.Load())))
     code: list[ast.stmt] = [
         ast.Assign(targets=[store(COUNTDOWN)], value=ast.Attribute(
             value=load(RUNTIME), attr="countdown", ctx=ast.Load())),

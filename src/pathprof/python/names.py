@@ -64,8 +64,10 @@ import re
 #: module's and a class's functions carry no copy of their body for stop-counting: they
 #: go back by their ``__code__`` (:mod:`pathprof.measure.goback`, ``swaps`` of
 #: ``register``). 37: such a module's cache entry keeps its code as Python compiles it,
-#: marshalled, beside the instrumented code (what those functions go back to).
-CODE_VERSION = 37
+#: marshalled, beside the instrumented code (what those functions go back to). 38: OSP's
+#: countdown stored and kept in a local (``@pp_q``) that the test reads, and a path end
+#: whose paths all have one length subtracts it as a constant.
+CODE_VERSION = 38
 
 #: The prefix of the locals inserted code uses.
 LOCAL_PREFIX = "@pp_"
@@ -104,6 +106,9 @@ LOCAL_TABLE = "@pp_c"
 #: shared by every module, and the flag that is true while blocks are observed.
 COUNTDOWN = "_@pp_Q"
 OBSERVING = "_@pp_O"
+#: Where a path ends: the countdown as it was just stored, tested without reading
+#: the list again (:func:`pathprof.python.rewrite._count_down`).
+COUNTDOWN_LEFT = "@pp_q"
 #: While blocks are observed, each frame's handle in the observer (its track, set
 #: by the runtime's calls), and the bound ``append`` of the list path ends are
 #: noted in as ``(track, path)`` without a call into Python.

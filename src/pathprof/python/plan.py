@@ -32,6 +32,8 @@ from pathprof.graph import (
     to_dag,
 )
 from pathprof.graph.copyplan import CopyShare
+from pathprof.graph.numbering import regenerate
+from pathprof.graph.placement import ProbeOp
 from pathprof.python.cfg import FunctionCfg, SiteKind
 
 __all__ = [
@@ -190,6 +192,45 @@ class FunctionPlan:
     def _slots(self) -> dict[int, int]:
         assert self.edge_plan is not None
         return {e: i for i, e in enumerate(self.edge_plan.chords)}
+
+    @cached_property
+    def path_lengths(self) -> tuple[int, ...] | None:
+        """Blocks on each path, by path number (entry and exit not counted); None
+        where the paths are too many to list (the runtime then works a length out
+        the first time a path runs). Subpath sampling counts these down."""
+        return None if self._path_shapes is None else self._path_shapes[0]
+
+    @cached_property
+    def end_lengths(self) -> dict[int, int]:
+        """For each dag edge whose probe counts paths, the one length every path
+        counted there has, where they all have the same: subpath sampling then
+        counts that constant down instead of looking the path's length up
+        (:func:`~pathprof.python.rewrite._count_down`).
+
+        Invariant: every path passes exactly one counting probe (Ball-Larus 1996,
+        §3.3: the count where the path ends), so for an edge in this mapping,
+        ``path_lengths[p] == end_lengths[e]`` for every path ``p`` through ``e``."""
+        return {} if self._path_shapes is None else self._path_shapes[1]
+
+    @cached_property
+    def _path_shapes(self) -> tuple[tuple[int, ...], dict[int, int]] | None:
+        if self.table_size < 0:
+            return None
+        numbering = self.numbering
+        ends = (self.cfg.entry, self.cfg.exit)
+        counting = {eid for eid, probe in self.plan.probes.items()
+                    if probe.op in (ProbeOp.COUNT, ProbeOp.COUNT_CONST)}
+        lengths: list[int] = []
+        at_end: dict[int, set[int]] = {}
+        for number in range(numbering.total):
+            path = regenerate(numbering, number)
+            length = sum(1 for b in path.blocks if b not in ends)
+            lengths.append(length)
+            for eid in path.edges:
+                if eid in counting:
+                    at_end.setdefault(eid, set()).add(length)
+        uniform = {eid: next(iter(seen)) for eid, seen in at_end.items() if len(seen) == 1}
+        return tuple(lengths), uniform
 
 
 def writable_path_count(num_paths: int) -> bool:

@@ -50,6 +50,7 @@ from pathprof.python.names import (
     CLOCK,
     CODE_VERSION,
     COUNTDOWN,
+    COUNTDOWN_LEFT,
     GETATTR,
     GETFRAME,
     IDENTITY,
@@ -212,8 +213,9 @@ class FunctionRewriter:
 
     # -- probe code ---------------------------------------------------------
 
-    def probe_code(self, probe: Probe | None, *, ends_call: bool, dummy: bool = False
-                   ) -> list[ast.stmt]:
+    def probe_code(self, probe: Probe | None, *, ends_call: bool, dummy: bool = False,
+                   edge: int | None = None) -> list[ast.stmt]:
+        """The code of ``probe``, the probe on dag edge ``edge``."""
         if probe is None:
             return []
         if probe.op is ProbeOp.SET:
@@ -225,7 +227,8 @@ class FunctionRewriter:
         index = _register_plus(probe.value) if probe.op is ProbeOp.COUNT else const(probe.value)
         if self.fp.subpaths:
             # OSP needs no path counts: the countdown alone, where a path ends.
-            code = _count_down(self.fp.index, probe)
+            code = _count_down(self.fp.index, probe,
+                               None if edge is None else self.fp.end_lengths.get(edge))
         else:
             code = [count(self.counter, index)]
         if self.timed:
@@ -256,14 +259,15 @@ class FunctionRewriter:
         dag = self.dag
         if eid in dag.backedges:
             end, start = dag.backedges[eid]
-            return (self.probe_code(self.plan.probes.get(end), ends_call=False)
-                    + self.probe_code(self.plan.probes.get(start), ends_call=False, dummy=True))
+            return (self.probe_code(self.plan.probes.get(end), ends_call=False, edge=end)
+                    + self.probe_code(self.plan.probes.get(start), ends_call=False, dummy=True,
+                                      edge=start))
         dag_edge = dag.normal_edges.get(eid)
         if dag_edge is None:
             return []  # leaves an unreachable block
         into_exit = dag.edges[dag_edge].dst == dag.exit
         code = self.probe_code(self.plan.probes.get(dag_edge),
-                               ends_call=into_exit and not self.plain_return(eid))
+                               ends_call=into_exit and not self.plain_return(eid), edge=dag_edge)
         return code
 
     def original_break_code(self, eid: int, stmt: ast.stmt, code: list[ast.stmt]) -> None:
@@ -769,15 +773,22 @@ def _path_index(probe: Probe) -> ast.expr:
     return _register_plus(probe.value) if probe.op is ProbeOp.COUNT else const(probe.value)
 
 
-def _count_down(index: int, probe: Probe) -> list[ast.stmt]:
+def _count_down(index: int, probe: Probe, length: int | None = None) -> list[ast.stmt]:
     """OSP's bulk skipping where a path ends (:mod:`pathprof.measure.subpaths`)::
 
-        _@pp_Q[0] -= _@pp_l<i>[path]
-        if _@pp_Q[0] <= 0:
-            if (@pp_track is not None) & _@pp_O & (_@pp_Q[0] > OBSERVED_FLOOR):
+        _@pp_Q[0] = @pp_q = _@pp_Q[0] - _@pp_l<i>[path]
+        if @pp_q <= 0:
+            if (@pp_track is not None) & _@pp_O & (@pp_q > OBSERVED_FLOOR):
                 _@pp_note((@pp_track, path))
             else:
                 @pp_track = _@pp_m.osp_path(i, path, @pp_track)
+
+    where ``length``, the one length of every path that ends here
+    (:attr:`~pathprof.python.plan.FunctionPlan.end_lengths`), is given, it is
+    subtracted in place of the lookup. The new countdown is kept in a local as it is
+    stored, so the test reads the local, not the list again: with a constant
+    length, 14 bytecodes where ``_@pp_Q[0] -= _@pp_l<i>[path]`` and a test of
+    ``_@pp_Q[0]`` are 21.
 
     Far from a sample that is one subtraction and one test. While blocks are
     observed, a frame the runtime has met (its track set) notes its path ends
@@ -788,11 +799,13 @@ def _count_down(index: int, probe: Probe) -> list[ast.stmt]:
     def countdown(ctx: ast.expr_context) -> ast.Subscript:
         return ast.Subscript(value=load(COUNTDOWN), slice=const(0), ctx=ctx)
 
-    step = ast.AugAssign(target=countdown(ast.Store()), op=ast.Sub(), value=ast.Subscript(
+    blocks: ast.expr = (const(length) if length is not None else ast.Subscript(
         value=load(lengths_name(index)), slice=_path_index(probe), ctx=ast.Load()))
-    near = ast.Compare(left=countdown(ast.Load()), ops=[ast.LtE()], comparators=[const(0)])
+    step = ast.Assign(targets=[countdown(ast.Store()), store(COUNTDOWN_LEFT)],
+                      value=ast.BinOp(left=countdown(ast.Load()), op=ast.Sub(), right=blocks))
+    near = ast.Compare(left=load(COUNTDOWN_LEFT), ops=[ast.LtE()], comparators=[const(0)])
     met = ast.Compare(left=load(TRACK), ops=[ast.IsNot()], comparators=[const(None)])
-    above = ast.Compare(left=countdown(ast.Load()), ops=[ast.Gt()],
+    above = ast.Compare(left=load(COUNTDOWN_LEFT), ops=[ast.Gt()],
                         comparators=[const(OBSERVED_FLOOR)])
     # ``&`` rather than ``and``: CPython 3.13 and 3.14 copy a block with no line
     # number that ends at a loop's back edge once per jump into it (gh-107901),
