@@ -120,6 +120,7 @@ def rules(modules: set[str]) -> list[tuple[str, str, tuple[str, ...]]]:
     renderers = _renderers(modules)
     return [
         ("pathprof.contract", ONLY, ()),
+        ("pathprof.constructs", ONLY, ()),
         ("pathprof.graph.*", ONLY, ("pathprof.graph.*", "pathprof.types",
                                     "pathprof.exceptions")),
         ("pathprof.runtime.*", ONLY, ("pathprof.runtime.*", "pathprof", "pathprof.contract")),

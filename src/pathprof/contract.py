@@ -24,6 +24,7 @@ for (the runtime reads one function's metadata when an exception cuts its path).
 
 from __future__ import annotations
 
+import enum
 import functools
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -46,6 +47,7 @@ __all__ = [
     "Piece",
     "Restart",
     "ReturnCount",
+    "Role",
     "Span",
 ]
 
@@ -73,6 +75,23 @@ class Span(NamedTuple):
     end_col: int
 
 
+class Role(enum.StrEnum):
+    """What part of a statement a piece of a block is (used to map instructions).
+
+    A :class:`str` enum: a :class:`Piece` decoded from a contract holds the value, a
+    plain string, which compares equal to its member (``piece.role == Role.TEST``)."""
+
+    STMT = "stmt"  #: a whole simple statement
+    TEST = "test"  #: the test of an ``if``, ``elif`` or ``while``
+    FOR_ITER = "for-iter"  #: the iterable of a ``for`` (evaluated once, before the loop)
+    FOR_NEXT = "for-next"  #: the step of a ``for``: next item, bound to the target
+    WITH_ENTER = "with-enter"  #: the context managers of a ``with`` and their ``__enter__``
+    WITH_EXIT = "with-exit"  #: the ``__exit__`` calls of a ``with`` on fall-through
+    SUBJECT = "subject"  #: the subject of a ``match``
+    PATTERN = "pattern"  #: one ``case`` pattern
+    GUARD = "guard"  #: one ``case`` guard
+
+
 class Piece(NamedTuple):
     """One statement, or one part of a compound statement, inside a block."""
 
@@ -80,9 +99,7 @@ class Piece(NamedTuple):
     col: int
     end_line: int
     end_col: int
-    #: what part of a statement it is (:class:`pathprof.python.cfg.Role`'s value:
-    #: "stmt", "test", "for-iter", "for-next", "with-enter", "with-exit", "subject",
-    #: "pattern", "guard")
+    #: what part of a statement it is: a :class:`Role`'s value
     role: str
     #: for a whole statement: "raise", "reraise" (a bare ``raise``), "return",
     #: "break", "continue"; else ""
@@ -151,8 +168,10 @@ class Compound:
 
     def block_of(self, role: str) -> int | None:
         """The block of the part whose :class:`Piece` role is ``role``."""
-        return {"for-iter": self.for_iter, "for-next": self.for_next,
-                "with-enter": self.with_enter, "with-exit": self.with_exit}.get(role)
+        blocks: dict[str, int | None] = {
+            Role.FOR_ITER: self.for_iter, Role.FOR_NEXT: self.for_next,
+            Role.WITH_ENTER: self.with_enter, Role.WITH_EXIT: self.with_exit}
+        return blocks.get(role)
 
 
 @dataclass(frozen=True, slots=True)

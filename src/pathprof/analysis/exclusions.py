@@ -38,6 +38,7 @@ import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from pathprof.constructs import FUNCTIONS, SCOPES, TRIES
 from pathprof.contract import Piece, Span
 
 __all__ = ["DEFAULT_KINDS", "DEFAULT_PATTERN", "ExcludedSource", "ExclusionRules",
@@ -191,7 +192,7 @@ def _clauses(node: ast.stmt, keywords: _Keywords | type[_Unmatched]
             line = keywords.line_between("else", end, (orelse[0].lineno,
                                                        orelse[0].col_offset))
             yield line, orelse
-    elif isinstance(node, ast.Try | ast.TryStar):
+    elif isinstance(node, TRIES):
         yield node.lineno, node.body
         last: ast.stmt | ast.excepthandler = node.body[-1]
         for handler in node.handlers:
@@ -304,7 +305,7 @@ class _Finder:
         for node in nodes:
             self.result.spans.append(_span(node))
             for inner in ast.walk(node):
-                if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
+                if isinstance(inner, FUNCTIONS):
                     self.result.functions.setdefault(inner.lineno, reason)
 
     def matched(self, first: int, last: int) -> bool:
@@ -322,7 +323,7 @@ class _Finder:
 
     def visit(self, node: ast.stmt, in_protocol: bool, abstract: set[str]) -> str | None:
         """Look at one statement; the reason it was excluded for, if it was."""
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if isinstance(node, SCOPES):
             header_end = max(node.lineno, _first_line(node.body[0]) - 1)
             if self.matched(_first_line(node), header_end):
                 self.exclude([node], "excluded line")

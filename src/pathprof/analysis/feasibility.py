@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pathprof.analysis.decisions import decisions
+from pathprof.constructs import FUNCTIONS, SCOPES, TRIES
 from pathprof.contract import FunctionInfo, Piece
 from pathprof.data.profile import FunctionProfile, Path
 
@@ -158,7 +159,7 @@ _OPAQUE = _Effect(frozenset(), True)  # a piece whose code is not at hand
 def _function_node(tree: ast.Module, meta: FunctionInfo
                    ) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     for node in ast.walk(tree):
-        if (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        if (isinstance(node, FUNCTIONS)
                 and node.lineno == meta.first_line and node.name == meta.qualname.rsplit(
                     ".", 1)[-1]):
             return node
@@ -330,7 +331,7 @@ def _note_effect(node: ast.AST, binds: set[str]) -> bool:
         binds.add(node.id)
     elif isinstance(node, ast.alias):
         binds.add((node.asname or node.name).split(".")[0])
-    elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+    elif isinstance(node, SCOPES):
         binds.add(node.name)
     elif isinstance(node, ast.MatchAs | ast.MatchStar):
         if node.name:
@@ -403,7 +404,7 @@ def function_facts(fn: FunctionProfile, tree: ast.Module) -> FunctionFacts | Non
     by_line: dict[int, list[ast.AST]] = {}
     for node in nodes:
         by_line.setdefault(getattr(node, "lineno"), []).append(node)  # noqa: B009
-    guarded = {line for n in nodes if isinstance(n, ast.Try | ast.TryStar) and n.handlers
+    guarded = {line for n in nodes if isinstance(n, TRIES) and n.handlers
                for line in range(n.body[0].lineno, (n.body[-1].end_lineno or 0) + 1)}
     suspends = isinstance(function, ast.AsyncFunctionDef) or any(
         isinstance(n, ast.Yield | ast.YieldFrom) for n in nodes)
@@ -447,7 +448,7 @@ def _module_bindings(tree: ast.Module) -> dict[str, int]:
     counts: dict[str, int] = {}
     for node in tree.body:
         names: list[str] = []
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if isinstance(node, SCOPES):
             names = [node.name]
         elif isinstance(node, ast.Import | ast.ImportFrom):
             names = [(a.asname or a.name).split(".")[0] for a in node.names]

@@ -44,6 +44,7 @@ from pathprof.analysis.edgepredict import cfg_edge_counts
 from pathprof.analysis.exclusions import ExcludedSource, ExclusionRules, exclusions_of
 from pathprof.analysis.pathcoverage import CoverageTotals
 from pathprof.analysis.pathspace import PathSpace, path_space
+from pathprof.contract import Role
 from pathprof.data.measurement import Measurement
 from pathprof.data.profile import FunctionProfile, numbering_of
 from pathprof.exceptions import PathprofError
@@ -59,7 +60,7 @@ def _total(rates: Iterable[CoverageTotals]) -> CoverageTotals:
 
 
 #: The kinds of a block's last piece that choose between successors.
-DECIDING = ("test", "for-next", "pattern", "guard")
+DECIDING = (Role.TEST, Role.FOR_NEXT, Role.PATTERN, Role.GUARD)
 
 
 @dataclass(frozen=True)

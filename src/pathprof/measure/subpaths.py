@@ -59,7 +59,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pathprof import runtime
-from pathprof.contract import Compound, FunctionInfo
+from pathprof.contract import Compound, FunctionInfo, Role
 from pathprof.data.profile import end_kind, numbering_of
 from pathprof.graph.numbering import Numbering, regenerate, regenerate_prefix
 from pathprof.python.names import OBSERVED_FLOOR
@@ -1069,7 +1069,7 @@ def _entering_with(blockmap: Any, offset: int) -> tuple[int, int, str] | None:
             if compound is None or compound.with_enter is None:
                 return None
             block = compound.with_enter
-            return block, blockmap.piece_index(block, "with-enter", compound.header), "cut"
+            return block, blockmap.piece_index(block, Role.WITH_ENTER, compound.header), "cut"
         if blockmap.position(later) not in (None, span):
             return None
     return None

@@ -18,6 +18,7 @@ import ast
 import os
 from collections.abc import Collection, Sequence
 
+from pathprof.constructs import FUNCTIONS
 from pathprof.data.profile import FunctionProfile
 
 __all__ = ["unmeasured_profiles"]
@@ -40,7 +41,7 @@ def unmeasured_profiles(files: Sequence[str], measured: Collection[str]
             with open(file, "rb") as f:
                 data = f.read()
             tree = ast.parse(data, file)
-            if not any(isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            if not any(isinstance(node, FUNCTIONS)
                        for node in ast.walk(tree)):
                 continue  # (no function: nothing to plan, and the planner not imported)
             from pathprof.python.instrument import planned_metadata

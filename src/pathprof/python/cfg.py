@@ -30,6 +30,8 @@ import enum
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from pathprof.constructs import FUNCTIONS, SIMPLE, WITHS
+from pathprof.contract import Role
 from pathprof.graph.cfg import Cfg
 from pathprof.types import BlockId
 
@@ -48,20 +50,6 @@ __all__ = [
 ]
 
 
-class Role(enum.Enum):
-    """What part of a statement a piece of a block is (used to map instructions)."""
-
-    STMT = "stmt"  #: a whole simple statement
-    TEST = "test"  #: the test of an ``if``, ``elif`` or ``while``
-    FOR_ITER = "for-iter"  #: the iterable of a ``for`` (evaluated once, before the loop)
-    FOR_NEXT = "for-next"  #: the step of a ``for``: next item, bound to the target
-    WITH_ENTER = "with-enter"  #: the context managers of a ``with`` and their ``__enter__``
-    WITH_EXIT = "with-exit"  #: the ``__exit__`` calls of a ``with`` on fall-through
-    SUBJECT = "subject"  #: the subject of a ``match``
-    PATTERN = "pattern"  #: one ``case`` pattern
-    GUARD = "guard"  #: one ``case`` guard
-
-
 @dataclass
 class Piece:
     """One statement, or one part of a compound statement, inside a block."""
@@ -78,7 +66,7 @@ class Piece:
         manager), not for the body the statement node spans."""
         node = self.node
         if self.role in (Role.WITH_ENTER, Role.WITH_EXIT):
-            assert isinstance(node, ast.With | ast.AsyncWith)
+            assert isinstance(node, WITHS)
             last = node.items[-1]
             tail = last.optional_vars or last.context_expr
             return (node.lineno, node.col_offset, tail.end_lineno or node.lineno,
@@ -396,7 +384,7 @@ class _Builder:
         node = stmts[index]
         handler = getattr(self, f"_handle_{type(node).__name__}", None)
         if handler is None:
-            if not isinstance(node, SIMPLE_STATEMENTS):
+            if not isinstance(node, SIMPLE):
                 raise NotImplementedError(f"no CFG rule for {type(node).__name__}")
             self.add_piece(Piece(node, Role.STMT), stmts, index)
         else:
@@ -739,17 +727,8 @@ class _Builder:
         self.pending = exits
         self.open = None
 
-    # Function and class definitions inside a function are simple statements here:
-    # their bodies get CFGs of their own.
-
-
-SIMPLE_STATEMENTS: tuple[type[ast.stmt], ...] = (
-    ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Import, ast.ImportFrom,
-    ast.Global, ast.Nonlocal, ast.Pass, ast.Delete, ast.Assert,
-    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-)
-if hasattr(ast, "TypeAlias"):  # Python 3.12+
-    SIMPLE_STATEMENTS = (*SIMPLE_STATEMENTS, ast.TypeAlias)
+    # Function and class definitions inside a function are simple statements here
+    # (pathprof.constructs.SIMPLE): their bodies get CFGs of their own.
 
 
 def _docstring_length(body: list[ast.stmt]) -> int:
@@ -837,7 +816,7 @@ def iter_functions(
             yield from visit(node, prefix)
 
     def visit(node: ast.AST, prefix: str) -> Iterator[tuple[ast.AST, str]]:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        if isinstance(node, FUNCTIONS):
             qualname = f"{prefix}{node.name}"
             yield node, qualname
             yield from walk_children(node, f"{qualname}.<locals>.")

@@ -59,6 +59,7 @@ from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from pathprof.constructs import FUNCTIONS
 from pathprof.contract import DecisionInfo, Span
 from pathprof.graph.shortcircuit import (
     Vector,
@@ -110,7 +111,7 @@ def _own_nodes(stmts: list[ast.stmt]) -> Iterator[tuple[ast.AST, bool]]:
     while pending:
         node, free = pending.pop()
         yield node, free
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        if isinstance(node, FUNCTIONS):
             inner: list[ast.AST] = [*node.decorator_list, *node.args.defaults,
                                     *(d for d in node.args.kw_defaults if d is not None)]
         elif isinstance(node, ast.Lambda):

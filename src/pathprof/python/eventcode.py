@@ -40,6 +40,7 @@ import warnings
 from types import CodeType
 from typing import Any
 
+from pathprof.constructs import SCOPES, WITHS
 from pathprof.contract import EventTables, FunctionInfo
 from pathprof.graph import find_backedges
 from pathprof.graph.events import EventPlan, plan_events, rest_of_block, static_event_weights
@@ -311,7 +312,7 @@ class EventRewriter(FunctionRewriter):
                 unpack = ast.Assign(targets=[targets], value=self.enter_call(restart.block))
                 self.edits.add(node.body, 0, [artificial(unpack)], RESTART)
             elif restart.kind == "with":
-                assert isinstance(node, ast.With | ast.AsyncWith)
+                assert isinstance(node, WITHS)
                 call = call_module("cut", const(self.fp.index),
                                    load(REGISTER), load(DONE))
                 # Thrown into a suspended generator (base None): the activation
@@ -565,7 +566,7 @@ def _suspensions(piece: Any) -> list[_Suspension]:
         return []
     if piece.role is Role.WITH_ENTER:
         roots: list[ast.AST] = list(node.items)
-    elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+    elif isinstance(node, SCOPES):
         roots = [*node.decorator_list]
         if isinstance(node, ast.ClassDef):
             roots += [*node.bases, *node.keywords]

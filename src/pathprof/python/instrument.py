@@ -16,6 +16,7 @@ from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pathprof.constructs import FOR_LOOPS, FUNCTIONS
 from pathprof.contract import (
     Block,
     Compound,
@@ -136,7 +137,7 @@ def hide_own_names(tree: ast.Module, scan: ModuleScan, everywhere: bool = False
     reaching: list[ast.FunctionDef | ast.AsyncFunctionDef] = scan.reaching
     if everywhere:
         reaching = [node for node in ast.walk(tree)
-                    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
+                    if isinstance(node, FUNCTIONS)]
     moved = []
     for node in reaching:
         moved.append(RegistersMoved(node, [copy_tree(stmt) for stmt in node.body]))
@@ -609,7 +610,7 @@ def _compounds(cfg: Any) -> tuple[Compound, ...]:
         assert isinstance(owner, ast.For | ast.AsyncFor | ast.With | ast.AsyncWith)
         part, span = blocks[key], spans[key]
         found.append(Compound(
-            kind="for" if isinstance(owner, ast.For | ast.AsyncFor) else "with",
+            kind="for" if isinstance(owner, FOR_LOOPS) else "with",
             is_async=isinstance(owner, ast.AsyncFor | ast.AsyncWith),
             span=Span(owner.lineno, owner.col_offset, owner.end_lineno or owner.lineno,
                       owner.end_col_offset or 0),

@@ -23,6 +23,7 @@ import ast
 import sys
 from typing import TypeVar
 
+from pathprof.constructs import SCOPES
 from pathprof.python.names import RETURN_VALUE
 from pathprof.python.nodes import UNLOCATED, artificial_shell, load, walk
 from pathprof.python.statements import STATEMENT_FIELDS
@@ -116,7 +117,7 @@ def _guard_unlocated_calls(body: list[ast.stmt], runtime: str) -> None:
     test's own block, which several may reach, makes no call. Nested functions and
     classes are left alone (their own rewrite guards them)."""
     for index, stmt in enumerate(body):
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if isinstance(stmt, SCOPES):
             continue
         for field in STATEMENT_FIELDS:
             inner = getattr(stmt, field, None)

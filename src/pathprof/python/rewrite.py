@@ -41,6 +41,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from pathprof.constructs import TRIES, WITHS
 from pathprof.exceptions import CfgError
 from pathprof.graph import Probe, ProbeOp
 from pathprof.python.cfg import ROUTE_RAISE, Site, SiteKind
@@ -566,7 +567,7 @@ class FunctionRewriter:
                     code.append(_restart_clock())
                 self.edits.add(node.body, 0, code, RESTART)
             elif restart.kind == "with":
-                assert isinstance(node, ast.With | ast.AsyncWith)
+                assert isinstance(node, WITHS)
                 self.wrap_with(node, restart.block)
             elif restart.kind == "except*":
                 # The code after a try with except* clauses.
@@ -640,7 +641,7 @@ class FunctionRewriter:
         """Where the code that runs after ``node``'s clauses starts: its ``finally``
         for a ``try`` that has one (run before what follows the statement), else
         right after the statement."""
-        if isinstance(node, ast.Try | ast.TryStar) and node.finalbody:
+        if isinstance(node, TRIES) and node.finalbody:
             return node.finalbody, 0
         stmts, index = self.location_of(node)
         return stmts, index + 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 
+from pathprof.constructs import FOR_LOOPS, LOOPS, SCOPES, TRIES, WITHS, wraps
 from pathprof.python.nodes import is_inserted
 
 #: The fields of a statement (and of an ``except`` or ``case`` clause) that hold
@@ -45,18 +46,17 @@ def enclosed_lists(func: ast.AST) -> set[int]:
         if inside:
             enclosed.add(id(stmts))
         for stmt in stmts:
-            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if isinstance(stmt, SCOPES):
                 continue
-            wraps = inside or isinstance(stmt, ast.With | ast.AsyncWith | ast.TryStar) or (
-                isinstance(stmt, ast.Try) and bool(stmt.finalbody))
+            inner_inside = inside or wraps(stmt)
             for field_name in ("body", "orelse", "finalbody"):
                 inner = getattr(stmt, field_name, None)
                 if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                    visit(inner, wraps)
+                    visit(inner, inner_inside)
             for handler in getattr(stmt, "handlers", ()):
-                visit(handler.body, wraps)
+                visit(handler.body, inner_inside)
             for case in getattr(stmt, "cases", ()):
-                visit(case.body, wraps)
+                visit(case.body, inner_inside)
 
     visit(func.body, False)  # type: ignore[attr-defined]
     return enclosed
@@ -73,14 +73,14 @@ def loop_breaks(loop: ast.For | ast.AsyncFor | ast.While
         for stmt in stmts:
             if isinstance(stmt, ast.Break):
                 found.append((stmt, stmts, through_cleanup))
-            elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+            elif isinstance(stmt, LOOPS):
                 visit(stmt.orelse, through_cleanup)  # its body's breaks are its own
             elif isinstance(stmt, ast.If):
                 visit(stmt.body, through_cleanup)
                 visit(stmt.orelse, through_cleanup)
-            elif isinstance(stmt, ast.With | ast.AsyncWith):
+            elif isinstance(stmt, WITHS):
                 visit(stmt.body, True)
-            elif isinstance(stmt, ast.Try | ast.TryStar):
+            elif isinstance(stmt, TRIES):
                 inner = through_cleanup or bool(stmt.finalbody)
                 for part in (stmt.body, stmt.orelse, *(h.body for h in stmt.handlers)):
                     visit(part, inner)
@@ -116,7 +116,7 @@ def one_line(node: ast.AST) -> int | None:
 def loop_exit_line(stmt: ast.stmt | None) -> int | None:
     """The line of the instructions that leave loop ``stmt`` when it ends without a
     break (``for``: getting the next item; ``while``: its test, if on one line)."""
-    if isinstance(stmt, ast.For | ast.AsyncFor):
+    if isinstance(stmt, FOR_LOOPS):
         return stmt.iter.lineno
     if isinstance(stmt, ast.While):
         return one_line(stmt.test)
@@ -127,15 +127,15 @@ def exit_line(stmt: ast.stmt) -> int | None:
     """The one line every instruction that falls out of ``stmt`` has, if it is
     known statically: a ``with``'s exit, a loop's end without breaks, the end of a
     ``finally``, a simple statement's own line; None where it varies by way out."""
-    if isinstance(stmt, ast.With | ast.AsyncWith):
+    if isinstance(stmt, WITHS):
         return stmt.lineno
-    if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+    if isinstance(stmt, LOOPS):
         if breaks_of(stmt) != []:
             return None
         if stmt.orelse:
             return _list_exit_line(stmt.orelse)
         return loop_exit_line(stmt)
-    if isinstance(stmt, ast.Try | ast.TryStar) and stmt.finalbody:
+    if isinstance(stmt, TRIES) and stmt.finalbody:
         return _list_exit_line(stmt.finalbody)
     if isinstance(stmt, ast.Try | ast.TryStar | ast.If | ast.Match | ast.FunctionDef
                   | ast.AsyncFunctionDef | ast.ClassDef):

@@ -13,6 +13,7 @@ import ast
 import copy
 from typing import Any
 
+from pathprof.constructs import LOOPS, TRIES
 from pathprof.python.nodes import artificial, artificial_shell, is_inserted, line_anchor, locate_at
 from pathprof.python.statements import breaks_of, entry_line, exit_line
 
@@ -122,10 +123,10 @@ def _sink_dispatch(finalbody: list[ast.stmt], dispatch: list[ast.stmt],
             return cases
         if isinstance(stmt, ast.Try) and not stmt.finalbody:
             return [stmt.orelse or stmt.body, *(h.body for h in stmt.handlers)]
-        if isinstance(stmt, ast.Try | ast.TryStar) and stmt.finalbody:
+        if isinstance(stmt, TRIES) and stmt.finalbody:
             # falls through at the end of its own clause's copies of falling through
             return getattr(stmt, _FALL_WAYS, None)
-        if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+        if isinstance(stmt, LOOPS):
             breaks = breaks_of(stmt)
             if breaks is None:
                 return None
@@ -164,7 +165,7 @@ def _sink_dispatch(finalbody: list[ast.stmt], dispatch: list[ast.stmt],
             return
         ways = branches(tail)
         if ways is not None:
-            loop = isinstance(tail, ast.For | ast.AsyncFor | ast.While)
+            loop = isinstance(tail, LOOPS)
             for number, way in enumerate(ways):
                 sink(way, entry_line(tail, way), breaks=loop and number > 0)  # type: ignore[arg-type]
             return

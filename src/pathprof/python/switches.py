@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from pathprof.constructs import LOOPS, SCOPES, WITHS
 from pathprof.graph import ProbeOp
 from pathprof.python.cfg import Role, SiteKind, is_constant_true
 from pathprof.python.names import (
@@ -71,11 +72,11 @@ def can_switch(fp: FunctionPlan) -> bool:
     pending: list[tuple[ast.AST, bool]] = [(stmt, False) for stmt in node.body[fp.cfg.body_start:]]
     while pending:
         child, in_with = pending.pop()
-        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if isinstance(child, SCOPES):
             return False
         if isinstance(child, ast.Return) and in_with:
             return False
-        in_with = in_with or isinstance(child, ast.With | ast.AsyncWith)
+        in_with = in_with or isinstance(child, WITHS)
         for field in STATEMENT_FIELDS:
             inner = getattr(child, field, None)
             if inner:
@@ -145,7 +146,7 @@ def plan_loop_switches(fp: FunctionPlan) -> list[LoopSwitch]:
                if piece.role in (Role.TEST, Role.FOR_NEXT)}
     loops: list[LoopSwitch] = []
     for node in ast.walk(cfg.node):
-        if not isinstance(node, ast.For | ast.AsyncFor | ast.While):
+        if not isinstance(node, LOOPS):
             continue
         where = parents.get(id(node))
         if where is None or id(where[0]) in enclosed:

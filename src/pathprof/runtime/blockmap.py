@@ -21,7 +21,7 @@ import opcode
 from types import CodeType
 from typing import Any
 
-from pathprof.contract import Compound, FunctionInfo
+from pathprof.contract import Compound, FunctionInfo, Role
 
 __all__ = ["BlockMap", "code_positions"]
 
@@ -84,7 +84,7 @@ class BlockMap:
         self.blocks = function.blocks
         for block_id, block in enumerate(self.blocks):
             for index, (line, col, end_line, end_col, role, flags) in enumerate(block.pieces):
-                if role == "with-exit":
+                if role == Role.WITH_EXIT:
                     continue  # located by the with rules below
                 span = (line, col, end_line, end_col)
                 pieces.append((span, block_id, role, flags, index))
@@ -168,19 +168,19 @@ class BlockMap:
             for loop in self.compounds:
                 if loop.kind == "for" and span in (loop.span, loop.iter or ()):
                     block = _block(loop.for_iter)
-                    return block, self.piece_index(block, "for-iter", loop.iter), "cut"
+                    return block, self.piece_index(block, Role.FOR_ITER, loop.iter), "cut"
         if self.enters_with(offset):
             with_ = self.compound_at(span, "with")
             if with_ is not None:
                 block = _block(with_.with_enter)
-                return block, self.piece_index(block, "with-enter", with_.header), "cut"
+                return block, self.piece_index(block, Role.WITH_ENTER, with_.header), "cut"
         at_with = self.with_code(offset, span)
         if at_with is not None:
             return self._with_side(offset, at_with)
         step = self._loop_step(offset, span, op)
         if step is not None:
             block = _block(step.for_next)
-            return block, self.piece_index(block, "for-next"), "cut"
+            return block, self.piece_index(block, Role.FOR_NEXT), "cut"
         piece = self.piece_at(span)
         if piece is None and ("_IF_" in op or op.startswith("TO_BOOL")):
             piece = self._test_of_statement(span)
@@ -202,7 +202,7 @@ class BlockMap:
         """3.11 locates the conditional jump of an ``if``/``while`` at the whole
         statement, so an exception from the test's ``__bool__`` is there: it belongs
         to the statement's own test, the first test piece inside it."""
-        tests = [p for p in self.pieces if p[2] == "test" and _contains(span, p[0])]
+        tests = [p for p in self.pieces if p[2] == Role.TEST and _contains(span, p[0])]
         return min(tests, key=lambda p: (p[0][0], p[0][1]), default=None)
 
     def _loop_step(self, offset: int, span: Span, op: str) -> Compound | None:
@@ -295,7 +295,7 @@ class BlockMap:
                 if body:
                     break  # the body ran on from the start into the exit
                 block = _block(compound.with_enter)
-                return block, self.piece_index(block, "with-enter", compound.header), "cut"
+                return block, self.piece_index(block, Role.WITH_ENTER, compound.header), "cut"
             span = self.position(back)
             if span is None:
                 continue  # pathprof's own code (its jumps are not the program's)
@@ -305,10 +305,10 @@ class BlockMap:
             if span == whole or any(span == item for item, _o in self._enters(compound)):
                 continue
             piece = self.piece_at(span)
-            if piece is None or not _contains(whole, piece[0]) or piece[2] == "with-enter":
+            if piece is None or not _contains(whole, piece[0]) or piece[2] == Role.WITH_ENTER:
                 continue
             body = True
-            if nearest is None and piece[2] != "with-exit":  # (an inner with's exit)
+            if nearest is None and piece[2] != Role.WITH_EXIT:  # (an inner with's exit)
                 nearest = piece
             if piece[3] in ("return", "break", "continue"):
                 # Its code runs on into the exit, through the copies of the finally
@@ -317,4 +317,4 @@ class BlockMap:
                 nearest = nearest or piece
                 return nearest[1], nearest[4], how
         block = _block(compound.with_exit)
-        return block, self.piece_index(block, "with-exit", compound.header), "cut"
+        return block, self.piece_index(block, Role.WITH_EXIT, compound.header), "cut"
