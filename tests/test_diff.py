@@ -113,3 +113,30 @@ def test_the_summary_line_counts_in_the_right_number(tmp_path: Path,
     main(["diff", str(old), str(new)])
     shown = " ".join(capsys.readouterr().out.split())
     assert "1 path appeared, 0 vanished, 2 changed by more than 10% in 1 function." in shown
+
+
+DECORATED = '''import functools, sys
+
+
+@functools.lru_cache(maxsize=None)
+def f(n):
+    if n % 3 == 0:
+        return "fizz"
+    return n
+for i in range(int(sys.argv[1])):
+    f(i)
+'''
+
+
+def test_a_functions_first_line_is_its_def_line_as_in_the_report(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The diff JSON and the report JSON say the same ``first_line`` of a decorated
+    function: its ``def`` statement's (line 5), not its decorator's (line 4)."""
+    old = measure(tmp_path, "old", 10, DECORATED)
+    new = measure(tmp_path, "new", 4, DECORATED)
+    _status, report = diff_json(capsys, str(old), str(new))
+    (fn,) = report["functions"]
+    assert fn["first_line"] == 5
+    assert main(["report", "--data-file", str(new), "--format", "json"]) == 0
+    (reported,) = json.loads(capsys.readouterr().out)["functions"]
+    assert reported["first_line"] == fn["first_line"]

@@ -42,6 +42,8 @@ class PathChange:
 class FunctionDiff:
     file: str
     qualname: str
+    #: the ``def`` line (as in the JSON report; a decorated function's profile is
+    #: keyed by its first decorator's line)
     first_line: int
     source_changed: bool
     profile: FunctionProfile  #: the new profile (the old one if the function vanished)
@@ -93,7 +95,7 @@ def _diff_function(old: FunctionProfile, new: FunctionProfile, threshold: float,
         return {(p.key if same_source else _shape(fn, p)): p for p in fn.paths if p.count}
 
     before, after = keyed(old), keyed(new)
-    result = FunctionDiff(new.file, new.qualname, new.first_line, not same_source, new)
+    result = FunctionDiff(new.file, new.qualname, new.meta.first_line, not same_source, new)
     for key, path in after.items():
         if key not in before:
             if path.count >= min_count:
