@@ -15,13 +15,19 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pathprof.config import Threshold
 
-__all__ = ["REPORT_KINDS", "CoverageReports", "report_kind", "session_settings",
+__all__ = ["REPORT_KINDS", "SESSION_REPORTS", "CoverageReports", "report_kind", "session_settings",
            "source_in_effect"]
 
-REPORT_KINDS = ("term", "term-missing", "html", "json", "lcov", "xml")
-#: Where the html and json reports go unless ``KIND:DESTINATION`` says (lcov and xml:
-#: :data:`pathprof.api.EXPORTS`)
-_DESTINATIONS = {"html": "htmlpathprof", "json": "pathprof.json"}
+#: Each ``--pathprof-report`` kind: the report of :data:`pathprof.api.REPORTS` it is, and
+#: where it goes unless ``KIND:DESTINATION`` says (None: shown on the terminal; the
+#: exports' are :data:`pathprof.api.EXPORTS`'s, which ``tests/test_config.py`` checks).
+#: A new kind is a row here and its renderer's in :data:`pathprof.api.REPORTS`.
+SESSION_REPORTS: dict[str, tuple[str, str | None]] = {
+    "term": ("coverage", None), "term-missing": ("coverage", None),
+    "html": ("html", "htmlpathprof"), "json": ("coverage-json", "pathprof.json"),
+    "lcov": ("lcov", "coverage.lcov"), "xml": ("xml", "coverage.xml"),
+}
+REPORT_KINDS = tuple(SESSION_REPORTS)
 
 
 def report_kind(text: str) -> str:
@@ -153,16 +159,17 @@ class CoverageReports:
         from pathprof.exceptions import PathprofError
 
         kind, _colon, destination = report.partition(":")
-        if kind.startswith("term"):
+        name, default = SESSION_REPORTS[kind]
+        if default is None:
             return
-        destination = destination or {**_DESTINATIONS, **api.EXPORTS}[kind]
+        destination = destination or default
         try:
-            if kind == "json":
-                self._write_json(destination)
-            elif kind == "html":
+            if name in api.EXPORTS:
+                self._write_export(name, destination)
+            elif name == "html":
                 self._write_html(destination)
             else:
-                self._write_export(kind, destination)
+                self._write_file(name, destination)
         except (OSError, PathprofError) as err:
             self.problems.append(f"the {kind} report was not written to {destination}: "
                                  f"{_reason(err)}")
@@ -176,9 +183,9 @@ class CoverageReports:
                                        source=self.sources, unmeasured=bool(self.sources))
         return self.reporting.coverage()
 
-    def _write_json(self, path: str) -> None:
+    def _write_file(self, name: str, path: str) -> None:
         with open(path, "w", encoding="utf-8") as f:
-            self.reporting.render("coverage-json", f)
+            self.reporting.render(name, f)
         self.written.append(path)
 
     def _write_export(self, kind: str, path: str) -> None:
