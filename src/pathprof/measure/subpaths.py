@@ -56,7 +56,8 @@ import contextlib
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 from pathprof import runtime
 from pathprof.contract import Compound, FunctionInfo, Role
@@ -68,6 +69,10 @@ from pathprof.runtime.passthrough import SafeLock, must_pass
 from pathprof.runtime.subpaths import ExactSubpathCounter, SubpathSampler
 from pathprof.runtime.tracks import Track as _Track
 from pathprof.runtime.tracks import fill, fill_dropped, new_track
+
+if TYPE_CHECKING:
+    from pathprof.runtime import ModuleState
+    from pathprof.runtime.blockmap import BlockMap
 
 __all__ = ["BlockInfo", "SubpathProfiler", "horizon", "stream_key"]
 
@@ -117,7 +122,7 @@ _OWN_STREAM = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENE
 _EXIT = "__exit__"
 
 
-def stream_key(frame: Any) -> Any:
+def stream_key(frame: FrameType | None) -> Any:
     """The stream ``frame``'s blocks go to: the nearest generator or coroutine frame
     from it down the stack, else its thread."""
     while frame is not None:
@@ -252,7 +257,7 @@ class SubpathProfiler:
 
     # -- called by the runtime ---------------------------------------------------
 
-    def path_end(self, state: Any, index: int, number: int, frame: Any,
+    def path_end(self, state: ModuleState, index: int, number: int, frame: FrameType,
                  track: Any = None) -> Any:
         """Path ``number`` of ``frame`` ended (the notes are taken first). Returns the
         frame's track for it to note its next path ends with, or None."""
@@ -271,7 +276,7 @@ class SubpathProfiler:
             finally:
                 self._busy = 0
 
-    def _path_end(self, state: Any, index: int, number: int, frame: Any) -> Any:
+    def _path_end(self, state: ModuleState, index: int, number: int, frame: FrameType) -> Any:
         if not self.observing:
             # A path that ends the call (a return, counted before its value) leaves the
             # frame untracked, as below: calls in the return's value do not send its
@@ -520,7 +525,7 @@ class SubpathProfiler:
         return (self._idents(track.state, track.index, blocks), ended,
                 blocks[-1] if blocks else None)
 
-    def enter(self, state: Any, index: int, frame: Any) -> Any:
+    def enter(self, state: ModuleState, index: int, frame: FrameType) -> Any:
         """A call of an instrumented function begins. Returns its frame's track, or
         None."""
         with self._lock:
@@ -537,7 +542,7 @@ class SubpathProfiler:
             finally:
                 self._busy = 0
 
-    def _enter(self, state: Any, index: int, frame: Any) -> _Track:
+    def _enter(self, state: ModuleState, index: int, frame: FrameType) -> _Track:
         # The notes first: the frames they name are the ones they were made in,
         # which may be gone, their ids taken by this frame or its caller.
         self.take_notes()
@@ -564,14 +569,14 @@ class SubpathProfiler:
             held = self._hold_exit(caller, frame)
             if held is not None:
                 stream = held
-        elif found is not None:
+        elif found is not None and caller is not None:  # (found: in a caller)
             self._flush_caller(caller, found)
         track = self._frames[id(frame)] = new_track(
             state, index, stream, frame=id(frame), home=home, generation=self._generation,
             code=frame.f_code)
         return track
 
-    def _hold_exit(self, caller: Any, frame: Any) -> Any:
+    def _hold_exit(self, caller: FrameType, frame: FrameType) -> Any:
         """A with statement's ``__exit__`` called by ``caller``: its blocks (and its
         callees') are held and go out at the caller's next blocks, before the first
         that is not in the with's body -- the block after the with, the one after
@@ -604,7 +609,7 @@ class SubpathProfiler:
         self._held[key] = (track, hold)
         return key
 
-    def cut(self, state: Any, index: int, frame: Any, located: tuple[int, str] | None,
+    def cut(self, state: ModuleState, index: int, frame: FrameType, located: tuple[int, str] | None,
             register: int) -> None:
         """An exception caught in ``frame`` ended its path where ``located`` says."""
         with self._lock:
@@ -621,7 +626,7 @@ class SubpathProfiler:
             finally:
                 self._busy = 0
 
-    def _cut(self, state: Any, index: int, frame: Any, located: tuple[int, str],
+    def _cut(self, state: ModuleState, index: int, frame: FrameType, located: tuple[int, str],
              register: int) -> None:
         block, how = located
         function = state.meta.functions[index]
@@ -641,7 +646,7 @@ class SubpathProfiler:
         self._emit(track, blocks[track.emitted:])
         self._path_over(track)
 
-    def path_length(self, state: Any, index: int, number: int) -> int:
+    def path_length(self, state: ModuleState, index: int, number: int) -> int:
         with runtime.own_work:
             try:
                 return len(self._path(state, index, number)[0])
@@ -651,7 +656,7 @@ class SubpathProfiler:
                 self.failures += 1
                 return 0
 
-    def _failed(self, frame: Any) -> None:
+    def _failed(self, frame: FrameType) -> None:
         """Something pathprof could not decode: the frame's path leaves the stream
         (counted in :attr:`failures`, which tests expect to stay 0)."""
         self.failures += 1
@@ -672,7 +677,7 @@ class SubpathProfiler:
 
     # -- the stream --------------------------------------------------------------
 
-    def _start_observing(self, frame: Any) -> bool:
+    def _start_observing(self, frame: FrameType) -> bool:
         """The countdown reached 0 at a path end in ``frame``: the next start is
         ``countdown + lead`` blocks away, less the blocks the frames below it
         on this thread's stack have run of their current paths (up to the call they
@@ -720,7 +725,7 @@ class SubpathProfiler:
         self._observe()
         return True
 
-    def _flush_caller(self, caller: Any, found: tuple[Any, int]) -> None:
+    def _flush_caller(self, caller: FrameType, found: tuple[Any, int]) -> None:
         """A call from ``caller`` (``found``: its module state and function index): its
         blocks up to the one making the call go out before the callee's."""
         state, index = found
@@ -751,13 +756,13 @@ class SubpathProfiler:
                 self._held[key] = (track, renewed[position])
         track.held = renewed
 
-    def _track(self, frame: Any, state: Any, index: int) -> _Track:
+    def _track(self, frame: FrameType, state: ModuleState, index: int) -> _Track:
         track = self._frames.get(id(frame))
         if track is None or track.state is not state or track.index != index:
             track = self._adopt(frame, state, index, stream_key(frame))
         return track
 
-    def _adopt(self, frame: Any, state: Any, index: int, stream: Any, done: int = 0,
+    def _adopt(self, frame: FrameType, state: ModuleState, index: int, stream: Any, done: int = 0,
                sent: int = 0) -> _Track:
         """The track of ``frame``, which joins the stream with ``done`` blocks of its
         path out (``sent`` of them counted in the positions): the one its code
@@ -835,7 +840,7 @@ class SubpathProfiler:
                 track.emitted = len(before)
             self._release_first(track)
 
-    def _exit_prefix(self, caller: Any, state: Any, index: int, blockmap: Any,
+    def _exit_prefix(self, caller: FrameType, state: ModuleState, index: int, blockmap: BlockMap,
                      compound: Compound) -> tuple[int, ...] | None:
         """The blocks ``caller`` ran of its path before a with's ``__exit__`` it is
         calling, as far as the call tells: a return's exit follows a path already
@@ -861,7 +866,7 @@ class SubpathProfiler:
                 return self._prefix(state, index, located[0], register)
         return self._jump_prefix(state, index, compound, register)
 
-    def _jump_prefix(self, state: Any, index: int, compound: Compound, register: int
+    def _jump_prefix(self, state: ModuleState, index: int, compound: Compound, register: int
                      ) -> tuple[int, ...] | None:
         """The blocks before a with's exit that a jump out of it calls (a break
         through a finally, a return into a finally: the block map places the call
@@ -932,7 +937,7 @@ class SubpathProfiler:
 
     # -- functions, paths and blocks ---------------------------------------------
 
-    def _function(self, frame: Any) -> tuple[Any, int] | None:
+    def _function(self, frame: FrameType) -> tuple[Any, int] | None:
         """The module state and function index of an instrumented frame, or None."""
         code = frame.f_code
         if code in self._functions:
@@ -950,14 +955,14 @@ class SubpathProfiler:
         self._functions[code] = found
         return found
 
-    def _numbering(self, state: Any, index: int) -> Numbering:
+    def _numbering(self, state: ModuleState, index: int) -> Numbering:
         key = (id(state), index)
         numbering = self._numberings.get(key)
         if numbering is None:
             numbering = self._numberings[key] = numbering_of(state.meta.functions[index])
         return numbering
 
-    def _path(self, state: Any, index: int, number: int) -> tuple[tuple[int, ...], bool]:
+    def _path(self, state: ModuleState, index: int, number: int) -> tuple[tuple[int, ...], bool]:
         """The blocks of path ``number`` (without ENTRY and EXIT), and whether it ends
         the call (a return)."""
         key = (id(state), index, number)
@@ -967,7 +972,7 @@ class SubpathProfiler:
                 return self._decode_path(state, index, number, key)
         return found
 
-    def _decode_path(self, state: Any, index: int, number: int, key: Any
+    def _decode_path(self, state: ModuleState, index: int, number: int, key: Any
                      ) -> tuple[tuple[int, ...], bool]:
         function = state.meta.functions[index]
         ends = (function.entry, function.exit)
@@ -979,7 +984,7 @@ class SubpathProfiler:
         found = self._paths[key] = (tuple(b for b in path.blocks if b not in ends), returns)
         return found
 
-    def _prefix(self, state: Any, index: int, block: int, register: int) -> tuple[int, ...]:
+    def _prefix(self, state: ModuleState, index: int, block: int, register: int) -> tuple[int, ...]:
         key = (id(state), index, block, register)
         found = self._prefixes.get(key)
         if found is None:
@@ -991,7 +996,7 @@ class SubpathProfiler:
                 found = self._prefixes[key] = tuple(b for b in path.blocks if b not in ends)
         return found
 
-    def _path_counted(self, frame: Any, state: Any, index: int) -> bool:
+    def _path_counted(self, frame: FrameType, state: ModuleState, index: int) -> bool:
         """Whether ``frame`` stands in the value of a return that counted its path
         before the value (a call there): the path's blocks were counted already."""
         try:
@@ -1003,7 +1008,7 @@ class SubpathProfiler:
         return (located is not None and located[2] == "return-value"
                 and located[0] in state.meta.functions[index].early_returns)
 
-    def _frame_prefix(self, frame: Any, state: Any, index: int) -> tuple[int, ...] | None:
+    def _frame_prefix(self, frame: FrameType, state: ModuleState, index: int) -> tuple[int, ...] | None:
         """The blocks ``frame`` has run of its current path, through the block of the
         instruction it stands at (a call); None if that cannot be told."""
         try:
@@ -1019,7 +1024,7 @@ class SubpathProfiler:
                 raise
             return None
 
-    def _idents(self, state: Any, index: int, blocks: tuple[int, ...]) -> list[int]:
+    def _idents(self, state: ModuleState, index: int, blocks: tuple[int, ...]) -> list[int]:
         """The stream's ids of ``blocks`` of a function (worked out once per run of
         blocks: the same paths and prefixes come again and again)."""
         key = (id(state), index, blocks)
@@ -1029,7 +1034,7 @@ class SubpathProfiler:
                 self._block_id(state, index, block, id(state)) for block in blocks]
         return idents
 
-    def _block_id(self, state: Any, index: int, block: int, key: int) -> int:
+    def _block_id(self, state: ModuleState, index: int, block: int, key: int) -> int:
         ident = self._block_ids.get((key, index, block))
         if ident is None:
             function = state.meta.functions[index]
@@ -1043,7 +1048,7 @@ class SubpathProfiler:
         return ident
 
 
-def _call_site(blockmap: Any, offset: int) -> tuple[int, int, str] | None:
+def _call_site(blockmap: BlockMap, offset: int) -> tuple[int, int, str] | None:
     """Where a frame standing at ``offset`` (a call) is: ``(block, piece, how)``,
     or None; a function of the code alone, so worked out once per offset."""
     try:
@@ -1054,7 +1059,7 @@ def _call_site(blockmap: Any, offset: int) -> tuple[int, int, str] | None:
         return found
 
 
-def _entering_with(blockmap: Any, offset: int) -> tuple[int, int, str] | None:
+def _entering_with(blockmap: BlockMap, offset: int) -> tuple[int, int, str] | None:
     """``(with-enter block, piece, "cut")`` when the call at ``offset`` evaluates a
     with statement's context manager: the instructions after it, up to the with's
     ``__enter__``, stand at the same place. (3.13 and 3.14 write a finally's code
@@ -1092,20 +1097,20 @@ def _jumps_out(function: FunctionInfo, block: int, first: int, last: int) -> boo
     return bool(targets) and not any(_inside(function, t, first, last) for t in targets)
 
 
-def _track_of(frame: Any) -> Any:
+def _track_of(frame: FrameType) -> Any:
     """The track an instrumented frame holds (``@pp_track``, kept where its
     register is), or None."""
     return _frame_local(frame, "@pp_track", None)
 
 
-def _register_of(frame: Any) -> int | None:
+def _register_of(frame: FrameType) -> int | None:
     """The Ball-Larus register of an instrumented frame, or 0 for a function that
     keeps none (all its paths are counted by constants)."""
     value = _frame_local(frame, "@pp_r", 0)
     return value if isinstance(value, int) else None
 
 
-def _frame_local(frame: Any, name: str, default: Any) -> Any:
+def _frame_local(frame: FrameType, name: str, default: Any) -> Any:
     """One of pathprof's names (``@pp_*``) in an instrumented frame: a local, or kept
     outside the frame for a function whose code can reach its own frame (its code
     then calls ``registers``); ``default`` for a function that keeps none. The

@@ -29,6 +29,7 @@ import os
 import sys
 import time
 import weakref
+from types import CodeType, FrameType
 from typing import Any, ClassVar
 
 from pathprof.contract import FunctionInfo, ModuleInfo
@@ -230,7 +231,7 @@ class InstrumentedModule:
                 self._meta = ModuleInfo.decode(self.meta_json, guard=own_work)
         return self._meta
 
-    def _blockmap(self, index: int, code: Any) -> BlockMap:
+    def _blockmap(self, index: int, code: CodeType) -> BlockMap:
         blockmap = self._maps.get(index)
         if blockmap is None or blockmap.code is not code:
             blockmap = self._maps[index] = BlockMap(self.meta.functions[index], code)
@@ -600,7 +601,7 @@ class ModuleState(InstrumentedModule):
                 located = None
             self._record_at(index, register, located, count, elapsed if self.timed else None)
 
-    def _record(self, index: int, register: int, frame: Any) -> None:
+    def _record(self, index: int, register: int, frame: FrameType) -> None:
         exc = sys.exception()
         located = self.locate(index, frame, exc)
         if self.condition_raises:
@@ -680,7 +681,7 @@ class ModuleState(InstrumentedModule):
                       + plan.raising.index(block))
         table[plan.chords.index(raise_edge)] += count
 
-    def _condition_raised(self, index: int, code: Any, lasti: int, count: int) -> None:
+    def _condition_raised(self, index: int, code: CodeType, lasti: int, count: int) -> None:
         """An exception left instruction ``lasti`` of function ``index``'s ``code``:
         where that instruction lies in a condition, the decision's evaluation ended
         there (in every decision whose condition holds it: one inside another's)."""
@@ -707,7 +708,7 @@ class ModuleState(InstrumentedModule):
             if self._passes(err):  # (but a signal handler's is the program's)
                 raise
 
-    def locate(self, index: int, frame: Any, exc: BaseException | None
+    def locate(self, index: int, frame: FrameType, exc: BaseException | None
                ) -> tuple[int, str] | None:
         """Where ``exc`` arose in ``frame``: ``(block, how)``, how being "cut",
         "raise" (a raise statement), "return-exit" or "continue-exit" (a with's
@@ -738,7 +739,7 @@ _code_positions: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDict
 _RAISE_VARARGS = bytes([opcode.opmap["RAISE_VARARGS"]])
 
 
-def _holds(outer: Any, code: Any) -> bool:
+def _holds(outer: CodeType, code: CodeType) -> bool:
     """Whether ``code`` is a comprehension, generator expression or lambda compiled
     within ``outer``'s code (its constants, at any depth through such code)."""
     for const in outer.co_consts:
@@ -748,7 +749,7 @@ def _holds(outer: Any, code: Any) -> bool:
     return False
 
 
-def _positions(code: Any) -> list[Any]:
+def _positions(code: CodeType) -> list[Any]:
     """Each code unit's source position in ``code`` (``co_positions``), kept per code."""
     found = _code_positions.get(code)
     if found is None:
