@@ -1008,7 +1008,8 @@ class SubpathProfiler:
         return (located is not None and located[2] == "return-value"
                 and located[0] in state.meta.functions[index].early_returns)
 
-    def _frame_prefix(self, frame: FrameType, state: ModuleState, index: int) -> tuple[int, ...] | None:
+    def _frame_prefix(self, frame: FrameType, state: ModuleState, index: int
+                      ) -> tuple[int, ...] | None:
         """The blocks ``frame`` has run of its current path, through the block of the
         instruction it stands at (a call); None if that cannot be told."""
         try:
