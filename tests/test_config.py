@@ -17,7 +17,7 @@ from pathprof.config import (
     read_config,
 )
 from pathprof.exceptions import ConfigError
-from pathprof.report.session import REPORT_KINDS, SESSION_REPORTS, report_kind
+from pathprof.pytest.session import REPORT_KINDS, SESSION_REPORTS, report_kind
 
 
 def test_pyproject_table_with_the_flag_names(tmp_path: Path) -> None:

@@ -88,10 +88,9 @@ PUBLIC_API = ("pathprof", "pathprof.api", "pathprof.config", "pathprof.exception
               "pathprof.messages", "pathprof.version", "pathprof.events",
               "pathprof.subpaths")
 
-#: The faces: what a user runs. ``report.session`` is the pytest plugins' end of
-#: session (the coverage reports they print and write), a face's part.
-FACES = ("pathprof.cli.*", "pathprof.__main__", "pathprof.pytest_plugin",
-         "pathprof.pytest_parallel", "pathprof.report.session")
+#: The faces: what a user runs: the command line and the pytest package (the plugin,
+#: its parallel session, and the end of a session: the reports it prints and writes).
+FACES = ("pathprof.cli.*", "pathprof.__main__", "pathprof.pytest.*")
 
 #: Modules of report/ that render nothing: a renderer may import them.
 REPORT_HELPERS = ("pathprof.report", "pathprof.report.console", "pathprof.report.terminal",

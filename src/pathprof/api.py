@@ -1,6 +1,6 @@
 """What the faces call: the command line (:mod:`pathprof.cli`), the pytest plugins
-(:mod:`pathprof.pytest_plugin`, :mod:`pathprof.pytest_parallel`) and their end of
-session (:mod:`pathprof.report.session`).
+(:mod:`pathprof.pytest.plugin`, :mod:`pathprof.pytest.parallel`) and their end of
+session (:mod:`pathprof.pytest.session`).
 
 One door between the faces and the layers below (``tests/test_layout.py``): a face
 imports this module and the small public ones (:mod:`pathprof.config`,
@@ -590,7 +590,7 @@ def compose_rewriting(profiler: Profiler, *, tag: str, owns: Callable[[Any], boo
                       loaded: Callable[[str, str], None],
                       fallback: Callable[[str, str], Any]) -> None:
     """Have ``profiler`` measure the modules another tool's loader imports by rewriting
-    them (pytest's assertion rewriting: :mod:`pathprof.pytest_plugin`), composing its
+    them (pytest's assertion rewriting: :mod:`pathprof.pytest.plugin`), composing its
     rewriting with pathprof's (:class:`pathprof.measure.importhook.Rewriter`)."""
     from pathprof.measure.importhook import Rewriter
 

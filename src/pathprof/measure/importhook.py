@@ -95,7 +95,7 @@ class InstrumentOptions:
 @dataclass(frozen=True)
 class Rewriter:
     """Another tool's rewriting of the modules its loader imports, composed with
-    pathprof's: pytest's assertion rewriting of test modules (:mod:`pathprof.pytest_plugin`
+    pathprof's: pytest's assertion rewriting of test modules (:mod:`pathprof.pytest.plugin`
     registers it). A module such a loader would import, and that the selection wants,
     is imported by pathprof's loader instead: its source instrumented, then ``rewrite``
     applied to the instrumented tree (the program's ``assert`` statements are still

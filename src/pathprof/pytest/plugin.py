@@ -12,7 +12,7 @@ With pytest-xdist every worker saves its own data file beside the data file
 puts in the environment before workers start); the controller adds its session's
 into the data file at the end of the session, before reporting. With
 ``--pathprof-parallel K`` this process runs K copies of the session instead
-(:mod:`pathprof.pytest_parallel`).
+(:mod:`pathprof.pytest.parallel`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from pathprof.report.session import (
+from pathprof.pytest.session import (
     CoverageReports,
     report_kind,
     session_settings,
@@ -146,7 +146,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
                                 "--pathprof-scheduler ADDRESS")
     try:
         if options.pathprof_parallel and not os.environ.get(api.copy_environment()):
-            from pathprof.pytest_parallel import start_parallel_session
+            from pathprof.pytest.parallel import start_parallel_session
 
             start_parallel_session(early_config, options)  # this process runs no tests
             return

@@ -48,7 +48,7 @@ class ParallelSession:
 
     def __init__(self, options: argparse.Namespace) -> None:
         from pathprof import api
-        from pathprof.report.session import CoverageReports, session_settings, source_in_effect
+        from pathprof.pytest.session import CoverageReports, session_settings, source_in_effect
 
         config, sources, data_file, reports, fail_under = session_settings(options)
         self.copies: int = options.pathprof_parallel

@@ -1,4 +1,4 @@
-"""The end of a measured session (``report/session.py``): what it shows and the status
+"""The end of a measured session (``pytest/session.py``): what it shows and the status
 it makes survive letting go of the path coverage once shown."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import gc
 import weakref
 from pathlib import Path
 
-from pathprof.report.session import CoverageReports
+from pathprof.pytest.session import CoverageReports
 
 from .test_run import pathprof_cli
 

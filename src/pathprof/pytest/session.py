@@ -3,7 +3,7 @@ coverage of the data file, the report files asked for, the check of basis path
 coverage against ``--pathprof-fail-under`` (or ``fail_under`` in the configuration),
 sources that matched nothing and what pathprof could not do, and the exit status
 they make.
-Shared by the plugin's session and by a parallel one (:mod:`pathprof.pytest_parallel`)."""
+Shared by the plugin's session and by a parallel one (:mod:`pathprof.pytest.parallel`)."""
 
 from __future__ import annotations
 
