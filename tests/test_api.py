@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import pathprof
-from pathprof.data import store
+from pathprof.data import schema, store
 from pathprof.exceptions import ConfigError, DataError, NoDataError
 
 MODULE = textwrap.dedent("""
@@ -118,7 +118,7 @@ def test_data_file_errors_are_clear_and_nothing_is_overwritten(tmp_path: Path) -
 def test_locked_data_file_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = str(tmp_path / "locked.pathprof")
     store.write(path, _run_info(), [], {})
-    monkeypatch.setattr(store, "LOCK_TIMEOUT", 0.05)
+    monkeypatch.setattr(schema, "LOCK_TIMEOUT", 0.05)
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
@@ -140,7 +140,7 @@ def test_other_schema_is_refused(tmp_path: Path, version: str) -> None:
     db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (version,))
     db.commit()
     db.close()
-    message = f"has data schema {version}; this pathprof reads schema {store.SCHEMA_VERSION}"
+    message = f"has data schema {version}; this pathprof reads schema {schema.SCHEMA_VERSION}"
     with pytest.raises(DataError, match=message):
         store.read(path)
     with pytest.raises(DataError, match=message):

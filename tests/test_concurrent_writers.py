@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pathprof.data import store
+from pathprof.data import building, store
 
 from .test_run import PROGRAMS, functions_by_name
 
@@ -75,6 +75,6 @@ def test_without_hard_links_the_new_file_is_created_in_place(
         run = store.RunInfo(float(number), [f"run {number}"], "3", "path", None, 1, "host")
         store.write(path, run, [], {}, append=True)
     assert [run.argv[0] for run in store.read(path).runs] == ["run 0", "run 1", "run 2"]
-    store._create_in_place(path)  # a late creator changes nothing
+    building.create_in_place(path)  # a late creator changes nothing
     assert len(store.read(path).runs) == 3
     assert sorted(p.name for p in tmp_path.iterdir()) == ["no-links.pathprof"]

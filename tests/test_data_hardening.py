@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from pathprof.data import files, store
+from pathprof.data import building, files, store
 from pathprof.data.profile import FunctionProfile
 from pathprof.exceptions import DataError
 
@@ -467,7 +467,7 @@ def test_every_kind_of_save_removes_the_temporary_files_of_dead_writers(
     data = _measured(tmp_path)
     if save == "combine":
         pathprof_cli(tmp_path, "run", "--data-file", ".pathprof.a", "main.py")
-    host = store._HOST
+    host = building.HOST
     dead = _dead_pid()
     stale = [f".pathprof-{dead}-{host}-0badc0de.tmp", f".pathprof-{dead}-{host}-0badc0de"
              ".tmp-journal"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pathprof.data import store
+from pathprof.data import combining, store
 from pathprof.data.measurement import RunInfo, Selection
 from pathprof.exceptions import DataError
 
@@ -91,7 +91,7 @@ def test_selections_are_kept_added_to_and_combined(tmp_path: Path) -> None:
     assert store.read(str(data)).selections == [first, second]
     other = tmp_path / "e.pathprof"
     store.write(str(other), _run(), [], {}, selections=[Selection(("/src/b",))])
-    store.combine(str(data), [str(other)])
+    combining.combine(str(data), [str(other)])
     assert store.read(str(data)).selections == [first, second, Selection(("/src/b",))]
     store.write(str(data), _run(), [], {})  # replaced: what this run named only
     assert store.read(str(data)).selections == []

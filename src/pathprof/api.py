@@ -132,8 +132,8 @@ def combine(data_file: str, files: Sequence[str],
     hears what the caller may want to say: files another process took first (with
     ``listed``: the files were found beside ``data_file``; else a missing file is an
     error), and claims a killed combine left, finished now
-    (:func:`pathprof.data.store.combine`)."""
-    from pathprof.data.store import combine as combine_files
+    (:func:`pathprof.data.combining.combine`)."""
+    from pathprof.data.combining import combine as combine_files
 
     return combine_files(data_file, files, progress=progress, note=note, listed=listed)
 
@@ -149,7 +149,7 @@ def source_conflicts(data_file: str) -> list[tuple[str, str, int]]:
 
 def erase(data_file: str) -> list[str]:
     """Remove ``data_file`` and the files beside it; the files removed."""
-    from pathprof.data.store import erase as erase_files
+    from pathprof.data.combining import erase as erase_files
 
     return erase_files(data_file)
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import pathprof
-from pathprof.data import store
+from pathprof.data import building
 
 from ..test_run import pathprof_cli
 from . import WORK
@@ -159,7 +159,7 @@ def test_data_files_follow_the_umask(tmp_path: Path, umask: int) -> None:
 
 BUILDER = """
 import sys, time
-from pathprof.data import store
+from pathprof.data import building
 
 def fill(db):
     db.execute("CREATE TABLE filler (x)")
@@ -167,7 +167,7 @@ def fill(db):
     print("building", flush=True)
     time.sleep(60)
 
-store._build_and_rename(sys.argv[1], fill)
+building.build_and_rename(sys.argv[1], fill)
 """
 
 
@@ -182,9 +182,9 @@ def test_what_kill_9_leaves_while_a_data_file_is_built_is_removed_by_the_next_ru
     builder.send_signal(signal.SIGKILL)
     builder.wait()
     assert left  # the file being built (and its journal)
-    assert all(store._TEMP.fullmatch(name) for name in left)
+    assert all(building.TEMP.fullmatch(name) for name in left)
     # a file another process is still building stays
-    alive = tmp_path / f".pathprof-{os.getpid()}-{store._HOST}-0123abcd.tmp"
+    alive = tmp_path / f".pathprof-{os.getpid()}-{building.HOST}-0123abcd.tmp"
     alive.write_bytes(b"")
     old = tmp_path / ".pathprof-ab_cd123.tmp"  # the naming of earlier versions, a day old
     old.write_bytes(b"")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pathprof.data import store
+from pathprof.data import schema, store
 from pathprof.exceptions import DataError
 
 from ..test_run import pathprof_cli, project  # noqa: F401  (a fixture)
@@ -55,7 +55,7 @@ def test_a_locked_data_file_says_it_is_locked(tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "prog.py").write_text("def f():\n    return 1\nf()\n")
     pathprof_cli(tmp_path, "run", "prog.py")
-    monkeypatch.setattr(store, "LOCK_TIMEOUT", 0.1)
+    monkeypatch.setattr(schema, "LOCK_TIMEOUT", 0.1)
     holder = sqlite3.connect(tmp_path / ".pathprof", isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:

@@ -1,37 +1,10 @@
 """The data file: an SQLite database of runs, functions and their path counts.
 
 Like coverage.py's ``.coverage``, one file per measurement (``.pathprof`` by
-default). Never pickle: every value is text, a number, or zlib-compressed UTF-8
-text, so a file can be read by any SQLite client and cannot run code when loaded.
+default).
 
-Schema (version :data:`SCHEMA_VERSION`)::
-
-    meta(key PRIMARY KEY, value)           schema_version, pathprof version
-    run(id, started, argv, python, mode, metric, pid, hostname)
-    module(id, file, source_hash, contract, crc)
-        contract: the contract of the module's functions as the generated code
-        handed it to the runtime (ModuleInfo.encode), zlib-compressed; crc: the
-        CRC-32 of those bytes. One row per file and source hash (another only for
-        another contract of the same source, as copies of a parallel run have)
-    source(source_hash PRIMARY KEY, text, crc)   the source the contracts were
-                                           built from, zlib-compressed, once per hash
-    function(id, module_id, position, qualname, first_line, paths, blocks, edges)
-        a measured function (run or not): its position in its module's contract,
-        and what bounds its rows without decoding the contract (paths possible, as
-        decimal text, blocks, edges); one row per module row and position
-    path(function_id, kind, path, count, time_ns)
-        kind 'path': path is the Ball-Larus number, in decimal (numbers can
-        exceed SQLite's 64-bit integers); kind 'cut': "<block>:<prefix value>"
-    edge(function_id, edge, count)         edge mode: count of every CFG edge
-    call_stats(function_id, raised, unattributed)   functions some call of which raised
-    closed_calls(function_id, closed)      of those, generators closed early
-    stopped_counting(function_id)          went back to their original code
-    context(function_id, kind, path, context)   which contexts (tests) ran a path
-    vector(function_id, decision, vector, count)  conditions measured: runs of each
-                                           evaluation vector of a decision (vector
-                                           -1 - c: evaluations condition c ended by
-                                           raising); made when first needed in a file
-                                           of this version written before it existed
+The schema (:mod:`pathprof.data.schema`) is written once, as SQL whose comments
+document each table and column.
 
 What every run repeats, the contracts and the sources, is kept once
 (:mod:`pathprof.data.modules`): a run that replaces a file holding the same code
@@ -53,200 +26,25 @@ import contextlib
 import gc
 import json
 import math
-import operator
 import os
 import re
-import socket
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pathprof.contract import ContractError, FunctionInfo
-from pathprof.data import files as beside
+from pathprof.data import building, schema
 from pathprof.data.measurement import Measurement, RunInfo, Selection, source_conflicts
 from pathprof.data.modules import ModuleContract, Packed, PackedError, Sources
 from pathprof.data.profile import FunctionProfile, merge
-from pathprof.exceptions import DataError, NoDataError, PathprofError
+from pathprof.exceptions import DataError, NoDataError
 from pathprof.hashing import source_hash
-from pathprof.version import __version__
 
-__all__ = ["SCHEMA_VERSION", "Measurement", "RunInfo", "combine", "erase", "read",
-           "source_conflicts", "write"]
-
-#: Versions: 1 first; 2 contexts and call stats; 3 the metadata in ``function.cfg``
-#: declares its backedges (every edge from a loop's body to its header), which changes
-#: the numbering of functions whose loops catch exceptions: numbers of a version 2
-#: file would decode to the wrong paths; 4 ``function.cfg`` holds the typed contract's
-#: compact form (:meth:`pathprof.contract.FunctionInfo.encode`); 5 the contracts and
-#: sources kept once per module and source hash, compressed (tables ``module`` and
-#: ``source``), a function row naming its position in its module's contract, and
-#: call stats only of functions some call of which raised.
-SCHEMA_VERSION = 5
-
-_SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE run (
-    id INTEGER PRIMARY KEY, started REAL NOT NULL, argv TEXT NOT NULL, python TEXT NOT NULL,
-    mode TEXT NOT NULL, metric TEXT, pid INTEGER NOT NULL, hostname TEXT NOT NULL);
-CREATE TABLE module (
-    id INTEGER PRIMARY KEY, file TEXT NOT NULL, source_hash TEXT NOT NULL,
-    contract BLOB NOT NULL, crc INTEGER NOT NULL);
-CREATE TABLE source (
-    source_hash TEXT PRIMARY KEY, text BLOB NOT NULL, crc INTEGER NOT NULL);
-CREATE TABLE function (
-    id INTEGER PRIMARY KEY, module_id INTEGER NOT NULL REFERENCES module (id),
-    position INTEGER NOT NULL, qualname TEXT NOT NULL, first_line INTEGER NOT NULL,
-    paths TEXT NOT NULL, blocks INTEGER NOT NULL, edges INTEGER NOT NULL);
-CREATE TABLE path (
-    function_id INTEGER NOT NULL REFERENCES function (id),
-    kind TEXT NOT NULL CHECK (kind IN ('path', 'cut')), path TEXT NOT NULL,
-    count INTEGER NOT NULL, time_ns INTEGER, PRIMARY KEY (function_id, kind, path));
-CREATE TABLE edge (
-    function_id INTEGER NOT NULL REFERENCES function (id), edge INTEGER NOT NULL,
-    count INTEGER NOT NULL, PRIMARY KEY (function_id, edge));
-CREATE TABLE call_stats (
-    function_id INTEGER PRIMARY KEY REFERENCES function (id),
-    raised INTEGER NOT NULL, unattributed INTEGER NOT NULL);
-CREATE TABLE closed_calls (
-    function_id INTEGER PRIMARY KEY REFERENCES function (id), closed INTEGER NOT NULL);
-CREATE TABLE stopped_counting (function_id INTEGER PRIMARY KEY REFERENCES function (id));
-CREATE TABLE vector (
-    function_id INTEGER NOT NULL REFERENCES function (id), decision INTEGER NOT NULL,
-    vector INTEGER NOT NULL, count INTEGER NOT NULL,
-    PRIMARY KEY (function_id, decision, vector));
-CREATE TABLE context (
-    function_id INTEGER NOT NULL REFERENCES function (id),
-    kind TEXT NOT NULL CHECK (kind IN ('path', 'cut')), path TEXT NOT NULL,
-    context TEXT NOT NULL, PRIMARY KEY (function_id, kind, path, context));
-"""
-
-#: Pages of 1 KiB: a compressed contract or source that outgrows a page leaves on
-#: average half of its last page unused; at SQLite's default of 4 KiB that was 16 %
-#: of the file measured on ``import networkx`` (2.03 MB; 1.76 MB with 1 KiB pages).
-_PAGE_SIZE = "PRAGMA page_size = 1024"
-
-#: Seconds to wait for another writer before reporting the file as locked.
-LOCK_TIMEOUT = 5.0
-
-
-class OtherSchemaError(DataError):
-    """A pathprof data file of another schema version: read it with the pathprof that
-    wrote it; a new run (without ``append``) may replace it."""
-
-
-def _check(db: sqlite3.Connection, path: str) -> None:
-    """Raise DataError unless ``db`` is a pathprof data file of our schema."""
-    try:
-        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    except sqlite3.OperationalError as err:
-        if "locked" in str(err):
-            raise DataError(f"{path} is locked by another process (still writing it after "
-                            f"{LOCK_TIMEOUT:g} s); it was left untouched") from err
-        if "unable to open" in str(err):
-            raise DataError(f"cannot read {path} ({err}); it was left untouched") from err
-        raise DataError(f"{path} is not a pathprof data file ({err}); "
-                        "it was left untouched") from err
-    except sqlite3.DatabaseError as err:
-        raise DataError(f"{path} is not a pathprof data file ({err}); "
-                        "it was left untouched") from err
-    if row is None:
-        raise DataError(f"{path} is not a pathprof data file (no schema version); "
-                        "it was left untouched")
-    if row[0] != str(SCHEMA_VERSION):
-        raise OtherSchemaError(f"{path} has data schema {row[0]}; this pathprof reads schema "
-                        f"{SCHEMA_VERSION}; it was left untouched")
-
-
-def _connect(path: str, shown: str | None = None) -> sqlite3.Connection:
-    try:
-        return sqlite3.connect(path, timeout=LOCK_TIMEOUT, isolation_level=None)
-    except sqlite3.Error as err:
-        raise DataError(f"cannot open {shown or path}: {err}") from err
-
-
-def _stored_name(name: str) -> str | bytes:
-    """A file name (or a test's id) as the data file keeps it: as text, or, where it
-    is not UTF-8, as a blob of its bytes. A POSIX path is bytes, and a directory's
-    name need not be UTF-8: Python holds the bytes it cannot decode as lone
-    surrogates (``os.fsdecode``), which SQLite's text cannot take; ``os.fsencode``
-    gives the path's own bytes back, and :func:`_name` the same text."""
-    try:
-        name.encode()
-    except UnicodeEncodeError:
-        try:
-            return os.fsencode(name)
-        except UnicodeEncodeError:  # not a name the file system gave (no bytes of it)
-            return name.encode("utf-8", "surrogatepass")
-    return name
-
-
-def _name(value: object) -> str | None:
-    """A name :func:`_stored_name` stored, as Python holds it; None if ``value`` is
-    not one."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bytes):
-        try:
-            return os.fsdecode(value)
-        except UnicodeDecodeError:
-            return None
-    return None
-
+__all__ = ["Measurement", "RunInfo", "read", "source_conflicts", "write"]
 
 #: A function's profile, the contract of its module and its position there.
 _Placed = tuple[FunctionProfile, ModuleContract, int]
-
-#: The largest count SQLite keeps exactly: a sum past it would become a REAL (which
-#: reads back as damaged), and a value past it does not bind. A count or time that
-#: would pass it is refused (:class:`_TooBig`) and nothing of the run is added.
-MAX_COUNT = 2**63 - 1
-
-
-def _fits(column: str) -> str:
-    """SQL: adding ``excluded.<column>`` to ``<column>`` stays within MAX_COUNT (a
-    row that is not an integer, damaged, is added to as before; a report names it)."""
-    return (f"(excluded.{column} IS NULL OR {column} IS NULL OR typeof({column}) != "
-            f"'integer' OR {column} <= {MAX_COUNT} - excluded.{column})")
-
-
-# Each addition updates a row only when its sums fit: a row left as it was is one
-# fewer change than rows given (:func:`_add`), and the transaction is refused.
-_ADD_PATH = ("INSERT INTO path VALUES (?, ?, ?, ?, ?) ON CONFLICT (function_id, kind, path) "
-             "DO UPDATE SET count = count + excluded.count, "
-             "time_ns = CASE WHEN excluded.time_ns IS NULL THEN time_ns "
-             "ELSE coalesce(time_ns, 0) + excluded.time_ns END "
-             f"WHERE {_fits('count')} AND {_fits('time_ns')}")
-_VECTOR_TABLE = _SCHEMA[_SCHEMA.index("CREATE TABLE vector"):].split(";")[0].replace(
-    "CREATE TABLE", "CREATE TABLE IF NOT EXISTS")
-_ADD_VECTOR = ("INSERT INTO vector VALUES (?, ?, ?, ?) ON CONFLICT (function_id, decision, "
-               f"vector) DO UPDATE SET count = count + excluded.count WHERE {_fits('count')}")
-_ADD_EDGE = ("INSERT INTO edge VALUES (?, ?, ?) ON CONFLICT (function_id, edge) "
-             f"DO UPDATE SET count = count + excluded.count WHERE {_fits('count')}")
-_ADD_STATS = ("INSERT INTO call_stats VALUES (?, ?, ?) ON CONFLICT (function_id) DO "
-              "UPDATE SET raised = raised + excluded.raised, "
-              "unattributed = unattributed + excluded.unattributed "
-              f"WHERE {_fits('raised')} AND {_fits('unattributed')}")
-_ADD_CLOSED = ("INSERT INTO closed_calls VALUES (?, ?) ON CONFLICT (function_id) DO "
-               f"UPDATE SET closed = closed + excluded.closed WHERE {_fits('closed')}")
-
-
-class _TooBig(Exception):
-    """A count or time too big for the data file (past :data:`MAX_COUNT`)."""
-
-
-def _add(db: sqlite3.Connection, statement: str, rows: list[tuple[Any, ...]], what: str,
-         counts: tuple[int, ...]) -> None:
-    """``statement`` (an addition above) for every row: :class:`_TooBig` if a value
-    at one of the positions ``counts`` or a sum with what the file holds would pass
-    :data:`MAX_COUNT` (the caller's transaction is then to be rolled back)."""
-    for index in counts:
-        values = list(filter(None, map(operator.itemgetter(index), rows)))  # (C loops)
-        for value in (max(values, default=0), min(values, default=0)):
-            if not -MAX_COUNT <= value <= MAX_COUNT:
-                raise _TooBig(f"a {what} of {value:,}")
-    if rows and db.executemany(statement, rows).rowcount != len(rows):
-        raise _TooBig(f"a {what} added to the file's")
 
 
 def _contracts(functions: list[FunctionProfile]) -> list[_Placed]:
@@ -299,7 +97,8 @@ class _Modules:
         self._rows: dict[tuple[str, str], list[_ModuleRow]] = {}
         last = 0
         for mid, file, digest in db.execute("SELECT id, file, source_hash FROM module"):
-            self._rows.setdefault((_name(file) or "", digest), []).append(_ModuleRow(mid))
+            held = (schema.name_read(file) or "", digest)
+            self._rows.setdefault(held, []).append(_ModuleRow(mid))
             last = max(last, mid) if isinstance(mid, int) else last
         self._next = last + 1
         #: id of a contract -> (the contract, its row)
@@ -325,7 +124,7 @@ class _Modules:
                 return row.id, found
         mid = self._next
         self._next += 1
-        self.new.append((mid, _stored_name(record.file), record.source_hash,
+        self.new.append((mid, schema.stored_name(record.file), record.source_hash,
                          record.packed.data, record.packed.crc))
         rows.append(_ModuleRow(mid, record.packed))
         self._rows_of[id(record)] = (record, mid)
@@ -381,7 +180,7 @@ def _insert(db: sqlite3.Connection, runs: list[RunInfo], placed: list[_Placed],
         "INSERT INTO run (started, argv, python, mode, metric, pid, hostname) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
         [(run.started, json.dumps(run.argv), run.python, run.mode, run.metric, run.pid,
-          _stored_name(run.hostname)) for run in runs])
+          schema.stored_name(run.hostname)) for run in runs])
     modules = _Modules(db)
     known = {(mid, position): fid for fid, mid, position
              in db.execute("SELECT id, module_id, position FROM function")}
@@ -408,7 +207,7 @@ def _insert(db: sqlite3.Connection, runs: list[RunInfo], placed: list[_Placed],
         if fn.vectors:
             vectors += [(fid, d, k, count) for (d, k), count in fn.vectors.items()]
         if fn.contexts:
-            contexts += [(fid, *_split_key(key), _stored_name(name))
+            contexts += [(fid, *_split_key(key), schema.stored_name(name))
                          for key, names in fn.contexts.items() for name in sorted(names)]
         if fn.raised or fn.unattributed:
             stats.append((fid, fn.raised, fn.unattributed))
@@ -420,14 +219,14 @@ def _insert(db: sqlite3.Connection, runs: list[RunInfo], placed: list[_Placed],
     held = {digest for (digest,) in db.execute("SELECT source_hash FROM source")}
     db.executemany("INSERT INTO source VALUES (?, ?, ?)", _source_rows(sources, held))
     db.executemany("INSERT INTO function VALUES (?, ?, ?, ?, ?, ?, ?, ?)", functions)
-    _add(db, _ADD_PATH, paths, "path's count or time", (3, 4))
-    _add(db, _ADD_EDGE, edges, "edge's count", (2,))
+    schema.add_rows(db, schema.ADD_PATH, paths, "path's count or time", (3, 4))
+    schema.add_rows(db, schema.ADD_EDGE, edges, "edge's count", (2,))
     if vectors:
-        db.execute(_VECTOR_TABLE)
-        _add(db, _ADD_VECTOR, vectors, "vector's count", (3,))
+        db.execute(schema.VECTOR_TABLE)
+        schema.add_rows(db, schema.ADD_VECTOR, vectors, "vector's count", (3,))
     db.executemany("INSERT OR IGNORE INTO context VALUES (?, ?, ?, ?)", contexts)
-    _add(db, _ADD_STATS, stats, "count of calls that raised", (1, 2))
-    _add(db, _ADD_CLOSED, closed, "count of generators closed", (1,))
+    schema.add_rows(db, schema.ADD_STATS, stats, "count of calls that raised", (1, 2))
+    schema.add_rows(db, schema.ADD_CLOSED, closed, "count of generators closed", (1,))
     db.executemany("INSERT OR IGNORE INTO stopped_counting VALUES (?)", stopped)
 
 
@@ -472,7 +271,7 @@ def _split_key(key: str) -> tuple[str, str]:
 
 def write(path: str, run: RunInfo | list[RunInfo], functions: Iterable[FunctionProfile],
           sources: Mapping[tuple[str, str], str], *, append: bool = False,
-          selections: Sequence[Selection] = ()) -> None:
+          selections: Sequence[Selection] = (), marker: str | None = None) -> None:
     """Save one run. Without ``append`` the file is replaced atomically (but never
     when it exists and is not a pathprof data file, or is one whose rows are damaged:
     :class:`DataError`, as :func:`read` reports it); with ``append`` the run is added
@@ -480,29 +279,30 @@ def write(path: str, run: RunInfo | list[RunInfo], functions: Iterable[FunctionP
     ``(file, source hash)`` to the source text (a :class:`~pathprof.data.modules.Sources`
     read from a data file is copied as it is, compressed); ``selections``, what the run
     measured where it named it (``meta``'s ``selections``: those the file holds are kept,
-    these added)."""
+    these added); with ``append``, a ``marker`` is a key added to ``meta`` in the same
+    transaction (:func:`~pathprof.data.combining.combine`'s record that it added a
+    file)."""
     with _no_collection():
-        _write(path, run, list(functions), sources, append, selections=selections)
+        _write(path, run, list(functions), sources, append, marker, selections=selections)
 
 
 def _write(path: str, run: RunInfo | list[RunInfo], functions: list[FunctionProfile],
            sources: Mapping[tuple[str, str], str], append: bool, marker: str | None = None,
            selections: Sequence[Selection] = ()) -> None:
-    """:func:`write`; with ``append``, a ``marker`` is a key added to ``meta`` in the
-    same transaction (:func:`combine`'s record that it added a file)."""
+    """:func:`write`."""
     placed = _contracts(functions)
     packed = sources if isinstance(sources, Sources) else Sources(sources)
     runs = run if isinstance(run, list) else [run]
     # Every save, adding or replacing, removes what killed saves left here.
-    _remove_stale_temps(os.path.dirname(os.path.abspath(path)))
+    building.remove_stale_temps(os.path.dirname(os.path.abspath(path)))
     if append and not os.path.exists(path):
-        _create_empty(path)
+        building.create_empty(path)
     if os.path.exists(path):
-        db = _connect(path)
+        db = schema.connect(path)
         try:
             try:
-                _check(db, path)
-            except OtherSchemaError:
+                schema.check(db, path)
+            except schema.OtherSchemaError:
                 if append:
                     raise
             else:
@@ -520,9 +320,9 @@ def _write(path: str, run: RunInfo | list[RunInfo], functions: list[FunctionProf
                 except BaseException as err:
                     if db.in_transaction:
                         db.execute("ROLLBACK")
-                    if isinstance(err, _TooBig):
+                    if isinstance(err, schema.TooBig):
                         raise DataError(f"cannot add to {path}: {err} would pass "
-                                        f"{MAX_COUNT:,}, the largest count a data file "
+                                        f"{schema.MAX_COUNT:,}, the largest count a data file "
                                         "keeps; nothing was added, and it was left as it "
                                         "was") from None
                     if isinstance(err, sqlite3.Error):
@@ -536,9 +336,9 @@ def _write(path: str, run: RunInfo | list[RunInfo], functions: list[FunctionProf
         finally:
             db.close()
     try:
-        _build_and_rename(path, lambda db: _insert(db, runs, placed, packed, selections))
-    except _TooBig as err:
-        raise DataError(f"cannot write {path}: {err} would pass {MAX_COUNT:,}, the largest "
+        building.build_and_rename(path, lambda db: _insert(db, runs, placed, packed, selections))
+    except schema.TooBig as err:
+        raise DataError(f"cannot write {path}: {err} would pass {schema.MAX_COUNT:,}, the largest "
                         "count a data file keeps; nothing was written") from None
 
 
@@ -577,7 +377,7 @@ def _check_before_replacing(db: sqlite3.Connection, path: str, placed: list[_Pla
         known: dict[int, ModuleContract] = {}
         for mid, stored, digest, blob, crc in db.execute(
                 "SELECT id, file, source_hash, contract, crc FROM module"):
-            file = _name(stored) or repr(stored)  # (a damaged name: _read names it)
+            file = schema.name_read(stored) or repr(stored)  # (a damaged name: _read names it)
             old = _intact(blob, crc, f"module row {mid} ({file}): its contract")
             for record in ours.get((file, digest), ()):
                 if record.packed.same(old):
@@ -629,142 +429,14 @@ def _check_modes(db: sqlite3.Connection, path: str, runs: list[RunInfo]) -> None
                         "be added to it; use another data file")
 
 
-def _build_and_rename(path: str, fill: Callable[[sqlite3.Connection], None], *,
-                      exclusive: bool = False) -> None:
-    """Build a data file beside ``path`` and move it there in one step: replacing
-    what is there, or (``exclusive``) only if nothing is, by a hard link, which
-    fails when another process created ``path`` first."""
-    directory = os.path.dirname(os.path.abspath(path))
-    temp = _new_temp(directory)
-    try:
-        db = sqlite3.connect(temp, isolation_level=None)
-        try:
-            # One transaction from the first table on, and no rollback journal: a
-            # file nobody reads until it is renamed, removed if building it fails.
-            db.execute("PRAGMA journal_mode = OFF")
-            db.execute(_PAGE_SIZE)
-            db.executescript("BEGIN;" + _SCHEMA)
-            _write_meta(db)
-            fill(db)
-            db.execute("COMMIT")
-        finally:
-            db.close()
-        if exclusive:
-            with contextlib.suppress(FileExistsError):
-                os.link(temp, path)
-            os.unlink(temp)
-        else:
-            os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
-
-
-_HOST = re.sub(r"[^A-Za-z0-9.]", "_", socket.gethostname()) or "host"
-#: ``.pathprof-<pid>-<host>-<token>.tmp``: a data file being built (and its journal)
-_TEMP = re.compile(r"\.pathprof-(\d+)-(.+)-[0-9a-f]{8}\.tmp(?:-journal)?")
-#: the names of pathprof before 0.1 (``tempfile.mkstemp``'s): no process to ask
-_OLD_TEMP = re.compile(r"\.pathprof-[a-z0-9_]{8}\.tmp(?:-journal)?")
-OLD_TEMP_AGE = 3600.0
-
-
-def _new_temp(directory: str) -> str:
-    """Create an empty file to build a data file in, named for this process. It is
-    created as any file the user creates (``0o666`` less the umask), so the data
-    file renamed from it is too."""
-    while True:
-        temp = os.path.join(directory, f".pathprof-{os.getpid()}-{_HOST}-"
-                                       f"{os.urandom(4).hex()}.tmp")
-        try:
-            os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-        except FileExistsError:
-            continue
-        return temp
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True  # another user's, or cannot tell: leave it
-    return True
-
-
-def _remove_stale_temps(directory: str) -> None:
-    """Remove what a writer killed mid-way (``kill -9``) left: files being built by a
-    process of this host that no longer runs, and files of the old naming over an
-    hour old. A file some process is still building is left alone."""
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return
-    now = time.time()
-    for name in names:
-        match = _TEMP.fullmatch(name)
-        full = os.path.join(directory, name)
-        stale = False
-        if match is not None:
-            stale = match[2] == _HOST and not _alive(int(match[1]))
-        elif _OLD_TEMP.fullmatch(name):
-            with contextlib.suppress(OSError):
-                stale = now - os.path.getmtime(full) > OLD_TEMP_AGE
-        else:
-            continue
-        if stale:
-            with contextlib.suppress(OSError):
-                os.unlink(full)
-
-
-def _create_empty(path: str) -> None:
-    """Create ``path`` as a data file with no runs, unless it exists by then.
-
-    Writers that append to a file that does not exist yet must not each build
-    their own and rename it over the others' (all but the last run would be
-    lost): the empty file appears at most once, and every writer then adds its
-    run to it in a transaction of its own. Where the file system has no hard
-    links, the file is created in place under SQLite's own lock instead."""
-    try:
-        _build_and_rename(path, lambda db: None, exclusive=True)
-    except OSError as err:
-        if isinstance(err, FileExistsError) or os.path.exists(path):
-            return
-        _create_in_place(path)
-
-
-def _write_meta(db: sqlite3.Connection) -> None:
-    """The versions a new data file records (in the caller's transaction)."""
-    db.executemany("INSERT INTO meta VALUES (?, ?)",
-                   [("schema_version", str(SCHEMA_VERSION)), ("pathprof_version", __version__)])
-
-
-def _create_in_place(path: str) -> None:
-    db = _connect(path)
-    try:
-        db.execute("BEGIN IMMEDIATE")
-        tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if tables == 0:
-            db.execute(_PAGE_SIZE)
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            _write_meta(db)
-        db.execute("COMMIT")
-    except sqlite3.Error as err:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise DataError(f"cannot create {path}: {err}") from err
-    finally:
-        db.close()
-
-
-def read(path: str, files: Callable[[str], bool] | None = None) -> Measurement:
+def read(path: str, files: Callable[[str], bool] | None = None, *, shown: str | None = None
+         ) -> Measurement:
     """Read a data file; functions measured in several runs come merged. With
     ``files``, only the functions (and sources) of the files it accepts: the
-    contracts of the others are not decoded (their rows are checked all the same)."""
-    return _read_file(path, path, files)
+    contracts of the others are not decoded (their rows are checked all the same).
+    What it reports names the file ``shown`` if given (a file claimed to be combined
+    is named by the name it had)."""
+    return _read_file(path, shown or path, files)
 
 
 def _read_file(path: str, shown: str, files: Callable[[str], bool] | None = None
@@ -773,9 +445,9 @@ def _read_file(path: str, shown: str, files: Callable[[str], bool] | None = None
     be combined is named by the name it had)."""
     if not os.path.exists(path):
         raise NoDataError(f"no data file {shown}: run `pathprof run` first")
-    db = _connect(path, shown)
+    db = schema.connect(path, shown)
     try:
-        _check(db, shown)
+        schema.check(db, shown)
         wanted = None if files is None else (lambda mid, file: files(file))
         with _no_collection():
             return _checked(db, shown, lambda: _read(db, wanted))
@@ -797,7 +469,7 @@ def _checked(db: sqlite3.Connection, path: str, reading: Callable[[], _T]) -> _T
     except sqlite3.OperationalError as err:
         if "locked" in str(err):
             raise DataError(f"{path} is locked by another process (still writing it after "
-                            f"{LOCK_TIMEOUT:g} s); it was left untouched") from err
+                            f"{schema.LOCK_TIMEOUT:g} s); it was left untouched") from err
         raise DataError(f"{path} is damaged ({err}); it was left untouched") from err
     except RecursionError:  # (contract JSON nested thousands deep: not pathprof's)
         raise DataError(f"{path} is damaged (a value nested too deeply to read); it was "
@@ -934,7 +606,7 @@ def _read(db: sqlite3.Connection, wanted: Callable[[int, str], bool] | None = No
         result.runs.append(_run(row))
     files_of: dict[int, tuple[str, str]] = {}
     for mid, stored, digest in db.execute("SELECT id, file, source_hash FROM module"):
-        file = _name(stored)
+        file = schema.name_read(stored)
         if not (file is not None and isinstance(digest, str)):
             raise _Damaged(f"module row {mid}: {_shown(stored)} and {_shown(digest)} are "
                            "not a file and its source hash")
@@ -1016,7 +688,7 @@ def _read(db: sqlite3.Connection, wanted: Callable[[int, str], bool] | None = No
         where = f"context row {rowid}"
         outline, fn = owners.of(fid, where)
         key = _path_key(outline, kind, key, where)
-        name = _name(stored)
+        name = schema.name_read(stored)
         if name is None:
             raise _Damaged(f"{where}: {_shown(stored)} is not the name of a context")
         if fn is not None:
@@ -1045,7 +717,7 @@ def _run(row: tuple[Any, ...]) -> RunInfo:
         args = json.loads(argv) if isinstance(argv, str) else None
     except (ValueError, RecursionError):
         args = None
-    host = _name(hostname)
+    host = schema.name_read(hostname)
     if not (isinstance(started, (int, float)) and not isinstance(started, bool)
             and math.isfinite(started) and isinstance(args, list)
             and all(isinstance(arg, str) for arg in args) and isinstance(python, str)
@@ -1083,315 +755,3 @@ def _is_source_of(text: str, digest: str) -> bool:
                 return True
     return False
 
-
-def erase(path: str) -> list[str]:
-    """Remove the data file ``path`` and the data files other processes left beside
-    it (:func:`~pathprof.data.files.combinable_files`: xdist workers', children's
-    that outlived their parent, saves set aside, and files a combine that ended
-    had claimed), as ``coverage erase`` does; returns what was removed. A file there
-    that is not a pathprof data file (of any schema) is left untouched: DataError
-    for ``path`` itself, skipped among the others; so is a directory named ``path``,
-    and a file claimed by a combine still running. A file that cannot be removed (a
-    read-only directory) is DataError, once the others are removed."""
-    import urllib.parse  # (here: the store is imported in the measured program)
-
-    if os.path.isdir(path):
-        raise DataError(f"{path} is a directory, not a data file; it was left untouched")
-    removed = []
-    failed: list[tuple[str, OSError]] = []
-    prefix = os.path.basename(path) + "."
-    ended = [claim.path for claim in beside.claims(os.path.dirname(path))
-             if os.path.basename(claim.original).startswith(prefix)
-             and beside.running(claim.host, claim.pid) is False]
-    for candidate in [path, *beside.combinable_files(path), *ended]:
-        if not os.path.isfile(candidate):
-            continue
-        try:  # (read only: a file a combine claimed meanwhile is not made again, empty)
-            db = sqlite3.connect(f"file:{urllib.parse.quote(os.fsencode(candidate))}?mode=ro",
-                                 uri=True, timeout=LOCK_TIMEOUT, isolation_level=None)
-        except sqlite3.Error:
-            if not os.path.exists(candidate):
-                continue  # gone meanwhile (a combine took it)
-            db = _connect(candidate)
-        try:
-            try:
-                _check(db, candidate)
-            except OtherSchemaError:
-                pass  # an older pathprof's: erasing it is what the user asks
-            except DataError:
-                if candidate == path:
-                    raise
-                continue
-        finally:
-            db.close()
-        try:
-            os.unlink(candidate)
-        except FileNotFoundError:  # removed meanwhile (another erase, a combine)
-            continue
-        except OSError as err:
-            failed.append((candidate, err))
-            continue
-        removed.append(candidate)
-    if failed:
-        first, why = failed[0]
-        others = len(failed) - 1
-        raise DataError(f"cannot remove {first}"
-                        + (f" and {others} other file{'s' * (others > 1)} beside it"
-                           if others else "")
-                        + f" ({why.strerror or why}); "
-                        + ("they were" if others else "it was") + " left as "
-                        + ("they were" if others else "it was"))
-    return removed
-
-
-def combine(target: str, paths: Iterable[str],
-            progress: Callable[[int, int], None] | None = None,
-            note: Callable[[str], None] | None = None, *, listed: bool = False
-            ) -> list[str]:
-    """Add the data files ``paths`` into ``target`` (created if missing) and delete
-    them; returns the files combined (by the names they had).
-
-    Each file is claimed before it is read: renamed
-    (:func:`~pathprof.data.files.claim_name`), a step only one process can take, so
-    two combines at once never add one file twice, and each adds what it claimed.
-    A file gone before it could be claimed was taken by another process: with
-    ``listed`` (the files were found beside ``target``) ``note`` says how many;
-    else it is :class:`NoDataError`, as a file that never was. Claims a combine into
-    ``target`` left when it was killed (its process gone) are finished: a file it
-    did not add is added, one it added (the transaction that added it marked it in
-    ``target``'s ``meta``, :data:`_MARKER`) is removed, and ``note`` names each.
-
-    Nothing is written or deleted, and every file keeps its name, if a file cannot
-    be read, or ``target`` is not a sound data file of this schema
-    (:class:`DataError`); a write that fails part way (a lock held too long) leaves
-    the files not yet added as they were, and says how many were. Functions measured
-    from different versions of their source stay apart (see
-    :func:`source_conflicts`). ``progress(done, total)`` is called after each step,
-    two per file: read, then added."""
-    tell = note or (lambda message: None)
-    real = os.path.realpath(target)
-    given = list(dict.fromkeys(p for p in paths if os.path.realpath(p) != real))
-    orphans, busy = _orphans(target, given, tell)
-    if not given and not orphans:
-        _say_busy(busy, target, tell)
-        return []
-    claimed: list[tuple[str, str]] = []  # (the name a file had, its claim)
-    recovered: dict[str, beside.Claim] = {}  # claim -> the orphan it took over
-    marked: set[str] = set()
-    taken = 0
-    try:
-        for path in given:
-            if os.path.isdir(path):
-                raise DataError(f"{path} is a directory, not a data file")
-            claim = beside.claim_name(path, target)
-            try:
-                os.rename(path, claim)
-            except FileNotFoundError:
-                if not (listed or _claimed(path)):
-                    raise NoDataError(f"no data file {path}: run `pathprof run` "
-                                      "first") from None
-                taken += 1
-                continue
-            except OSError as err:
-                raise DataError(f"cannot claim {path} to combine it (renaming it: "
-                                f"{err.strerror or err})") from None
-            claimed.append((path, claim))
-        for orphan in orphans:
-            claim = beside.claim_name(orphan.original, target)
-            try:
-                os.rename(orphan.path, claim)
-            except FileNotFoundError:  # another combine is finishing it
-                continue
-            except OSError as err:
-                raise DataError(f"cannot claim {orphan.path} to combine it (renaming "
-                                f"it: {err.strerror or err})") from None
-            claimed.append((orphan.original, claim))
-            recovered[claim] = orphan
-        steps = 2 * len(claimed)
-        measurements = []
-        for done, (name, claim) in enumerate(claimed, 1):
-            measurements.append(_read_file(claim, name))
-            if progress is not None:
-                progress(done, steps)
-        held = None
-        if os.path.exists(target):  # every row checked, as a report checks it
-            held = _read_file(target, target)
-            marked = _markers(target) if recovered else set()
-    except PathprofError as err:
-        kept = _unclaim(claimed, recovered)
-        raise type(err)(f"{err}; nothing was combined{kept}") from None
-    except BaseException:
-        _unclaim(claimed, recovered)
-        raise
-    done_markers = []  # removed once every file is added (or the work stops)
-    #: (pid of a combine that ended, what this one did) -> the files it did it to
-    finished: dict[tuple[int, str], list[str]] = {}
-    if held is not None and recovered:  # what a killed combine had added already
-        for index in reversed(range(len(claimed))):
-            name, claim = claimed[index]
-            ended = recovered.get(claim)
-            if ended is not None and _marker(ended.path) in marked:
-                with contextlib.suppress(OSError):
-                    os.unlink(claim)
-                done_markers.append(_marker(ended.path))
-                finished.setdefault((ended.pid, "removed"), []).insert(0, name)
-                del claimed[index], measurements[index]
-                steps -= 2
-    modes = {run.mode for m in measurements for run in m.runs}
-    if held is not None:
-        modes |= {run.mode for run in held.runs}
-    if len(modes) > 1:
-        kept = _unclaim(claimed, recovered)
-        raise DataError(f"cannot combine path-mode and edge-mode data "
-                        f"({', '.join(name for name, _ in claimed)} into {target}); "
-                        f"nothing was combined{kept}")
-    combined: list[str] = []
-    for index, ((name, claim), measurement) in enumerate(zip(claimed, measurements,
-                                                             strict=True)):
-        try:
-            with _no_collection():  # the addition and its marker, in one transaction
-                _write(target, measurement.runs, measurement.functions,
-                       measurement.sources, True, _marker(claim),
-                       selections=measurement.selections)
-        except BaseException as err:
-            kept = _unclaim(claimed[index:], recovered)
-            _unmark(target, done_markers)
-            if not isinstance(err, PathprofError):
-                raise
-            raise DataError(f"{err}; {len(combined)} of the {len(claimed)} files were "
-                            f"combined before, the others were left as they were{kept}"
-                            ) from None
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(claim)
-        done_markers.append(_marker(claim))
-        combined.append(name)
-        ended = recovered.get(claim)
-        if ended is not None:
-            finished.setdefault((ended.pid, "added"), []).append(name)
-        if progress is not None:
-            progress(len(claimed) + index + 1, steps)
-    _unmark(target, done_markers)
-    for (pid, did), names in sorted(finished.items()):
-        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3
-                                        else "")
-        them, they = ("them", "they were") if len(names) > 1 else ("it", "it was")
-        if did == "added":
-            tell(f"a combine that ended (process {pid}) had claimed {shown} and not "
-                 f"added {them}; {they} added now")
-        else:
-            tell(f"a combine that ended (process {pid}) had added {shown} into {target} "
-                 f"and not removed {them}; {they} removed now")
-    if taken:
-        tell(f"{taken} of the files to combine {'were' if taken > 1 else 'was'} taken "
-             "meanwhile by another process (a combine at the same time adds "
-             f"{'them' if taken > 1 else 'it'})")
-    elif not combined:
-        _say_busy(busy, target, tell)
-    return combined
-
-
-#: ``meta`` keys of files :func:`combine` added: ``combined <the claim's name>``,
-#: written in the transaction that adds the file. A combine killed after that
-#: transaction and before it removed the claim left the key: the next combine into
-#: the file finds it, and removes the claim instead of adding it again. Keys of
-#: files whose claim is gone are removed as the combine ends; one a killed combine
-#: left is removed by the combine that finishes its claim. (Readers read only the
-#: schema version from ``meta``.)
-_MARKER = "combined "
-
-
-def _marker(claim: str) -> str:
-    return _MARKER + os.path.basename(claim)
-
-
-def _markers(target: str) -> set[str]:
-    """The markers of files added into ``target``."""
-    db = _connect(target)
-    try:
-        return {key for (key,) in db.execute(
-            "SELECT key FROM meta WHERE substr(key, 1, ?) = ?", (len(_MARKER), _MARKER))}
-    finally:
-        db.close()
-
-
-def _unmark(target: str, markers: list[str]) -> None:
-    """Remove ``markers`` from ``target`` (their claims are gone): one transaction,
-    and nothing lost if it fails (a marker left names a claim that no longer is)."""
-    if not markers:
-        return
-    with contextlib.suppress(sqlite3.Error, DataError, OSError):
-        db = _connect(target)
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            db.executemany("DELETE FROM meta WHERE key = ?", [(m,) for m in markers])
-            db.execute("COMMIT")
-        finally:
-            db.close()
-
-
-def _claimed(path: str) -> bool:
-    """Whether some combine holds ``path`` claimed."""
-    return any(claim.original == path
-               for claim in beside.claims(os.path.dirname(path)))
-
-
-def _orphans(target: str, given: list[str], tell: Callable[[str], None]
-             ) -> tuple[list[beside.Claim], list[beside.Claim]]:
-    """The claims a combine into ``target`` left beside it or beside ``given`` when it
-    was killed (of this host, by a process that no longer runs), and those of
-    combines into it still running here. Those of another host cannot be told from
-    a combine still running there: ``tell`` names them."""
-    tag = beside.target_tag(target)
-    found, busy, elsewhere = [], [], []
-    directories = dict.fromkeys(os.path.dirname(p) for p in [target, *given])
-    for directory in directories:
-        for claim in beside.claims(directory):
-            if claim.target != tag:
-                continue
-            state = beside.running(claim.host, claim.pid)
-            if state is False:
-                found.append(claim)
-            elif state is None:
-                elsewhere.append(claim)
-            else:
-                busy.append(claim)
-    if elsewhere:
-        hosts = ", ".join(sorted({claim.host for claim in elsewhere}))
-        many = len(elsewhere) > 1
-        tell(f"{len(elsewhere)} file{'s' * many} claimed by a combine into {target} on "
-             f"another host ({hosts}) {'were' if many else 'was'} left to it (if it was "
-             "killed, give each its name back: the name less its last five parts)")
-    return found, busy
-
-
-def _say_busy(busy: list[beside.Claim], target: str, tell: Callable[[str], None]) -> None:
-    """Say that other combines (``busy``: their claims) are adding files into ``target``."""
-    if busy:
-        many = len(busy) > 1
-        pids = ", ".join(str(pid) for pid in sorted({claim.pid for claim in busy}))
-        tell(f"{len(busy)} file{'s' * many} {'are' if many else 'is'} being combined into "
-             f"{target} by another combine at the same time (process {pids})")
-
-
-def _unclaim(claimed: list[tuple[str, str]], recovered: Mapping[str, beside.Claim]) -> str:
-    """Give each claimed file its name back (one a killed combine had claimed, its
-    claim's: a later combine tells whether it was added); what could not be, as the
-    end of a message."""
-    stuck = []
-    for name, claim in claimed:
-        ended = recovered.get(claim)
-        back = ended.path if ended is not None else name
-        try:
-            if os.path.lexists(back):
-                raise FileExistsError(back)
-            os.rename(claim, back)
-        except FileNotFoundError:
-            continue
-        except OSError:
-            stuck.append(claim)
-    if not stuck:
-        return ""
-    many = len(stuck) > 1
-    return (f"; {len(stuck)} claimed file{'s' * many} kept {'their' if many else 'its'} "
-            f"claimed name ({stuck[0]}{', ...' * many}): the next combine takes "
-            f"{'them' if many else 'it'}")

@@ -24,7 +24,7 @@ The parent's save: (at its last save — the profiler stopped — it first waits
 that still runs program code), claims each child file of the run by renaming it
 (:func:`pathprof.data.files.claim_name`: a step only one process can take), writes
 its own counts with the claimed files' into ``D``, removes ``pending``, and then
-adds with :func:`pathprof.data.store.combine` (which claims each file the same
+adds with :func:`pathprof.data.combining.combine` (which claims each file the same
 way) the child files that appeared meanwhile; at its last save it then waits again,
 within the same bound, for the children that began saving meanwhile (they add their
 own files).
@@ -62,7 +62,7 @@ Interleavings, and what each gives:
   combine`` adds it (``D`` does not hold the run, so adding into it would mix the
   child's counts with an older run's). The parent killed after claiming files and
   before writing: the claims name a process that is gone, and the next ``pathprof
-  combine`` into ``D`` adds them (:func:`pathprof.data.store.combine`); killed in the
+  combine`` into ``D`` adds them (:func:`pathprof.data.combining.combine`); killed in the
   instant after its write and before it removed them, the next combine adds them
   again (a write that replaces ``D`` cannot mark them as added, as a combine does).
 - The parent's save refused by ``D`` (saved elsewhere): the claimed files go into
@@ -96,7 +96,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable
 
-from pathprof.data import files, store
+from pathprof.data import combining, files
 from pathprof.exceptions import PathprofError
 from pathprof.runtime.passthrough import must_pass
 
@@ -205,7 +205,7 @@ def hand_over(data_file: str, run: str, path: str, tell: Callable[[str], None]) 
              f"this process's counts are in {path}, which `pathprof combine` adds")
         return
     try:
-        store.combine(data_file, [path], listed=True)
+        combining.combine(data_file, [path], listed=True)
     except (PathprofError, OSError, sqlite3.Error) as err:
         if must_pass(err):
             raise

@@ -41,7 +41,7 @@ from typing import Any, TypeVar
 from pathprof import config, runtime
 from pathprof.config import CacheDir
 from pathprof.contract import CopyShareInfo, FunctionInfo
-from pathprof.data import files, store
+from pathprof.data import combining, files, store
 from pathprof.data.measurement import Selection as Recorded
 from pathprof.data.modules import ModuleContract, Packed, Sources
 from pathprof.data.profile import FunctionProfile, decision_vectors, edge_counts, numbering_of
@@ -537,7 +537,7 @@ class Profiler:
     def _saved_into_data_file(self) -> None:
         """The data file holds the run now: children that end from now on add their
         own files; the files left meanwhile (seen after ``pending`` went) are added
-        here, each once (claimed by :func:`pathprof.data.store.combine`)."""
+        here, each once (claimed by :func:`pathprof.data.combining.combine`)."""
         self._in_data_file = True
         if self._pending is not None:
             with contextlib.suppress(OSError):
@@ -547,13 +547,13 @@ class Profiler:
         if not late:
             return
         try:
-            store.combine(self.data_file, late, listed=True)
+            combining.combine(self.data_file, late, listed=True)
         except (PathprofError, OSError, sqlite3.Error) as err:
             if must_pass(err):
                 raise
             for path in late:  # one at a time: what cannot be added stays, and is named
                 try:
-                    store.combine(self.data_file, [path], listed=True)
+                    combining.combine(self.data_file, [path], listed=True)
                 except (PathprofError, OSError, sqlite3.Error) as failed:
                     if must_pass(failed):
                         raise
