@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import pathprof
 from pathprof import runtime
+from pathprof.runtime.ownwork import OwnWork
 
 from .loading import CORPUS, corpus_programs, program_examples
 from .test_run import functions_by_name, pathprof_cli
@@ -304,7 +305,7 @@ def test_a_shared_module_holds_its_own_tables_outside_pathprofs_work(steps: list
     """The invariant of runtime.own_work, over any nesting and any moment of sharing:
     a shared module's names (its holder's) hold its registered tables exactly when no
     ``with own_work`` is open, and scratch tables while one is."""
-    work = runtime._OwnWork()
+    work = OwnWork()
     depth = 0
     namespaces = []
     for step in steps:
@@ -331,7 +332,7 @@ def test_a_shared_module_holds_its_own_tables_outside_pathprofs_work(steps: list
 
 
 def test_pathprofs_work_in_one_thread_keeps_the_swap_until_the_last_one_ends() -> None:
-    work = runtime._OwnWork()
+    work = OwnWork()
     namespace: dict[str, object] = {}  # (the module's holder's names)
     state = runtime.ModuleState("m", "m.py", "m:t", (1,), "{}", names=namespace)
     namespace.update({"_@pp_m": state, "_@pp_c0": state.counters[0]})

@@ -358,7 +358,7 @@ def test_a_stale_outside_register_does_not_mislead_a_frame_that_keeps_its_own(
     infos = loaded.function_infos()
     oracle = StreamOracle(infos)
     profiler = SubpathProfiler(SubpathSampler(period=50, seed=1), exact=True, record=True)
-    monkeypatch.setattr(runtime, "_outside_registers", Stale())
+    monkeypatch.setattr(runtime.instrumented, "outside_registers", Stale())
     profiler.start()
     try:
         oracle.run(lambda: (loaded.execute(), loaded.module.drive()))

@@ -1135,7 +1135,7 @@ def _frame_local(frame: FrameType, name: str, default: Any) -> Any:
             return value
         return frame.f_locals.get(name, default)
     if kept == "outside":
-        return runtime._outside_registers.get(id(frame), {}).get(name, default)
+        return runtime.instrumented.outside_registers.get(id(frame), {}).get(name, default)
     return default
 
 

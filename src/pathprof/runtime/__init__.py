@@ -11,6 +11,13 @@ call :meth:`ModuleState.handler`, :meth:`ModuleState.cut` and
 :meth:`ModuleState.drain` (for the exits noted in :attr:`ModuleState.exits`), which
 find the block that raised from the traceback.
 
+Its parts: :mod:`~pathprof.runtime.instrumented` (what every instrumented module
+keeps, and the names the program sees), :mod:`~pathprof.runtime.ownwork` (pathprof's
+own work kept out of the counts), :mod:`~pathprof.runtime.conditions` (a module's
+vector counters, there only with ``--conditions``), :mod:`~pathprof.runtime.stopping`
+(first runs and going back), :mod:`~pathprof.runtime.subpaths` (OSP's sampler) and
+:mod:`~pathprof.runtime.events` (event counting's own runtime).
+
 Counts are exact under threads on the CPython versions pathprof supports (3.11 to
 3.14 with the GIL): ``table[r] += 1`` on a list or a ``defaultdict(int)`` compiles to
 a subscript, an integer add and a store, none of which can drop the GIL (CPython
@@ -24,24 +31,29 @@ from __future__ import annotations
 
 import builtins
 import collections
-import opcode
 import os
 import sys
 import time
-import weakref
-from types import CodeType, FrameType
-from typing import Any, ClassVar
+from types import FrameType
+from typing import Any
 
-from pathprof.contract import FunctionInfo, ModuleInfo
+from pathprof.contract import FunctionInfo
 from pathprof.runtime import stopping
-from pathprof.runtime.blockmap import BlockMap, code_positions
-from pathprof.runtime.passthrough import SafeLock, must_pass
+from pathprof.runtime.conditions import Conditions
+from pathprof.runtime.instrumented import (
+    InstrumentedModule,
+    NamespaceRef,
+    assign,
+    program_names,
+    registers,
+)
+from pathprof.runtime.ownwork import own_work
 from pathprof.runtime.stopping import PARKED, Parked
 from pathprof.runtime.tracks import Track
 
-__all__ = ["InstrumentedModule", "ModuleState", "countdown", "forget_decoded", "modules",
-           "observe_blocks", "own_work", "program_names", "register", "set_hooks", "share",
-           "subpath_modules", "take_snapshot", "zero"]
+__all__ = ["InstrumentedModule", "ModuleState", "assign", "countdown", "forget_decoded",
+           "modules", "observe_blocks", "own_work", "program_names", "register", "registers",
+           "set_hooks", "share", "subpath_modules", "take_snapshot", "zero"]
 
 _modules: list[ModuleState] = []
 #: The clock of ``--metric time``: wall time in nanoseconds.
@@ -56,189 +68,6 @@ closed_type = GeneratorExit
 _hooks: dict[str, Any] = {"after_fork_in_child": None, "after_fork_in_parent": None}
 
 
-#: The prefix of the locals pathprof gives measured functions (as pytest's
-#: assertion rewriting names its own ``@py_*``, which ``pytest -l`` leaves out).
-LOCAL_PREFIX = "@pp_"
-_namespace_views = (builtins.locals, builtins.vars)
-
-
-def program_names(view: Any, result: Any) -> Any:
-    """See :meth:`InstrumentedModule.program_names`."""
-    return InstrumentedModule.program_names(view, result)
-
-
-#: (instrumented code calls these through its module's state; see InstrumentedModule)
-_outside_registers: dict[int, dict[str, Any]] = {}
-
-
-def registers() -> dict[str, Any]:
-    """The calling frame's registers (see :meth:`InstrumentedModule.registers`)."""
-    key = id(getframe(1))
-    table = _outside_registers.get(key)
-    if table is None:
-        table = _outside_registers[key] = {}
-    return table
-
-
-def assign(name: str, value: Any) -> Any:
-    """``(name := value)`` for a register of the calling frame kept outside it."""
-    registers_of = _outside_registers
-    key = id(getframe(1))
-    table = registers_of.get(key)
-    if table is None:
-        table = registers_of[key] = {}
-    table[name] = value
-    return value
-
-
-class _Sink(dict[Any, int]):
-    """Counts that go nowhere: what the runtime hands instrumented code that runs
-    while the interpreter shuts down, when it can no longer do its work."""
-
-    def __missing__(self, key: Any) -> int:
-        return 0
-
-    def pop(self, key: Any, default: Any = 0) -> Any:
-        return dict.pop(self, key, default)
-
-
-class NamespaceRef:
-    """A module's globals, held no longer than the module is: a state that held them
-    would keep ``__main__``'s alive after the interpreter has let go of the module
-    as it shuts down, and objects in them would then never be finalized (a suspended
-    generator never closed, a buffered file never flushed). Where no module in
-    :data:`sys.modules` has these globals (code executed in a namespace of its own),
-    the dict itself is held."""
-
-    __slots__ = ("_dict", "_module")
-
-    def __init__(self, name: Any, namespace: dict[str, Any]) -> None:
-        module = sys.modules.get(name) if type(name) is str else None
-        if module is not None and getattr(module, "__dict__", None) is namespace:
-            self._module: Any = weakref.ref(module)
-            self._dict: dict[str, Any] | None = None
-        else:
-            self._module = None
-            self._dict = namespace
-
-    def __call__(self) -> dict[str, Any] | None:
-        if self._module is None:
-            return self._dict
-        module = self._module()
-        return None if module is None else module.__dict__
-
-
-class InstrumentedModule:
-    """What every kind of instrumented module keeps: its metadata (parsed on first
-    use) and a :class:`~pathprof.runtime.blockmap.BlockMap` per function code object.
-
-    Instrumented code reaches the runtime through its module's state alone (never
-    through this module's globals, which the interpreter sets to None as it shuts
-    down): the C functions it calls as an exception leaves are class attributes, and
-    the methods it calls never raise into the program (at shutdown they do nothing).
-    """
-
-    __slots__ = ("_maps", "_meta", "filename", "key", "meta_json", "name")
-    #: What instrumented code calls as an exception leaves a function: C functions only.
-    exception = staticmethod(sys.exception)
-    getframe = staticmethod(sys._getframe)
-    getattr = staticmethod(builtins.getattr)
-    #: What a generator's ``close()`` throws in: a generator's exit key says whether
-    #: it was that (the generator's consumer stopped early), compared by identity.
-    closed_type = GeneratorExit
-    _sink = _Sink
-    #: Per-frame registers of the functions whose source can reach their own frame
-    #: (:mod:`pathprof.python.outside`), by ``id`` of the frame. A frame's entry is
-    #: left for the next frame at that address: every register is written before it
-    #: is read.
-    _outside: ClassVar[dict[int, dict[str, Any]]] = {}
-    _namespace_views = (builtins.locals, builtins.vars)
-    _dir = builtins.dir
-    #: Whether an exception caught here is the program's (a signal handler's), to be
-    #: raised on (:func:`pathprof.runtime.passthrough.must_pass`); a class attribute,
-    #: there even as the interpreter shuts down.
-    _passes = staticmethod(must_pass)
-
-    @classmethod
-    def program_names(cls, view: Any, result: Any) -> Any:
-        """``result`` of a call ``view()`` without arguments in a measured function,
-        without pathprof's locals if ``view`` is the builtin ``locals``, ``vars`` or
-        ``dir``. Instrumented code wraps every such call in this one, so the program
-        sees its own names only (``Point(**locals())``, ``dir()``). A namespace is
-        cleaned in place: ``locals()`` gives the frame's own dict on 3.11 and 3.12."""
-        try:
-            if view in cls._namespace_views:
-                if type(result) is dict:
-                    for name in [n for n in result
-                                 if type(n) is str and n.startswith("@pp_")]:
-                        del result[name]
-            elif view is cls._dir and type(result) is list:
-                result[:] = [n for n in result
-                             if not (type(n) is str and n.startswith("@pp_"))]
-        except Exception as err:  # never into the program, but what is the program's
-            if cls._passes(err):
-                raise
-        return result
-
-    @classmethod
-    def registers(cls) -> dict[str, Any]:
-        """The calling frame's registers, kept outside it so that its ``f_locals``
-        shows the program's names only."""
-        try:
-            key = id(cls.getframe(1))
-            table = cls._outside.get(key)
-            if table is None:
-                table = cls._outside[key] = {}
-            return table
-        except Exception as err:  # never into the program, but what is the program's
-            if cls._passes(err):
-                raise
-            return cls._sink()
-
-    @classmethod
-    def assign(cls, name: str, value: Any) -> Any:
-        """``(name := value)`` for a register of the calling frame kept outside it."""
-        try:
-            key = id(cls.getframe(1))
-            table = cls._outside.get(key)
-            if table is None:
-                table = cls._outside[key] = {}
-            table[name] = value
-        except Exception as err:  # never into the program, but what is the program's
-            if cls._passes(err):
-                raise
-        return value
-    name: str
-    filename: str
-    key: str
-    meta_json: str
-    _meta: ModuleInfo | None
-    _maps: dict[int, BlockMap]
-
-    def __init__(self, name: str, filename: str, key: str, meta_json: str) -> None:
-        self.name = name
-        self.filename = filename
-        self.key = key
-        self.meta_json = meta_json
-        self._meta = None
-        self._maps = {}
-
-    @property
-    def meta(self) -> ModuleInfo:
-        """The module's contract (:mod:`pathprof.contract`), decoded when first asked for."""
-        if self._meta is None:
-            with own_work:  # json may be a measured module
-                self._meta = ModuleInfo.decode(self.meta_json, guard=own_work)
-        return self._meta
-
-    def _blockmap(self, index: int, code: CodeType) -> BlockMap:
-        blockmap = self._maps.get(index)
-        if blockmap is None or blockmap.code is not code:
-            blockmap = self._maps[index] = BlockMap(self.meta.functions[index], code)
-        return blockmap
-
-
-InstrumentedModule._outside = _outside_registers
 
 
 class ModuleState(InstrumentedModule):
@@ -247,12 +76,11 @@ class ModuleState(InstrumentedModule):
     __slots__ = (
         "_namespace",
         "closed",
-        "condition_raises",
+        "conditions",
         "counters",
         "cuts",
         "exit_times",
         "exits",
-        "kept",
         "lengths",
         "loops",
         "loops_back",
@@ -268,9 +96,6 @@ class ModuleState(InstrumentedModule):
         "times",
         "unattributed",
         "unmeasured",
-        "vector_slots",
-        "vectors",
-        "vectors_taken",
     )
 
     def __init__(self, name: str, filename: str, key: str, sizes: tuple[int, ...],
@@ -347,42 +172,12 @@ class ModuleState(InstrumentedModule):
         #: was imported whose function could not be given its instrumented code
         #: (:mod:`pathprof.measure.inplace`). Not reported as "never run".
         self.unmeasured: set[int] = set()
-        #: conditions measured (:mod:`pathprof.python.conditioncode`): per function,
-        #: the range of the module's vector counters its decisions own; counter
-        #: ``slot`` is the module global ``_@pp_v<slot>``
-        #: (:func:`pathprof.runtime.stopping.vector_runs` reads one)
-        self.vector_slots: tuple[range, ...] = ()
-        #: the names of the counters, by slot
-        self.vectors: tuple[str, ...] = ()
-        #: per counter, the runs already taken (a snapshot), subtracted on reading,
-        #: since a counter cannot be set back without losing a run counted meanwhile
-        self.vectors_taken: list[int] = []
-        #: the runs its counters held when its module was executed again in the same
-        #: globals (:meth:`keep_vectors`); None while it counts
-        self.kept: dict[str, int] | None = None
-        #: per function: (decision, -1 - condition) -> evaluations that condition
-        #: ended by raising (found where the exception is recorded, from the
-        #: instruction it left)
-        self.condition_raises: tuple[dict[tuple[int, int], int], ...] = ()
+        #: conditions measured (:mod:`pathprof.python.conditioncode`): the vector
+        #: counters of its decisions and what ended evaluations; None without them
+        self.conditions: Conditions | None = None
         if vectors:
-            self.condition_raises = tuple({} for _ in vectors)
-            first = 0
-            slots = []
-            for count in vectors:
-                slots.append(range(first, first + count))
-                first += count
-            self.vector_slots = tuple(slots)
-            self.vectors = tuple(f"__@pp_v{slot}__" for slot in range(first))
-            self.vectors_taken = [0] * first
-            if namespace is not None and first:  # (the program may iterate over its
-                # globals: a rewritten decision must not add one as it stores)
-                for earlier in _modules:  # a module executed again (importlib.reload)
-                    if earlier.vectors and earlier.namespace is namespace:
-                        earlier.keep_vectors()
-                namespace.update(dict.fromkeys(self.vectors, 0))
-                namespace.setdefault("__@pp_d__", None)
-            for index in self.switches:
-                self._arm_vectors(index)
+            self.conditions = Conditions(self, vectors)
+            self.conditions.start(namespace, _modules, self.switches)
 
     @property
     def namespace(self) -> dict[str, Any] | None:
@@ -425,58 +220,13 @@ class ModuleState(InstrumentedModule):
         """Whether function ``index`` or one of its loops went back to original code."""
         return index in self.sent_back or any(i == index for i, _ in self.loops_back)
 
-    def _arm_vectors(self, index: int) -> None:
-        """Hear of each vector of function ``index`` as it next runs."""
-        namespace = self.namespace
-        if index < len(self.vector_slots) and namespace is not None and self.kept is None:
-            for slot in self.vector_slots[index]:
-                name = self.vectors[slot]
-                namespace[name] = stopping.UnseenVector(
-                    self, index, slot, stopping.vector_runs(namespace.get(name)))
-
-    def keep_vectors(self) -> None:
-        """The module is executed again (``importlib.reload``) in the same globals,
-        whose vector counters its new state sets to 0 and counts in from then on: this
-        state keeps the runs its counters hold now, and reads nothing from them later."""
-        namespace = self.namespace
-        if namespace is None or self.kept is not None:
-            return
-        self.kept = {name: stopping.vector_runs(namespace.get(name)) for name in self.vectors}
-
-    def vector_counts(self, index: int, reset: bool) -> dict[int, int]:
-        """Runs of function ``index``'s vectors since the last reset, by counter
-        slot, and its evaluations that a condition ended by raising, by
-        ``(decision, -1 - condition)``; with ``reset``, those count as taken."""
-        if index >= len(self.vector_slots):
-            return {}
-        counts: dict[Any, int] = {}
-        namespace = self.namespace
-        if namespace is None:
-            return counts
-        raises = self.condition_raises[index]
-        if raises:
-            for key, runs in list(raises.items()):
-                if runs:
-                    counts[key] = runs
-                    if reset:
-                        raises[key] -= runs
-        vectors, taken = self.vectors, self.vectors_taken
-        for slot in self.vector_slots[index]:
-            name = vectors[slot]
-            kept = self.kept
-            runs = (kept[name] if kept is not None
-                    else stopping.vector_runs(namespace.get(name))) - taken[slot]
-            if runs:
-                counts[slot] = runs
-                if reset:
-                    taken[slot] += runs
-        return counts
-
     def rearm(self) -> None:
         """Measure every function again, and hear of each path's next run as a first
         one (a new measurement starts; what the tables held was taken)."""
+        conditions = self.conditions
         for index in self.switches:
-            self._arm_vectors(index)
+            if conditions is not None:
+                conditions.arm(index)
             stopping.arm(self, index, self.counters[index], self.sizes[index])
             names = self.names
             if index not in self.swaps:
@@ -492,6 +242,23 @@ class ModuleState(InstrumentedModule):
         self.swapped.clear()
         self.sent_back.clear()
         self.loops_back.clear()
+
+    def zero(self) -> None:
+        """Forget what the module counted so far (an unseen path stays unseen)."""
+        for table in (*self.counters, *self.times):
+            if isinstance(table, list):  # an unseen path stays unseen
+                table[:] = [c if type(c) is stopping.Unseen else 0 for c in table]
+            else:
+                table.clear()
+        for cuts in self.cuts:
+            cuts.clear()
+        self.exits.clear()
+        self.exit_times.clear()
+        self.raised[:] = [0] * len(self.raised)
+        self.closed[:] = [0] * len(self.closed)
+        self.unattributed[:] = [0] * len(self.unattributed)
+        if self.conditions is not None:
+            self.conditions.reset()
 
     # -- called by instrumented code for subpath sampling ----------------------
 
@@ -588,8 +355,8 @@ class ModuleState(InstrumentedModule):
                 self.closed[index] += count
             if register is None or register is PARKED:
                 continue
-            if self.condition_raises:
-                self._condition_raised(index, code, lasti, count)
+            if self.conditions is not None:
+                self.conditions.raised(index, code, lasti, count)
             try:
                 blockmap = self._blockmap(index, code)
                 located = blockmap.locate(lasti)
@@ -604,15 +371,8 @@ class ModuleState(InstrumentedModule):
     def _record(self, index: int, register: int, frame: FrameType) -> None:
         exc = sys.exception()
         located = self.locate(index, frame, exc)
-        if self.condition_raises:
-            tb = getattr(exc, "__traceback__", None)
-            if tb is not None and tb.tb_frame is frame:
-                # into a comprehension or lambda of the function's own (3.11 runs a
-                # comprehension in a frame of its own)
-                inner = tb.tb_next
-                while inner is not None and _holds(frame.f_code, inner.tb_frame.f_code):
-                    tb, inner = inner, inner.tb_next
-                self._condition_raised(index, tb.tb_frame.f_code, tb.tb_lasti, 1)
+        if self.conditions is not None:
+            self.conditions.raised_in(index, frame, getattr(exc, "__traceback__", None))
         sampler = subpath_sampler
         if sampler is not None and self.lengths:
             sampler.cut(self, index, frame, located, register)
@@ -681,33 +441,6 @@ class ModuleState(InstrumentedModule):
                       + plan.raising.index(block))
         table[plan.chords.index(raise_edge)] += count
 
-    def _condition_raised(self, index: int, code: CodeType, lasti: int, count: int) -> None:
-        """An exception left instruction ``lasti`` of function ``index``'s ``code``:
-        where that instruction lies in a condition, the decision's evaluation ended
-        there (in every decision whose condition holds it: one inside another's)."""
-        try:
-            decisions = self.meta.functions[index].decisions
-            if not decisions:
-                return
-            positions = _positions(code)
-            where = positions[lasti // 2] if 0 <= lasti // 2 < len(positions) else None
-            if code.co_code[lasti:lasti + 1] == _RAISE_VARARGS:
-                return  # an assert's own AssertionError: its test had an outcome
-            if where is None or None in where:
-                return
-            line, end_line, col, end_col = where
-            raises = self.condition_raises[index]
-            for d, decision in enumerate(decisions):
-                if not decision.vectors:
-                    continue
-                for c, span in enumerate(decision.condition_spans):
-                    if ((span.line, span.col) <= (line, col)
-                            and (end_line, end_col) <= (span.end_line, span.end_col)):
-                        raises[(d, -1 - c)] = raises.get((d, -1 - c), 0) + count
-        except Exception as err:  # never let profiling change the program's exception
-            if self._passes(err):  # (but a signal handler's is the program's)
-                raise
-
     def locate(self, index: int, frame: FrameType, exc: BaseException | None
                ) -> tuple[int, str] | None:
         """Where ``exc`` arose in ``frame``: ``(block, how)``, how being "cut",
@@ -729,32 +462,6 @@ class ModuleState(InstrumentedModule):
                 return located
             exc = _raised_before(exc)
         return None
-
-
-_code_positions: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
-
-
-#: The instruction an ``assert`` raises its AssertionError with (a decision's
-#: conditions hold no raise statement).
-_RAISE_VARARGS = bytes([opcode.opmap["RAISE_VARARGS"]])
-
-
-def _holds(outer: CodeType, code: CodeType) -> bool:
-    """Whether ``code`` is a comprehension, generator expression or lambda compiled
-    within ``outer``'s code (its constants, at any depth through such code)."""
-    for const in outer.co_consts:
-        if (type(const) is type(outer) and const.co_name.startswith("<")
-                and (const is code or _holds(const, code))):
-            return True
-    return False
-
-
-def _positions(code: CodeType) -> list[Any]:
-    """Each code unit's source position in ``code`` (``co_positions``), kept per code."""
-    found = _code_positions.get(code)
-    if found is None:
-        found = _code_positions[code] = code_positions(code)
-    return found
 
 
 def _wrapped(exc: BaseException) -> BaseException | None:
@@ -928,153 +635,8 @@ def measured_namespaces() -> set[int]:
     return found
 
 
-class _OwnWork:
-    """``with own_work:`` around pathprof's own code that runs inside a measurement
-    (instrumenting a module being imported, taking and saving counts).
-
-    A module measured after it was imported may be one pathprof itself uses
-    (``--source json``, ``--source ast``): while pathprof's code runs, that
-    module's functions count into scratch tables, so the profile holds the
-    program's calls only. :func:`share` names such modules. The scratch tables
-    are swapped into the module's holder (:mod:`pathprof.runtime.holder`), whose
-    names the instrumented code reads, so what another thread runs in those modules
-    meanwhile is not counted either (pathprof's own work is short: an import's
-    analysis, a save).
-
-    Invariant: outside every ``with own_work``, each shared module's holder
-    holds its registered state's tables. Reentrant and thread-safe (a depth count
-    under a lock): the swap happens on the first entry and is undone on the last
-    exit.
-    """
-
-    def __init__(self) -> None:
-        self._lock = SafeLock()  # (no signal handler's exception leaves it held)
-        self._depth = 0
-        #: (namespace, real names, scratch names) per shared module
-        self._shared: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = []
-        #: files pathprof's own work is importing: whether each is to be shared
-        self._importing: dict[str, bool] = {}
-        #: modules pathprof's own work imported, settled when it ends: (state, whether
-        #: it is shared)
-        self._imported: list[tuple[ModuleState, bool]] = []
-
-    def importing(self, filename: str, shared: bool) -> None:
-        """pathprof's own work (:attr:`active`) is importing the measured module
-        ``filename``: what its body counts is not the program's, and with ``shared``
-        the module is shared from then on (:meth:`share`). Settled when the work
-        ends (the depth falls to 0), after the import: pathprof's calls into a
-        module it imported are not the program's either."""
-        with self._lock:
-            self._importing[filename] = shared
-
-    def _registered(self, state: ModuleState) -> None:
-        """``state``'s module started to execute (:func:`register`)."""
-        if not self._importing:
-            return
-        with self._lock:
-            shared = self._importing.pop(state.filename, None)
-            if shared is not None:
-                self._imported.append((state, shared))
-
-    def _settle(self) -> None:
-        """The depth fell to 0: forget what the modules pathprof's work imported
-        counted, and share those to be shared. Called with the lock not held."""
-        with self._lock:
-            if self._depth or not self._imported:
-                return
-            imported, self._imported = self._imported, []
-        for state, shared in imported:
-            zero(state)
-            if shared:
-                self.share(state)
-
-    def share(self, state: ModuleState) -> None:
-        namespace = state.names
-        scratch = ModuleState(state.name, state.filename, state.key,
-                              tuple(-1 if isinstance(t, dict) else len(t)
-                                    for t in state.counters),
-                              state.meta_json, state.timed)
-        scratch._meta = state._meta
-        scratch_names: dict[str, Any] = {"_@pp_m": scratch}
-        for i in range(len(state.counters)):
-            scratch_names[f"_@pp_c{i}"] = scratch.counters[i]
-            if state.timed:
-                scratch_names[f"_@pp_t{i}"] = scratch.times[i]
-        scratch_names = {k: v for k, v in scratch_names.items() if k in namespace}
-        with self._lock:
-            real = {name: namespace[name] for name in scratch_names}
-            self._shared.append((namespace, real, scratch_names))
-            if self._depth:
-                namespace.update(scratch_names)
-
-    def __enter__(self) -> None:
-        with self._lock:
-            self._depth += 1
-            if self._depth == 1:
-                for namespace, _real, scratch in self._shared:
-                    namespace.update(scratch)
-
-    def __exit__(self, *exc: object) -> None:
-        with self._lock:
-            self._depth -= 1
-            if self._depth:
-                return
-            for namespace, real, _scratch in self._shared:
-                namespace.update(real)
-        if self._imported:
-            self._settle()
-
-    def released(self) -> _Released:
-        """Inside a ``with own_work``: the program's own code runs in ``with
-        own_work.released():`` (a script's body, the threads and exit handlers the
-        interpreter waits for), so what it runs counts. pathprof's hooks inside it (an
-        import, a save on a signal) enter ``own_work`` again as usual; the depth the
-        caller held is back after. (A class of its own, not :mod:`contextlib`, which
-        may be a measured module.)"""
-        return _Released(self)
-
-    def _release(self) -> int:
-        with self._lock:
-            held, self._depth = self._depth, 0
-            if held:
-                for namespace, real, _scratch in self._shared:
-                    namespace.update(real)
-        if held and self._imported:
-            self._settle()
-        return held
-
-    def _hold_again(self, held: int) -> None:
-        with self._lock:
-            self._depth += held
-            if held and self._depth == held:
-                for namespace, _real, scratch in self._shared:
-                    namespace.update(scratch)
-
-    @property
-    def active(self) -> bool:
-        """Whether pathprof's own work is under way (in some thread)."""
-        return self._depth > 0
-
-
-class _Released:
-    """See :meth:`_OwnWork.released`."""
-
-    def __init__(self, work: _OwnWork) -> None:
-        self._work = work
-        self._held = 0
-
-    def __enter__(self) -> None:
-        self._held = self._work._release()
-
-    def __exit__(self, *exc: object) -> None:
-        self._work._hold_again(self._held)
-
-
-own_work = _OwnWork()
-
-
 def share(state: ModuleState) -> None:
-    """``state``'s module is one pathprof itself may call: see :class:`_OwnWork`."""
+    """``state``'s module is one pathprof itself may call: see :class:`OwnWork`."""
     own_work.share(state)
 
 
@@ -1104,7 +666,8 @@ def _copy_table(table: Any, reset: bool, size: int = -1) -> dict[int, int]:
 
 
 Snapshot = tuple[ModuleState, list[dict[int, int]], list[dict[tuple[int, int], int]],
-                 list[int], list[int], list[dict[int, int]], list[int], list[dict[int, int]]]
+                 list[int], list[int], list[dict[int, int]], list[int],
+                 list[dict[int | tuple[int, int], int]]]
 
 
 def take_snapshot(reset: bool = True) -> list[Snapshot]:
@@ -1141,8 +704,9 @@ def take_snapshot(reset: bool = True) -> list[Snapshot]:
                 state.unattributed[i] -= c
             for i, c in enumerate(closed):
                 state.closed[i] -= c
-        vectors = [state.vector_counts(index, reset)
-                   for index in range(len(state.vector_slots))]
+        conditions = state.conditions
+        vectors = ([conditions.counts(index, reset) for index in range(len(conditions.slots))]
+                   if conditions is not None else [])
         result.append((state, paths, cuts, raised, unattributed, times, closed, vectors))
     return result
 
@@ -1154,20 +718,7 @@ def _zero_all() -> None:
 
 def zero(state: ModuleState) -> None:
     """Forget what ``state``'s module counted so far (an unseen path stays unseen)."""
-    for table in (*state.counters, *state.times):
-        if isinstance(table, list):  # an unseen path stays unseen
-            table[:] = [c if type(c) is stopping.Unseen else 0 for c in table]
-        else:
-            table.clear()
-    for cuts in state.cuts:
-        cuts.clear()
-    state.exits.clear()
-    state.exit_times.clear()
-    state.raised[:] = [0] * len(state.raised)
-    state.closed[:] = [0] * len(state.closed)
-    state.unattributed[:] = [0] * len(state.unattributed)
-    for index in range(len(state.vector_slots)):
-        state.vector_counts(index, reset=True)
+    state.zero()
 
 
 def _after_fork_in_child() -> None:
@@ -1183,8 +734,6 @@ def _after_fork_in_parent() -> None:
     hook = _hooks["after_fork_in_parent"]
     if hook is not None:
         hook()
-
-
 
 
 if hasattr(os, "register_at_fork"):
