@@ -46,33 +46,37 @@ running when observation stops are taken back (the countdown counts the whole pa
 where it ends), a return counted before its value is not counted again at the calls
 in its value, and the last stretch counted down is added at :meth:`~SubpathProfiler.stop`
 (checked against ``exact`` by ``tests/test_hot.py``).
+
+The profiler here is the runtime's callback surface and the notes' decoding; the
+pure decoding of frames, paths and prefixes is :mod:`pathprof.measure.subpath_decoder`,
+the streams the sampler reads :mod:`pathprof.measure.subpath_streams`.
 """
 
 from __future__ import annotations
 
 import _thread
 import collections
-import contextlib
 import os
-import sys
-from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from pathprof import runtime
-from pathprof.contract import Compound, FunctionInfo, Role
-from pathprof.data.profile import end_kind, numbering_of
-from pathprof.graph.numbering import Numbering, regenerate, regenerate_prefix
+from pathprof.measure.subpath_decoder import (
+    BlockInfo,
+    PathDecoder,
+    inside,
+    jumps_out,
+    track_of,
+)
+from pathprof.measure.subpath_streams import OWN_STREAM, Streams, stream_key
 from pathprof.python.names import OBSERVED_FLOOR
-from pathprof.runtime import holder as module_holder
 from pathprof.runtime.passthrough import SafeLock, must_pass
-from pathprof.runtime.subpaths import ExactSubpathCounter, SubpathSampler
+from pathprof.runtime.subpaths import SubpathSampler
 from pathprof.runtime.tracks import Track as _Track
 from pathprof.runtime.tracks import fill, fill_dropped, new_track
 
 if TYPE_CHECKING:
     from pathprof.runtime import ModuleState
-    from pathprof.runtime.blockmap import BlockMap
 
 __all__ = ["BlockInfo", "SubpathProfiler", "horizon", "stream_key"]
 
@@ -99,37 +103,12 @@ NOTES_TAKEN = 4096
 _Hold = tuple[list[int], tuple[int, int], "int | None", "tuple[int, ...] | None"]
 
 
-@dataclass(frozen=True)
-class BlockInfo:
-    """What a block id in the stream stands for."""
-
-    file: str
-    qualname: str
-    function_line: int
-    block: int
-    lines: tuple[int, int] | None  #: first and last source line, None for none
-
-
 #: Not worked out yet (a call's prefix may be None: it cannot be told).
 _UNKNOWN: Any = object()
 
 
-#: Code flags of the frames that have a stream of their own.
-_OWN_STREAM = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
-
-
 #: A with statement's exit (see :meth:`SubpathProfiler._hold_exit`).
 _EXIT = "__exit__"
-
-
-def stream_key(frame: FrameType | None) -> Any:
-    """The stream ``frame``'s blocks go to: the nearest generator or coroutine frame
-    from it down the stack, else its thread."""
-    while frame is not None:
-        if frame.f_code.co_flags & _OWN_STREAM:
-            return ("frame", id(frame))
-        frame = frame.f_back
-    return ("thread", _thread.get_ident())
 
 
 class SubpathProfiler:
@@ -145,38 +124,32 @@ class SubpathProfiler:
     def __init__(self, sampler: SubpathSampler, *, exact: bool = False,
                  record: bool = False, checkpoint_every: int = 0) -> None:
         self.sampler = sampler
+        #: the streams the sampler reads, by thread and generator frame
+        self.streams = Streams(sampler, exact=exact, record=record,
+                               checkpoint_every=checkpoint_every)
         #: with ``record`` (tests): every block id each stream received, by stream
-        self.record: dict[Any, list[int]] | None = {} if record else None
-        #: with ``exact`` and ``checkpoint_every`` N: every N blocks, the exact top 5
-        #: so far and each one's rank among the estimates (Oren's Table 4.11)
-        self.checkpoint_every = checkpoint_every if exact else 0
-        self.moments: list[dict[str, Any]] = []
-        self.exact = ExactSubpathCounter(sorted(sampler.lengths.probabilities),
-                                         sampler.encoding) if exact else None
+        self.record = self.streams.record
+        #: with ``exact`` and ``checkpoint_every`` N: the exact top 5 every N blocks
+        self.moments = self.streams.moments
+        self.exact = self.streams.exact
         self.observing = False
         #: events pathprof could not decode (a path left out of the stream)
         self.failures = 0
         #: samples whose start a path end passed in bulk (taken late)
         self.overshot = 0
-        self.blocks: list[BlockInfo] = []
-        self._block_ids: dict[tuple[int, int, int], int] = {}
-        self._ident_runs: dict[tuple[int, int, tuple[int, ...]], list[int]] = {}
+        #: frames, paths and prefixes decoded, and the stream's block ids
+        self.decoder = PathDecoder(sampler)
+        #: what each block id of the stream stands for
+        self.blocks: list[BlockInfo] = self.decoder.blocks
         self._decoded: dict[tuple[int, int], dict[int, Any]] = {}
-        self._numberings: dict[tuple[int, int], Numbering] = {}
         #: how many times observation began: a track from an earlier one is stale
         self._generation = 0
-        self._paths: dict[tuple[int, int, int], tuple[tuple[int, ...], bool]] = {}
-        self._prefixes: dict[tuple[int, int, int, int], tuple[int, ...]] = {}
         #: (code, offset of a call, register) -> the caller's blocks through the call
-        #: (see :meth:`_call_prefix`)
-        self._call_prefixes: dict[tuple[Any, int, int],
-                                  tuple[int, list[int], tuple[int, ...]] | None] = {}
-        self._functions: dict[Any, tuple[Any, int] | None] = {}
+        self._call_prefixes = self.decoder.call_prefixes
         self._frames: dict[int, _Track] = {}
         #: held ``__exit__`` streams -> the track of the frame that called it, and
         #: the hold (one of its ``held``)
         self._held: dict[Any, tuple[_Track, Any]] = {}
-        self._streams: dict[Any, tuple[Any, Any]] = {}
         self._lock = SafeLock()  # (no signal handler's exception leaves it held)
         self._busy = 0  #: the thread inside, so that pathprof's own code is not observed
         self._armed = runtime.FAR  #: what the countdown was set to last
@@ -224,9 +197,7 @@ class SubpathProfiler:
         self.sampler.positions -= sum(track.sent for track in self._frames.values())
         self._frames.clear()
         self._generation += 1  # the tracks frames hold are stale now
-        for stream, _exact in self._streams.values():
-            stream.close()
-        self._streams.clear()
+        self.streams.close_all()
         self._arm()
 
     def _arm(self) -> None:
@@ -281,7 +252,7 @@ class SubpathProfiler:
             # A path that ends the call (a return, counted before its value) leaves the
             # frame untracked, as below: calls in the return's value do not send its
             # blocks again.
-            if self._start_observing(frame) and not self._path(state, index, number)[1]:
+            if self._start_observing(frame) and not self.decoder.path(state, index, number)[1]:
                 return self._adopt(frame, state, index, stream_key(frame))
             return None
         track = self._track(frame, state, index)
@@ -291,7 +262,7 @@ class SubpathProfiler:
 
     def _ended(self, track: _Track, number: int) -> None:
         """``track``'s frame ended path ``number``: its blocks not out yet go out."""
-        blocks, ended = self._path(track.state, track.index, number)
+        blocks, ended = self.decoder.path(track.state, track.index, number)
         self._emit(track, blocks[track.emitted:])
         self._path_over(track)
         track.ended_at = blocks[-1] if blocks else None
@@ -299,14 +270,14 @@ class SubpathProfiler:
             if self._frames.get(track.frame) is track:  # (its id may be reused)
                 del self._frames[track.frame]
             if track.stream == ("frame", track.frame):
-                self._close(track.stream)
+                self.streams.close(track.stream)
 
     def _observed(self) -> None:
         """After the events taken: back to the countdown once no window is open and
         the next start is beyond the lead, else the notes taken again when they may
         have opened or closed one (:meth:`_arm_notes`)."""
         if self.exact is None and self.sampler.gap > self._coming_lead \
-                and not any(s.windows for s, _ in self._streams.values()):
+                and not any(True for _ in self.streams.windows()):
             self._count_down()
         elif self.observing:
             self._arm_notes()
@@ -319,8 +290,8 @@ class SubpathProfiler:
         if self.exact is not None:
             due = NOTES_TAKEN
         else:
-            due = max((w.length - len(w.blocks) for s, _ in self._streams.values()
-                       for w in s.windows), default=self.sampler.gap)
+            due = max((w.length - len(w.blocks) for w in self.streams.windows()),
+                      default=self.sampler.gap)
         runtime.countdown[0] = OBSERVED_FLOOR + min(max(due, 1), NOTES_TAKEN)
 
     def take_notes(self) -> None:
@@ -373,7 +344,7 @@ class SubpathProfiler:
                     idents, ended, last = found
                     if stream != run_stream:
                         if run:
-                            self._send(run_stream, run)
+                            self.streams.send(run_stream, run)
                             run = []
                         run_stream = stream
                     run += idents[track.emitted:] if track.emitted else idents
@@ -384,9 +355,9 @@ class SubpathProfiler:
                             del frames[track.frame]
                         if stream == ("frame", track.frame):
                             if run:
-                                self._send(run_stream, run)
+                                self.streams.send(run_stream, run)
                                 run = []
-                            self._close(stream)
+                            self.streams.close(stream)
                     continue
             else:
                 callee, state, index, ident, code, track, offset, register = note
@@ -406,7 +377,7 @@ class SubpathProfiler:
                     found = (call_prefixes.get((track.code, offset, register), _UNKNOWN)
                              if register.__class__ is int else None)  # (PARKED: no path)
                     if found is _UNKNOWN:
-                        found = self._call_prefix(track, offset, register)
+                        found = self.decoder.call_prefix(track, offset, register)
                     if found is None:
                         continue
                     length, idents, _blocks = found
@@ -422,7 +393,7 @@ class SubpathProfiler:
                         continue
                     if stream != run_stream:
                         if run:
-                            self._send(run_stream, run)
+                            self.streams.send(run_stream, run)
                             run = []
                         run_stream = stream
                     run += idents[emitted:] if emitted else idents
@@ -431,11 +402,11 @@ class SubpathProfiler:
                     track.ended_at = None
                     continue
             if run:
-                self._send(run_stream, run)
+                self.streams.send(run_stream, run)
                 run = []
             self._take_note(note)
         if run:
-            self._send(run_stream, run)
+            self.streams.send(run_stream, run)
 
     def _take_note(self, note: tuple[Any, ...]) -> None:
         """One note, on its own (see :meth:`take_notes`): a track from an earlier
@@ -451,7 +422,7 @@ class SubpathProfiler:
             found = (self._call_prefixes.get((track.code, offset, register), _UNKNOWN)
                      if register.__class__ is int else None)
             if found is _UNKNOWN:
-                found = self._call_prefix(track, offset, register)
+                found = self.decoder.call_prefix(track, offset, register)
             number = found[2] if found is not None else None
         joined = False
         if track.generation != generation:
@@ -500,29 +471,10 @@ class SubpathProfiler:
                 raise
             self._failed_track(track)
 
-    def _call_prefix(self, track: _Track, offset: int, register: int
-                     ) -> tuple[int, list[int], tuple[int, ...]] | None:
-        """The blocks the frame of ``track`` ran of its current path through the
-        call at ``offset`` with ``register`` (as :meth:`_frame_prefix`): how many,
-        their stream ids and the blocks; None if that cannot be told."""
-        found = None
-        try:
-            state, index = track.state, track.index
-            located = _call_site(state._blockmap(index, track.code), offset)
-            if located is not None:
-                prefix = self._prefix(state, index, located[0], register)
-                found = (len(prefix), self._idents(state, index, prefix), prefix)
-        except Exception as err:  # a frame pathprof cannot read: it joins at its next event
-            if self._passes(err):  # a signal handler's: the program's
-                raise
-            return None
-        self._call_prefixes[(track.code, offset, register)] = found
-        return found
-
     def _decode_noted(self, track: _Track, number: int
                       ) -> tuple[list[int], bool, int | None]:
-        blocks, ended = self._path(track.state, track.index, number)
-        return (self._idents(track.state, track.index, blocks), ended,
+        blocks, ended = self.decoder.path(track.state, track.index, number)
+        return (self.decoder.idents(track.state, track.index, blocks), ended,
                 blocks[-1] if blocks else None)
 
     def enter(self, state: ModuleState, index: int, frame: FrameType) -> Any:
@@ -549,14 +501,14 @@ class SubpathProfiler:
         caller = frame.f_back
         found = None
         while caller is not None:
-            found = self._function(caller)
+            found = self.decoder.function(caller)
             if found is not None:
                 break
             caller = caller.f_back  # a comprehension, a wrapper pathprof does not measure
         caller_track = self._frames.get(id(caller)) if caller is not None else None
         if (caller_track is not None and caller is frame.f_back
                 and caller_track.stream[0] != "hold"
-                and not frame.f_code.co_flags & _OWN_STREAM
+                and not frame.f_code.co_flags & OWN_STREAM
                 and found == (caller_track.state, caller_track.index)):
             stream = caller_track.stream  # stream_key(frame), without the walk
         else:
@@ -585,7 +537,7 @@ class SubpathProfiler:
         of the frame below. The call's instruction cannot tell which way out of the
         with it is (CPython writes a copy of the exit code for each), nor, so, how
         far the caller's path has run."""
-        found = self._function(caller)
+        found = self.decoder.function(caller)
         track = self._frames.get(id(caller))
         if found is None or track is None or found != (track.state, track.index):
             return None
@@ -597,8 +549,8 @@ class SubpathProfiler:
             return None
         key = ("hold", id(frame))
         span = (compound.span.line, compound.span.end_line)
-        before = self._exit_prefix(caller, state, index, blockmap, compound)
-        if track.ended_at is not None and _jumps_out(state.meta.functions[index],
+        before = self.decoder.exit_prefix(caller, state, index, blockmap, compound)
+        if track.ended_at is not None and jumps_out(state.meta.functions[index],
                                                      track.ended_at, *span):
             # A continue (a loop's back edge) out of the with: its path ended at the
             # jump, before the exit runs, and went out whole; the register holds the
@@ -636,9 +588,9 @@ class SubpathProfiler:
             # before its value, or a with's __exit__ after a return or continue.
             blocks: tuple[int, ...] = ()
         elif how == "raise":
-            blocks = self._path(state, index, register)[0]
+            blocks = self.decoder.path(state, index, register)[0]
         else:
-            blocks = self._prefix(state, index, block, register)
+            blocks = self.decoder.prefix(state, index, block, register)
         if not self.observing:
             runtime.countdown[0] -= len(blocks)
             return
@@ -649,7 +601,7 @@ class SubpathProfiler:
     def path_length(self, state: ModuleState, index: int, number: int) -> int:
         with runtime.own_work:
             try:
-                return len(self._path(state, index, number)[0])
+                return len(self.decoder.path(state, index, number)[0])
             except Exception as err:  # never let the sampler change the program
                 if self._passes(err):  # a signal handler's: the program's
                     raise
@@ -699,14 +651,14 @@ class SubpathProfiler:
             caller = caller.f_back
         key: Any = ("thread", _thread.get_ident())
         for caller in reversed(callers):  # from the bottom: each one's stream_key
-            if caller.f_code.co_flags & _OWN_STREAM:
+            if caller.f_code.co_flags & OWN_STREAM:
                 key = ("frame", id(caller))
-            found = self._function(caller)
+            found = self.decoder.function(caller)
             if found is not None:
                 state, index = found
-                if self._path_counted(caller, state, index):
+                if self.decoder.path_counted(caller, state, index):
                     continue  # as for a frame seen returning: it joins at its next call
-                prefix = self._frame_prefix(caller, state, index)
+                prefix = self.decoder.frame_prefix(caller, state, index)
                 done = len(prefix) if prefix is not None else 0
                 unseen += done
                 # (a frame's track from an earlier observation is matched to
@@ -729,7 +681,7 @@ class SubpathProfiler:
         """A call from ``caller`` (``found``: its module state and function index): its
         blocks up to the one making the call go out before the callee's."""
         state, index = found
-        prefix = self._frame_prefix(caller, state, index)
+        prefix = self.decoder.frame_prefix(caller, state, index)
         if prefix is None:
             return
         track = self._frames.get(id(caller))
@@ -768,7 +720,7 @@ class SubpathProfiler:
         path out (``sent`` of them counted in the positions): the one its code
         holds if it holds one, so that its notes and the profiler's own events
         name the same track, else a new one."""
-        held = _track_of(frame)
+        held = track_of(frame)
         if (isinstance(held, _Track) and getattr(held, "state", None) is state
                 and held.index == index and held.frame == id(frame)):
             track = held
@@ -789,14 +741,14 @@ class SubpathProfiler:
             track.ended_at = None
         track.emitted += len(blocks)
         track.sent += len(blocks)
-        idents = self._idents(track.state, track.index, blocks)
+        idents = self.decoder.idents(track.state, track.index, blocks)
         if track.stream[0] == "hold":
             found = self._held.get(track.stream)
             if found is not None:
                 found[1][0].extend(idents)
             return
         if not self._held:  # nothing held anywhere (the common case): sent as it is
-            self._send(track.stream, idents)
+            self.streams.send(track.stream, idents)
             return
         self._below(track)
         function = track.state.meta.functions[track.index]
@@ -804,14 +756,14 @@ class SubpathProfiler:
         while track.held:
             _idents, (first, last), after, _before = track.held[0]
             cut = next((i for i in range(start, len(blocks))
-                        if blocks[i] == after or not _inside(function, blocks[i], first, last)),
+                        if blocks[i] == after or not inside(function, blocks[i], first, last)),
                        None)
             if cut is None:
                 break
-            self._send(track.stream, idents[start:cut])
+            self.streams.send(track.stream, idents[start:cut])
             self._release_first(track)
             start = cut
-        self._send(track.stream, idents[start:])
+        self.streams.send(track.stream, idents[start:])
 
     def _below(self, track: _Track) -> None:
         """Blocks of ``track``'s frame go out: held exits of frames above it on the
@@ -824,7 +776,7 @@ class SubpathProfiler:
         hold = track.held.pop(0)
         for key in [k for k, (_t, h) in self._held.items() if h is hold]:
             del self._held[key]
-        self._send(track.stream, hold[0])
+        self.streams.send(track.stream, hold[0])
 
     def _release(self, track: _Track) -> None:
         """The frame that held exits has no more blocks to tell where they go (an
@@ -834,314 +786,9 @@ class SubpathProfiler:
             before = track.held[0][3]
             if before is not None and len(before) > track.emitted:
                 key = id(track.state)
-                self._send(track.stream, [self._block_id(track.state, track.index, b, key)
-                                          for b in before[track.emitted:]])
+                self.streams.send(track.stream,
+                                  [self.decoder.block_id(track.state, track.index, b, key)
+                                   for b in before[track.emitted:]])
                 track.sent += len(before) - track.emitted
                 track.emitted = len(before)
             self._release_first(track)
-
-    def _exit_prefix(self, caller: FrameType, state: ModuleState, index: int, blockmap: BlockMap,
-                     compound: Compound) -> tuple[int, ...] | None:
-        """The blocks ``caller`` ran of its path before a with's ``__exit__`` it is
-        calling, as far as the call tells: a return's exit follows a path already
-        out, or one counted later in a finally (through the return's block); the
-        normal exit follows the with's body (the path reaches the block after the
-        with, less that block); a break's, its block."""
-        register = _register_of(caller)
-        if register is None:  # a return counted the path and ended the call's flow
-            return None
-        located = blockmap.locate(caller.f_lasti)
-        if located is not None and located[1] == "return-exit":
-            # A return whose path is counted later (in a finally around the with):
-            # the register is still its path's, through the return's block.
-            with contextlib.suppress(ValueError):
-                return self._prefix(state, index, located[0], register)
-        with contextlib.suppress(ValueError):
-            # The normal exit: the edge into the block after the with has added to the
-            # register already.
-            assert compound.with_exit is not None
-            return self._prefix(state, index, compound.with_exit, register)[:-1]
-        with contextlib.suppress(ValueError):
-            if located is not None and located[1] == "cut":  # a break leaving the with
-                return self._prefix(state, index, located[0], register)
-        return self._jump_prefix(state, index, compound, register)
-
-    def _jump_prefix(self, state: ModuleState, index: int, compound: Compound, register: int
-                     ) -> tuple[int, ...] | None:
-        """The blocks before a with's exit that a jump out of it calls (a break
-        through a finally, a return into a finally: the block map places the call
-        at the with's own exit), when the register tells: the exit's call stands on
-        an edge from a block in the with to one outside, whose increment the register
-        has added already, as at the normal exit. The one such edge whose target decodes to a prefix
-        through its source; None if none does, or more than one."""
-        function = state.meta.functions[index]
-        first, last = compound.span.line, compound.span.end_line
-        found = set()
-        for edge in function.edges:
-            if (edge.dst in (function.entry, function.exit)
-                    or not function.blocks[edge.src].pieces  # no code: not in the with
-                    or not _inside(function, edge.src, first, last)
-                    or _inside(function, edge.dst, first, last)):
-                continue
-            try:
-                prefix = self._prefix(state, index, edge.dst, register)
-            except ValueError:
-                continue
-            if len(prefix) >= 2 and prefix[-2] == edge.src:
-                found.add(prefix[:-1])
-        return found.pop() if len(found) == 1 else None
-
-    def _send(self, key: Any, idents: list[int]) -> None:
-        if not idents:
-            return
-        stream, exact = self._stream(key)
-        if exact is None:
-            stream.blocks(idents)
-        elif not self.checkpoint_every:
-            stream.blocks(idents)
-            exact.blocks(idents)
-        else:
-            for ident in idents:
-                stream.block(ident)
-                exact.block(ident)
-                if self.sampler.positions % self.checkpoint_every == 0 and exact.counts:
-                    self._checkpoint()
-        if self.record is not None:
-            self.record[key].extend(idents)
-
-    def _checkpoint(self) -> None:
-        """The exact top 5 so far, and each one's rank among the estimates (None: not
-        in the sample)."""
-        from pathprof.analysis.subpaths import estimate_subpaths, rank_agreement
-
-        assert self.exact is not None
-        estimated = [e.blocks for e in estimate_subpaths(self.sampler.snapshot())]
-        self.moments.append({"positions": self.sampler.positions,
-                             "ranks": rank_agreement(estimated, self.exact.counts, k=5)})
-
-    def _stream(self, key: Any) -> tuple[Any, Any]:
-        found = self._streams.get(key)
-        if found is None:
-            exact = self.exact.stream() if self.exact is not None else None
-            found = self._streams[key] = (self.sampler.stream(), exact)
-            if self.record is not None:
-                self.record.setdefault(key, [])
-        return found
-
-    def _close(self, key: Any) -> None:
-        found = self._streams.pop(key, None)
-        if found is not None:
-            found[0].close()
-            if found[1] is not None:
-                found[1].close()
-
-    # -- functions, paths and blocks ---------------------------------------------
-
-    def _function(self, frame: FrameType) -> tuple[Any, int] | None:
-        """The module state and function index of an instrumented frame, or None."""
-        code = frame.f_code
-        if code in self._functions:
-            return self._functions[code]
-        found = None
-        names = module_holder.names_of(code)
-        state = names.get("_@pp_m") if names is not None else None
-        if isinstance(state, runtime.ModuleState):
-            qualname = getattr(code, "co_qualname", code.co_name)
-            for index, function in enumerate(state.meta.functions):
-                if (function.qualname == qualname
-                        and function.code_line == code.co_firstlineno):
-                    found = (state, index)
-                    break
-        self._functions[code] = found
-        return found
-
-    def _numbering(self, state: ModuleState, index: int) -> Numbering:
-        key = (id(state), index)
-        numbering = self._numberings.get(key)
-        if numbering is None:
-            numbering = self._numberings[key] = numbering_of(state.meta.functions[index])
-        return numbering
-
-    def _path(self, state: ModuleState, index: int, number: int) -> tuple[tuple[int, ...], bool]:
-        """The blocks of path ``number`` (without ENTRY and EXIT), and whether it ends
-        the call (a return)."""
-        key = (id(state), index, number)
-        found = self._paths.get(key)
-        if found is None:
-            with runtime.own_work:  # the graph code decoding it may be measured code
-                return self._decode_path(state, index, number, key)
-        return found
-
-    def _decode_path(self, state: ModuleState, index: int, number: int, key: Any
-                     ) -> tuple[tuple[int, ...], bool]:
-        function = state.meta.functions[index]
-        ends = (function.entry, function.exit)
-        numbering = self._numbering(state, index)
-        path = regenerate(numbering, number)
-        # A return ends the call; a raise or re-raise may still run a finally.
-        returns = bool(path.edges) and end_kind(function, numbering, path.edges,
-                                                 path.end) == "return"
-        found = self._paths[key] = (tuple(b for b in path.blocks if b not in ends), returns)
-        return found
-
-    def _prefix(self, state: ModuleState, index: int, block: int, register: int) -> tuple[int, ...]:
-        key = (id(state), index, block, register)
-        found = self._prefixes.get(key)
-        if found is None:
-            with runtime.own_work:  # the graph code decoding it may be measured code
-                function = state.meta.functions[index]
-                ends = (function.entry, function.exit)
-                path = regenerate_prefix(self._numbering(state, index), block,
-                                         register + function.query[block])
-                found = self._prefixes[key] = tuple(b for b in path.blocks if b not in ends)
-        return found
-
-    def _path_counted(self, frame: FrameType, state: ModuleState, index: int) -> bool:
-        """Whether ``frame`` stands in the value of a return that counted its path
-        before the value (a call there): the path's blocks were counted already."""
-        try:
-            located = _call_site(state._blockmap(index, frame.f_code), frame.f_lasti)
-        except Exception as err:  # a frame pathprof cannot read: as if not
-            if self._passes(err):  # a signal handler's: the program's
-                raise
-            return False
-        return (located is not None and located[2] == "return-value"
-                and located[0] in state.meta.functions[index].early_returns)
-
-    def _frame_prefix(self, frame: FrameType, state: ModuleState, index: int
-                      ) -> tuple[int, ...] | None:
-        """The blocks ``frame`` has run of its current path, through the block of the
-        instruction it stands at (a call); None if that cannot be told."""
-        try:
-            located = _call_site(state._blockmap(index, frame.f_code), frame.f_lasti)
-            if located is None:
-                return None
-            register = _register_of(frame)
-            if register is None:
-                return None
-            return self._prefix(state, index, located[0], register)
-        except Exception as err:  # a frame pathprof cannot read: it joins at its next event
-            if self._passes(err):  # a signal handler's: the program's
-                raise
-            return None
-
-    def _idents(self, state: ModuleState, index: int, blocks: tuple[int, ...]) -> list[int]:
-        """The stream's ids of ``blocks`` of a function (worked out once per run of
-        blocks: the same paths and prefixes come again and again)."""
-        key = (id(state), index, blocks)
-        idents = self._ident_runs.get(key)
-        if idents is None:
-            idents = self._ident_runs[key] = [
-                self._block_id(state, index, block, id(state)) for block in blocks]
-        return idents
-
-    def _block_id(self, state: ModuleState, index: int, block: int, key: int) -> int:
-        ident = self._block_ids.get((key, index, block))
-        if ident is None:
-            function = state.meta.functions[index]
-            pieces = function.blocks[block].pieces
-            ident = self._block_ids[(key, index, block)] = len(self.blocks)
-            self.blocks.append(BlockInfo(state.filename, function.qualname, function.code_line,
-                                         block, function.blocks[block].lines()))
-            costs = self.sampler.costs
-            if costs is not None:  # a-priori cost: the statements and tests it runs
-                costs[ident] = min(max(len(pieces), 1), self.sampler.highest_cost)
-        return ident
-
-
-def _call_site(blockmap: BlockMap, offset: int) -> tuple[int, int, str] | None:
-    """Where a frame standing at ``offset`` (a call) is: ``(block, piece, how)``,
-    or None; a function of the code alone, so worked out once per offset."""
-    try:
-        return blockmap.call_sites[offset]
-    except KeyError:
-        found = blockmap.call_sites[offset] = (_entering_with(blockmap, offset)
-                                               or blockmap.locate_piece(offset))
-        return found
-
-
-def _entering_with(blockmap: BlockMap, offset: int) -> tuple[int, int, str] | None:
-    """``(with-enter block, piece, "cut")`` when the call at ``offset`` evaluates a
-    with statement's context manager: the instructions after it, up to the with's
-    ``__enter__``, stand at the same place. (3.13 and 3.14 write a finally's code
-    twice, and the block map can take the second copy's context manager for
-    bookkeeping after the first copy's ``__enter__``.)"""
-    span = blockmap.position(offset)
-    if span is None:
-        return None
-    for later in range(offset + 2, len(blockmap.ops), 2):
-        if blockmap.enters_with(later):
-            compound = blockmap.compound_at(span, "with")
-            if compound is None or compound.with_enter is None:
-                return None
-            block = compound.with_enter
-            return block, blockmap.piece_index(block, Role.WITH_ENTER, compound.header), "cut"
-        if blockmap.position(later) not in (None, span):
-            return None
-    return None
-
-
-def _inside(function: FunctionInfo, block: int, first: int, last: int) -> bool:
-    """Whether ``block``'s source lies within lines ``first..last`` (a with's body). A
-    block with no source of its own (where branches join, the end of a finally)
-    runs no code: it is taken as inside."""
-    return all(first <= p.line and p.end_line <= last for p in function.blocks[block].pieces)
-
-
-def _jumps_out(function: FunctionInfo, block: int, first: int, last: int) -> bool:
-    """Whether a path that ended at ``block`` left lines ``first..last`` (a with's
-    body) by a back edge: ``block`` is inside and every back edge from it leads out."""
-    if not _inside(function, block, first, last):
-        return False
-    targets = [function.edges[e].dst for e in function.backedges
-               if function.edges[e].src == block]
-    return bool(targets) and not any(_inside(function, t, first, last) for t in targets)
-
-
-def _track_of(frame: FrameType) -> Any:
-    """The track an instrumented frame holds (``@pp_track``, kept where its
-    register is), or None."""
-    return _frame_local(frame, "@pp_track", None)
-
-
-def _register_of(frame: FrameType) -> int | None:
-    """The Ball-Larus register of an instrumented frame, or 0 for a function that
-    keeps none (all its paths are counted by constants)."""
-    value = _frame_local(frame, "@pp_r", 0)
-    return value if isinstance(value, int) else None
-
-
-def _frame_local(frame: FrameType, name: str, default: Any) -> Any:
-    """One of pathprof's names (``@pp_*``) in an instrumented frame: a local, or kept
-    outside the frame for a function whose code can reach its own frame (its code
-    then calls ``registers``); ``default`` for a function that keeps none. The
-    outside table is read for such functions only: it keeps the entries of frames
-    that are gone, under ids new frames may have."""
-    code = frame.f_code
-    kept = _REGISTER_KEPT.get(code)
-    if kept is None:
-        kept = _REGISTER_KEPT[code] = ("local" if "@pp_r" in code.co_varnames
-                                       or "@pp_track" in code.co_varnames else
-                                       "outside" if "registers" in code.co_names
-                                       or "assign" in code.co_names else "none")
-    if kept == "local":
-        if _LOCALS_SNAPSHOT:
-            # The snapshot would keep the frame's values alive after the program
-            # let go of them; its code cannot reach its frame, so nothing of the
-            # program holds it (see pathprof.python.rewrite._note_call).
-            snapshot = frame.f_locals
-            value = snapshot.get(name, default)
-            snapshot.clear()
-            return value
-        return frame.f_locals.get(name, default)
-    if kept == "outside":
-        return runtime.instrumented.outside_registers.get(id(frame), {}).get(name, default)
-    return default
-
-
-#: Whether ``frame.f_locals`` is a snapshot the frame keeps (before 3.13, PEP 667).
-_LOCALS_SNAPSHOT = sys.version_info < (3, 13)
-
-#: code object -> where its frames keep pathprof's names: "local", "outside" or "none"
-#: (worked out once per code: instrumented code, which the module states keep anyway)
-_REGISTER_KEPT: dict[Any, str] = {}
