@@ -331,7 +331,7 @@ def _frame_local(frame: FrameType, name: str, default: Any) -> Any:
         if _LOCALS_SNAPSHOT:
             # The snapshot would keep the frame's values alive after the program
             # let go of them; its code cannot reach its frame, so nothing of the
-            # program holds it (see pathprof.python.rewrite._note_call).
+            # program holds it (see pathprof.python.probecode.note_call).
             snapshot = frame.f_locals
             value = snapshot.get(name, default)
             snapshot.clear()

@@ -1,6 +1,6 @@
 """The stream of executed blocks, for online subpath sampling (Oren 2002, OSP).
 
-Code instrumented with ``subpaths`` (:func:`pathprof.python.rewrite._count_down`)
+Code instrumented with ``subpaths`` (:func:`pathprof.python.probecode.count_down`)
 is Ball-Larus path profiling plus, where each path ends, a countdown in bulk:
 ``_@pp_Q[0] -= <blocks on the path>``. While no sample is near, that is all it
 costs. When the countdown reaches 0 -- the sampler's gap to its next start is
@@ -11,8 +11,8 @@ function and every exception caught then reaches it. Path ends and calls are not
 by the code itself while the frame (for a call, its caller) holds a track:
 ``_@pp_note((track, path))`` and ``_@pp_note((blank track, ..., caller's track,
 caller's offset, caller's register))``, a C-level list append with no Python frame
-(see :func:`~pathprof.python.rewrite._count_down` and
-:func:`~pathprof.python.rewrite._note_call`); the rest call the profiler. The notes
+(see :func:`~pathprof.python.probecode.count_down` and
+:func:`~pathprof.python.probecode.note_call`); the rest call the profiler. The notes
 are decoded in bulk when they are taken: before each call into the profiler, and
 when the countdown, set just above :data:`~pathprof.python.names.OBSERVED_FLOOR`,
 falls to it, which it does after as many blocks as may pass before a sample window
@@ -299,7 +299,7 @@ class SubpathProfiler:
         (:data:`pathprof.runtime.osp_notes`), in the order it was noted: path ends
         ``(track, path number)``; calls, ``(blank track, state, index, frame id,
         code, caller's track, caller's offset, caller's register)``
-        (:func:`pathprof.python.rewrite._note_call`), which fill in the callee's
+        (:func:`pathprof.python.probecode.note_call`), which fill in the callee's
         track and send the caller's blocks up to the call. Notes left from an
         earlier observation are dropped: those paths were counted down.
 

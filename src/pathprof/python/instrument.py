@@ -499,7 +499,7 @@ def _add_prologue(tree: ast.Module, plans: list[FunctionPlan], filename: str, ke
 def _subpath_prologue(plans: list[FunctionPlan], register: ast.Call) -> list[ast.stmt]:
     """``_@pp_Q``, ``_@pp_O``, ``_@pp_note``, what calls are noted with, and each
     function's ``_@pp_l<i>`` (path lengths): see
-    :func:`pathprof.python.rewrite._count_down`."""
+    :func:`pathprof.python.probecode.count_down`."""
     register.keywords.append(ast.keyword(arg="subpaths", value=ast.Tuple(
         elts=[const(fp.path_lengths) for fp in plans], ctx=ast.Load())))
     code: list[ast.stmt] = [

@@ -107,7 +107,7 @@ LOCAL_TABLE = "@pp_c"
 COUNTDOWN = "_@pp_Q"
 OBSERVING = "_@pp_O"
 #: Where a path ends: the countdown as it was just stored, tested without reading
-#: the list again (:func:`pathprof.python.rewrite._count_down`).
+#: the list again (:func:`pathprof.python.probecode.count_down`).
 COUNTDOWN_LEFT = "@pp_q"
 #: While blocks are observed, each frame's handle in the observer (its track, set
 #: by the runtime's calls), and the bound ``append`` of the list path ends are
@@ -115,7 +115,7 @@ COUNTDOWN_LEFT = "@pp_q"
 TRACK = "@pp_track"
 NOTE = "_@pp_note"
 #: A call that begins while blocks are observed is noted too, when its caller holds
-#: a track (see :func:`pathprof.python.rewrite._note_call`): the caller's locals
+#: a track (see :func:`pathprof.python.probecode.note_call`): the caller's locals
 #: (set and cleared on entry), and the module globals the note is made with --
 #: ``sys._getframe``, ``getattr``, ``id``, an empty mapping and the class of a
 #: blank track (:class:`pathprof.runtime.tracks.Track`).

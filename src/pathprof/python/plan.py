@@ -205,7 +205,7 @@ class FunctionPlan:
         """For each dag edge whose probe counts paths, the one length every path
         counted there has, where they all have the same: subpath sampling then
         counts that constant down instead of looking the path's length up
-        (:func:`~pathprof.python.rewrite._count_down`).
+        (:func:`~pathprof.python.probecode.count_down`).
 
         Invariant: every path passes exactly one counting probe (Ball-Larus 1996,
         §3.3: the count where the path ends), so for an edge in this mapping,

@@ -266,7 +266,7 @@ class ModuleState(InstrumentedModule):
         """A path ended and the countdown is at or below 0: a sample is near, or
         blocks are observed and the frame has no track yet (``track`` None) or the
         notes are due. Returns the frame's track (see
-        :func:`pathprof.python.rewrite._count_down`)."""
+        :func:`pathprof.python.probecode.count_down`)."""
         sampler = subpath_sampler
         if sampler is None:
             countdown[0] = FAR
@@ -555,10 +555,10 @@ FAR = (1 << 30) - 1
 countdown = [FAR]
 #: While blocks are observed, instrumented code notes ``(track, path number)`` here
 #: at each path end, and a call whose caller holds a track (see
-#: :func:`pathprof.python.rewrite._note_call`), and the sampler decodes the notes in
+#: :func:`pathprof.python.probecode.note_call`), and the sampler decodes the notes in
 #: bulk; the list is never replaced (modules hold its ``append``).
 osp_notes: list[tuple[Any, ...]] = []
-#: What instrumented code notes a call with (:func:`pathprof.python.rewrite._note_call`):
+#: What instrumented code notes a call with (:func:`pathprof.python.probecode.note_call`):
 #: the class of a blank track, and the empty locals of a caller pathprof does not
 #: measure (a dict that stays empty: the code clears what it read).
 osp_track_type = Track

@@ -95,7 +95,7 @@ def new_track(state: Any, index: int, stream: Any, emitted: int = 0, sent: int =
                 generation=generation, code=code)
 
 
-#: The length of a note a call makes (see :func:`pathprof.python.rewrite._note_call`):
+#: The length of a note a call makes (see :func:`pathprof.python.probecode.note_call`):
 #: (its frame's blank track, module state, function index, frame id, code, the
 #: caller's track, the caller's instruction offset, the caller's register).
 CALL_NOTE = 8
