@@ -134,6 +134,7 @@ def rules(modules: set[str]) -> list[tuple[str, str, tuple[str, ...]]]:
           for renderer in renderers),
         *((face, ONLY, (*PUBLIC_API, *FACES, *REPORT_HELPERS)) for face in FACES),
         ("pathprof.api", NOT, ("rich.*",)),
+        ("pathprof.reporting", NOT, ("rich.*",)),
         *((name, NOT, _LIVE) for name in sorted(modules)
           if not any(_matches(name, face) for face in FACES)),
     ]

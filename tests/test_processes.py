@@ -110,7 +110,7 @@ def test_a_terminated_child_that_missed_sigterm_is_signalled_again(tmp_path: Pat
     """CPython runs a Python signal handler only when the main thread next runs
     bytecode, so a child can miss a SIGTERM (a Pool worker blocked on its queue's
     lock) and `join()` would wait forever; pathprof sends it again (profiler.py,
-    _patch_fork_popen). Here the child ignores the first SIGTERM on purpose."""
+    measure.childexit.patch_fork_popen). Here the child ignores the first SIGTERM on purpose."""
     (tmp_path / "missed.py").write_text(SIGTERM_MISSED_ONCE)
     done = pathprof_cli(tmp_path, "run", "missed.py")
     assert done.stdout == "joined 0\n"

@@ -15,8 +15,10 @@ import random
 
 from hypothesis import given, settings
 
+from pathprof.contract import Role
 from pathprof.graph import number_paths, regenerate, to_dag
-from pathprof.python.cfg import FunctionCfg, Role, build_cfg
+from pathprof.python.cfg import build_cfg
+from pathprof.python.cfgtypes import FunctionCfg
 
 from .random_programs import functions
 
@@ -84,7 +86,7 @@ def test_a_probe_with_no_place_for_its_code_is_refused_not_dropped() -> None:
     import pytest
 
     from pathprof.exceptions import CfgError
-    from pathprof.python.cfg import NO_SITE, build_cfg
+    from pathprof.python.cfgtypes import NO_SITE
     from pathprof.python.plan import plan_function
     from pathprof.python.rewrite import rewrite_function
 

@@ -147,10 +147,10 @@ class ChildMeasurement:
         import multiprocessing.util
         import subprocess
 
-        from pathprof.measure.profiler import _patch_fork_popen
+        from pathprof.measure.childexit import patch_fork_popen
 
         # A Pool's terminate() must reach children whose SIGTERM handler saves.
-        _patch_fork_popen()
+        patch_fork_popen()
         measurement = self
         execute_child = subprocess.Popen._execute_child  # type: ignore[attr-defined]
 

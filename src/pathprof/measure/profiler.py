@@ -49,8 +49,12 @@ from pathprof.exceptions import ConfigError, DataError, PathprofError
 from pathprof.graph.copyplan import CopyShare
 from pathprof.hashing import source_hash
 from pathprof.measure import handover, inplace, partial, stopping
-from pathprof.measure.ending import RunEnd
-from pathprof.measure.ending import hide_handler as _hide_handler
+from pathprof.measure.childexit import (
+    die_of_sigterm,
+    patch_fork_popen,
+    patch_os_exit,
+    save_on_sigterm,
+)
 from pathprof.measure.importhook import ImportHook, InstrumentOptions
 from pathprof.measure.interpreter import require_gil
 from pathprof.messages import warn
@@ -182,7 +186,7 @@ class Profiler:
             # only for what they count now, not as "measured, never run".
             self._known_before = {id(state) for state in runtime.modules()}
         runtime.set_hooks(after_fork_in_child=self._after_fork_in_child,
-                          after_fork_in_parent=_patch_fork_popen)
+                          after_fork_in_parent=patch_fork_popen)
         self.hook.install()
         # Selected modules imported before now: measured from now on, in place.
         report = inplace.instrument_imported(self.hook.already_imported(), self.options,
@@ -393,7 +397,7 @@ class Profiler:
         finally:
             self._saving = False
             if getattr(self, "_terminated_while_saving", False):
-                _die_of_sigterm()
+                die_of_sigterm()
 
     def _save(self) -> str:
         functions, sources = self.collect()
@@ -590,9 +594,9 @@ class Profiler:
         self._announced = announce and not for_exec
         if self._announced:
             handover.announce(self.data_file, self._token, forked=forked)
-        _patch_os_exit(self)
+        patch_os_exit(self)
         atexit.register(self._save_at_exit)
-        _save_on_sigterm(self)
+        save_on_sigterm(self)
 
     def _save_at_exit(self) -> None:
         """Save a forked child's counts once, as it exits or is terminated.
@@ -621,7 +625,7 @@ class Profiler:
                     signal.signal(signal.SIGTERM, previous)
             if getattr(self, "_terminated_while_saving", False):
                 self._terminated_while_saving = False
-                _die_of_sigterm()
+                die_of_sigterm()
 
 
 def _file_size_limit(err: Exception) -> str:
@@ -639,65 +643,6 @@ def _file_size_limit(err: Exception) -> str:
     if limit == resource.RLIM_INFINITY:
         return ""
     return f" (files cannot grow past {limit:,} bytes here: ulimit -f)"
-
-
-#: A forked child that ``multiprocessing`` terminated and that is still alive after
-#: this many seconds is sent SIGTERM again (see :func:`_patch_fork_popen`).
-RESEND_SIGTERM_AFTER = 1.0
-
-
-def _patch_fork_popen() -> None:
-    """Make ``terminate()`` of ``multiprocessing``'s forked children robust to a race
-    in CPython's signal handling that pathprof's SIGTERM handler in the child exposes.
-
-    A Python signal handler runs only when the main thread next executes bytecode.
-    A SIGTERM that arrives just before the child's main thread blocks in a call
-    that the signal then cannot interrupt (a ``Pool`` worker waiting for its queue's
-    lock) is never handled: the child waits forever, and so does the parent's
-    ``join()``. Sent again, SIGTERM interrupts the blocked call, the handler runs
-    and the child saves its counts and dies. So a child terminated through
-    ``Popen.terminate`` that is still alive after :data:`RESEND_SIGTERM_AFTER`
-    seconds is sent SIGTERM again, every as many seconds, while the parent waits
-    for it. Called in the parent after each fork, and before the first child that
-    spawn or forkserver starts (:mod:`pathprof.measure.children`); patches ``popen_fork``
-    (whose ``Popen`` the other two extend) once.
-    """
-    popen_fork = sys.modules.get("multiprocessing.popen_fork")
-    if popen_fork is None or getattr(popen_fork.Popen.wait, "_pathprof", False):
-        return
-    popen = popen_fork.Popen
-    original_wait, original_terminate = popen.wait, popen.terminate
-
-    def forked_by_us(process: Any) -> bool:
-        # the children pathprof measures: forked, or new interpreters started by
-        # spawn and forkserver (pathprof.measure.children), with the same handler
-        return type(process).__module__ in ("multiprocessing.popen_fork",
-                                            "multiprocessing.popen_forkserver",
-                                            "multiprocessing.popen_spawn_posix")
-
-    def terminate(self: Any) -> None:
-        if forked_by_us(self):
-            self._pathprof_terminated = True
-        original_terminate(self)
-
-    def wait(self: Any, timeout: float | None = None) -> Any:
-        if timeout is not None or not getattr(self, "_pathprof_terminated", False):
-            return original_wait(self, timeout)
-        while True:
-            code = original_wait(self, RESEND_SIGTERM_AFTER)
-            if code is not None:
-                return code
-            with contextlib.suppress(OSError):
-                os.kill(self.pid, signal.SIGTERM)
-
-    wait._pathprof = True  # type: ignore[attr-defined]
-    popen.wait, popen.terminate = wait, terminate
-
-
-def _die_of_sigterm() -> None:
-    """End the process as an unhandled SIGTERM would have."""
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _give_back(path: str, claim: str) -> None:
@@ -759,21 +704,6 @@ def child_starts() -> None:
         profiler._children_may_start()
 
 
-def _patch_os_exit(profiler: Profiler) -> None:
-    """Make ``os._exit`` in a forked child save the child's counts first."""
-    original = getattr(os._exit, "__wrapped__", os._exit)
-
-    @functools.wraps(original)
-    def _exit(status: int) -> None:
-        # Never keep a child from exiting: os._exit returns to nothing, so what a
-        # signal handler raised during the save has nowhere to go.
-        with contextlib.suppress(BaseException):
-            profiler._save_at_exit()
-        original(status)
-
-    os._exit = _exit  # type: ignore[assignment]
-
-
 def _owned(meta: FunctionInfo, share: CopyShareInfo, paths: dict[int, int],
            cuts: dict[tuple[int, int], int]) -> tuple[dict[str, int], dict[str, int]]:
     """What one copy of a parallel run recorded for a function whose paths the
@@ -793,38 +723,6 @@ def _owned(meta: FunctionInfo, share: CopyShareInfo, paths: dict[int, int],
             key = f"{block}:{prefix}"
             owned_cuts[key] = owned_cuts.get(key, 0) + count
     return counts, owned_cuts
-
-
-def _save_on_sigterm(profiler: Profiler, save: Callable[[], Any] | None = None) -> None:
-    """Killed by SIGTERM, save first, then die of the signal as the process would
-    have (``multiprocessing.Pool.terminate`` in a forked child; coverage.py's
-    ``sigterm = true``; ``pathprof run`` has its own,
-    :meth:`pathprof.measure.ending.RunEnd.on_sigterm`). ``save`` is what saves
-    (default: a forked child's save). Only when the program has not installed a
-    SIGTERM handler of its own."""
-    if not hasattr(signal, "SIGTERM"):  # pragma: no cover - Windows
-        return
-    save = save or profiler._save_at_exit
-    try:
-        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-            return
-
-        def on_sigterm(signum: int, frame: Any) -> None:
-            if getattr(profiler, "_saving", False):  # a save is under way: finish it first
-                profiler._terminated_while_saving = True
-                return
-            RunEnd().begin()  # what comes meanwhile (a Ctrl-C to the group) waits
-            with contextlib.suppress(Exception):
-                save()
-            with contextlib.suppress(Exception):
-                sys.stdout.flush()
-                sys.stderr.flush()
-            _die_of_sigterm()
-
-        signal.signal(signal.SIGTERM, on_sigterm)
-        _hide_handler(signal.SIGTERM, on_sigterm, signal.SIG_DFL)
-    except ValueError:  # not the main thread: leave signals alone
-        pass
 
 
 def _read_source(filename: str, digest: str) -> str | None:

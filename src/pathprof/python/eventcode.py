@@ -41,10 +41,10 @@ from types import CodeType
 from typing import Any
 
 from pathprof.constructs import SCOPES, WITHS
-from pathprof.contract import EventTables, FunctionInfo
+from pathprof.contract import EventTables, FunctionInfo, Role
 from pathprof.graph import find_backedges
 from pathprof.graph.events import EventPlan, plan_events, rest_of_block, static_event_weights
-from pathprof.python.cfg import FunctionCfg, Role, SiteKind
+from pathprof.python.cfgtypes import FunctionCfg, SiteKind
 from pathprof.python.exits import exception_position
 from pathprof.python.names import (
     BASE,

@@ -28,18 +28,15 @@ from pathprof.contract import (
     Piece,
     Restart,
     ReturnCount,
+    Role,
     Span,
 )
 from pathprof.graph import number_paths, to_dag
 from pathprof.graph.copyplan import CopyShare
 from pathprof.hashing import source_hash
 from pathprof.python import eventcode
-from pathprof.python.cfg import (
-    Role,
-    SiteKind,
-    build_cfg,
-    iter_functions,
-)
+from pathprof.python.cfg import build_cfg, iter_functions
+from pathprof.python.cfgtypes import SiteKind
 from pathprof.python.conditioncode import counted, counter_names, instrument_decisions
 from pathprof.python.generator_globals import capture_globals
 from pathprof.python.lasti import keep_last_instruction

@@ -34,7 +34,7 @@ from pathprof.graph import (
 from pathprof.graph.copyplan import CopyShare
 from pathprof.graph.numbering import regenerate
 from pathprof.graph.placement import ProbeOp
-from pathprof.python.cfg import FunctionCfg, SiteKind
+from pathprof.python.cfgtypes import FunctionCfg, SiteKind
 
 __all__ = [
     "FunctionPlan",

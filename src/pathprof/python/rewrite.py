@@ -43,7 +43,8 @@ from typing import Any
 from pathprof.constructs import TRIES, WITHS
 from pathprof.exceptions import CfgError
 from pathprof.graph import Probe, ProbeOp
-from pathprof.python.cfg import ROUTE_RAISE, Site, SiteKind
+from pathprof.python.cfg import ROUTE_RAISE
+from pathprof.python.cfgtypes import Site, SiteKind
 from pathprof.python.exits import exit_effects
 from pathprof.python.names import (
     CLOCK,

@@ -16,8 +16,10 @@ import ast
 from typing import Any
 
 from pathprof.constructs import LOOPS, SCOPES, WITHS
+from pathprof.contract import Role
 from pathprof.graph import ProbeOp
-from pathprof.python.cfg import Role, SiteKind, is_constant_true
+from pathprof.python.cfg import is_constant_true
+from pathprof.python.cfgtypes import SiteKind
 from pathprof.python.names import (
     REGISTER,
     conditions_switch_name,
