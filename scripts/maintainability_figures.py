@@ -9,10 +9,11 @@ counts, read from ``TREE/src/pathprof`` (its ``*.py`` files):
   1,000 physical lines.
 - **modules over 800 lines**, and the **largest class** by its lines (``class`` line to
   its last line).
-- **files naming a compound statement**: modules outside ``constructs.py`` that name a
-  compound statement's class (``ast.If``, ``ast.For``, ``ast.Try``, ``ast.Match``, ...,
-  as an attribute of ``ast`` or a name imported from it) — where a new statement kind
-  would have to be taught, besides the table of constructs and the CFG builder.
+- **files testing for a compound statement**: modules outside ``constructs.py`` that
+  test a node against a compound statement's class (``ast.If``, ``ast.For``,
+  ``ast.Try``, ``ast.Match``, ..., in ``isinstance``, ``type(node) is``, or a ``case``)
+  — where a new statement kind would have to be taught, besides the table of
+  constructs and the CFG builder.
 - **places naming the lcov report**: modules other than the renderer itself
   (``report/lcov.py``) holding a string constant that names it (docstrings left out) or
   importing the renderer — the places a new report format like it touches.
@@ -76,14 +77,33 @@ def docstrings(module: ast.Module) -> set[int]:
 
 
 def compound_names(module: ast.Module) -> int:
+    """How many tests of a node's kind name a compound statement: the classes in an
+    ``isinstance`` call's second argument, compared with ``type(...)``, or matched by
+    a ``case`` (building a node, ``ast.If(...)``, or naming one in an annotation is not
+    a test a new statement kind would have to join)."""
     imported = set()
-    count = 0
     for node in ast.walk(module):
         if isinstance(node, ast.ImportFrom) and node.module == "ast":
             imported |= {a.asname or a.name for a in node.names if a.name in COMPOUND}
-    for node in ast.walk(module):
-        count += is_compound_name(node, imported)
+    count = 0
+    for tested in kind_tests(module):
+        count += sum(is_compound_name(n, imported) for n in ast.walk(tested))
     return count
+
+
+def kind_tests(module: ast.Module) -> list[ast.AST]:
+    """The expressions that name the kinds a node is tested against."""
+    found: list[ast.AST] = []
+    for node in ast.walk(module):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2):
+            found.append(node.args[1])
+        elif (isinstance(node, ast.Compare) and isinstance(node.left, ast.Call)
+                and isinstance(node.left.func, ast.Name) and node.left.func.id == "type"):
+            found += node.comparators
+        elif isinstance(node, ast.MatchClass):
+            found.append(node.cls)
+    return found
 
 
 def is_compound_name(node: ast.AST, imported: set[str]) -> bool:
@@ -177,7 +197,7 @@ def row(tree: str, f: dict) -> str:
     compound = f["files_naming_a_compound_statement"]
     return (f"| {tree} | {f['modules']} / {f['lines']:,} | {f['any_per_kloc']} ({f['any']}) "
             f"| {len(f['modules_over_800'])}: {big} | {cls} {size} "
-            f"| {len(compound)} ({sum(compound.values())} names) "
+            f"| {len(compound)} ({sum(compound.values())} tests) "
             f"| {len(f['places_naming_lcov'])} | {f['config_reads_per_session']} |")
 
 
@@ -188,7 +208,7 @@ def main() -> None:
     args = parser.parse_args()
     found = {str(tree): figures(tree) for tree in args.trees}
     print("| tree | modules / lines | Any per kLOC (uses) | modules over 800 lines "
-          "| largest class (lines) | files naming a compound statement "
+          "| largest class (lines) | files testing for a compound statement "
           "| places naming the lcov report | configuration reads per pytest session |")
     print("| --- | --- | ---: | --- | --- | ---: | ---: | ---: |")
     for tree, f in found.items():

@@ -38,7 +38,7 @@ import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from pathprof.constructs import FUNCTIONS, SCOPES, TRIES
+from pathprof.constructs import FUNCTIONS, SCOPES, TRIES, construct
 from pathprof.contract import Piece, Span
 
 __all__ = ["DEFAULT_KINDS", "DEFAULT_PATTERN", "ExcludedSource", "ExclusionRules",
@@ -183,12 +183,13 @@ def _clauses(node: ast.stmt, keywords: _Keywords | type[_Unmatched]
              ) -> Iterator[tuple[int | None, list[ast.stmt]]]:
     """Each clause of a compound statement: the line its header starts on, and its
     body; an ``elif`` comes as ``(None, [the elif's if])``, a statement of its own."""
-    if isinstance(node, ast.If | ast.For | ast.AsyncFor | ast.While | ast.With
-                  | ast.AsyncWith):
-        yield node.lineno, node.body
-        orelse = getattr(node, "orelse", [])
+    row = construct(node)
+    if row is not None and not row.clauses:  # if, for, while, with: a body, maybe an else
+        body: list[ast.stmt] = getattr(node, row.bodies[0])
+        yield node.lineno, body
+        orelse: list[ast.stmt] = getattr(node, "orelse", [])
         if orelse:
-            end = (node.body[-1].end_lineno or 0, node.body[-1].end_col_offset or 0)
+            end = (body[-1].end_lineno or 0, body[-1].end_col_offset or 0)
             line = keywords.line_between("else", end, (orelse[0].lineno,
                                                        orelse[0].col_offset))
             yield line, orelse

@@ -16,7 +16,7 @@ from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pathprof.constructs import FOR_LOOPS, FUNCTIONS
+from pathprof.constructs import CONSTRUCTS, FOR_LOOPS, FUNCTIONS, WITHS
 from pathprof.contract import (
     Block,
     Compound,
@@ -604,11 +604,11 @@ def _compounds(cfg: Any) -> tuple[Compound, ...]:
             spans.setdefault(key, {})[piece.role] = Span(*piece.span())
     found = []
     for key, owner in owners.items():
-        assert isinstance(owner, ast.For | ast.AsyncFor | ast.With | ast.AsyncWith)
+        assert isinstance(owner, (*FOR_LOOPS, *WITHS))
         part, span = blocks[key], spans[key]
         found.append(Compound(
             kind="for" if isinstance(owner, FOR_LOOPS) else "with",
-            is_async=isinstance(owner, ast.AsyncFor | ast.AsyncWith),
+            is_async=CONSTRUCTS[type(owner)].is_async,
             span=Span(owner.lineno, owner.col_offset, owner.end_lineno or owner.lineno,
                       owner.end_col_offset or 0),
             header=span.get(Role.WITH_ENTER), iter=span.get(Role.FOR_ITER),

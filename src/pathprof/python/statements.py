@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from pathprof.constructs import FOR_LOOPS, LOOPS, SCOPES, TRIES, WITHS, wraps
+from pathprof.constructs import FOR_LOOPS, LOOPS, SCOPES, TRIES, WITHS, construct, wraps
 from pathprof.python.nodes import is_inserted
 
 #: The fields of a statement (and of an ``except`` or ``case`` clause) that hold
@@ -137,8 +137,7 @@ def exit_line(stmt: ast.stmt) -> int | None:
         return loop_exit_line(stmt)
     if isinstance(stmt, TRIES) and stmt.finalbody:
         return _list_exit_line(stmt.finalbody)
-    if isinstance(stmt, ast.Try | ast.TryStar | ast.If | ast.Match | ast.FunctionDef
-                  | ast.AsyncFunctionDef | ast.ClassDef):
+    if isinstance(stmt, SCOPES) or construct(stmt) is not None:  # if, match, a try
         return None
     return stmt.lineno
 
