@@ -33,6 +33,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from pathprof.exceptions import PathprofError
@@ -50,6 +51,7 @@ from pathprof.reporting import (
     line_coverage,
     load,
     render,
+    render_pages,
     renderer,
     selected_files,
     selection,
@@ -58,13 +60,23 @@ from pathprof.reporting import (
 )
 
 if TYPE_CHECKING:  # (imported when called: the plugin loads this module in every session)
+    import ast
+    from types import CodeType
+
+    from rich.table import Table
+
+    from pathprof.graph.serial import NamedCfg
     from pathprof.measure.ending import RunEnd
-    from pathprof.measure.importhook import WarmResult
+    from pathprof.measure.importhook import InstrumentOptions, WarmResult
     from pathprof.measure.partial import CopyPlan
     from pathprof.measure.profiler import Profiler
     from pathprof.measure.program import Program
     from pathprof.parallel.run import ParallelResult
     from pathprof.python.selection import Selection
+    from pathprof.subpaths import HotSubpath
+
+    #: A parallel run's command line, or what makes copy K's
+    RunArgs = Sequence[str] | Callable[[int], Sequence[str]]
 
 __all__ = [
     "EXPORTS",
@@ -100,6 +112,7 @@ __all__ = [
     "program",
     "read_cfg",
     "render",
+    "render_pages",
     "renderer",
     "run_end",
     "run_program",
@@ -193,14 +206,15 @@ def check_sort(sort: str) -> str:
         raise PathprofError(str(err)) from err
 
 
-def hot_table(hottest: Sequence[Any], **options: Any) -> Any:
+def hot_table(hottest: Sequence[HotSubpath], *, title: str | None = None,
+              confidence: float = 0.95) -> Table:
     """The table of the hottest subpaths, as a rich renderable (``hot``'s live view)."""
     from pathprof.report.subpaths_text import subpath_table
 
-    return subpath_table(hottest, **options)
+    return subpath_table(hottest, title=title, confidence=confidence)
 
 
-def read_cfg(path: str) -> tuple[Any, str | None]:
+def read_cfg(path: str) -> tuple[NamedCfg, str | None]:
     """A CFG given as JSON (``pathprof plan``) and its description, if it has one."""
 
     from pathprof.graph.serial import cfg_from_data
@@ -226,7 +240,8 @@ def program(name: str, args: list[str], module: bool) -> Program:
     return resolve(name, args, module)
 
 
-def main_compiler(selection: Selection, options: Any) -> Callable[[bytes, str], object]:
+def main_compiler(selection: Selection, options: InstrumentOptions
+                  ) -> Callable[[bytes, str], object]:
     """Compiles the main script, instrumented if ``selection`` wants it."""
     from pathprof.measure.program import main_compiler as compiler
 
@@ -251,10 +266,10 @@ def profiler(**settings: Any) -> Profiler:
     return Profiler(**settings)
 
 
-def compose_rewriting(profiler: Profiler, *, tag: str, owns: Callable[[Any], bool],
-                      rewrite: Callable[[Any, bytes, str], None],
+def compose_rewriting(profiler: Profiler, *, tag: str, owns: Callable[[object], bool],
+                      rewrite: Callable[[ast.Module, bytes, str], None],
                       loaded: Callable[[str, str], None],
-                      fallback: Callable[[str, str], Any]) -> None:
+                      fallback: Callable[[str, str], CodeType | None]) -> None:
     """Have ``profiler`` measure the modules another tool's loader imports by rewriting
     them (pytest's assertion rewriting: :mod:`pathprof.pytest.plugin`), composing its
     rewriting with pathprof's (:class:`pathprof.measure.importhook.Rewriter`)."""
@@ -364,7 +379,7 @@ def check_scheduler(executor: str, scheduler: str | None) -> None:
     check(scheduler)
 
 
-def parallel_run(run_args: Any, *, source: Sequence[str], include: Sequence[str],
+def parallel_run(run_args: RunArgs, *, source: Sequence[str], include: Sequence[str],
                  omit: Sequence[str], default_dirs: Sequence[str], plan_from: str | None,
                  show: Callable[[ParallelResult, str], None] | None = None,
                  **settings: Any) -> ParallelResult:
@@ -398,7 +413,7 @@ def parallel_summary(result: ParallelResult, data_file: str) -> list[str]:
     return summary(result, data_file)
 
 
-def run_parallel_copies(run_args: Any, files: Sequence[str], **settings: Any
+def run_parallel_copies(run_args: RunArgs, files: Sequence[str], **settings: Any
                         ) -> ParallelResult:
     """Run copies of a program and merge their profiles, nothing more
     (:func:`pathprof.parallel.run.run_parallel`; the pytest plugin's parallel session)."""
@@ -482,7 +497,7 @@ def warm_cache(source: Sequence[str], include: Sequence[str], omit: Sequence[str
 # -- Event counting -----------------------------------------------------------------
 
 
-def thread_events(frame: Any) -> int:
+def thread_events(frame: FrameType) -> int:
     """The events counted so far on the thread running ``frame`` (the pytest fixture's
     reading, which must not count its own call)."""
     from pathprof.runtime import events

@@ -17,12 +17,14 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from pathprof.exceptions import PathprofError
 
 if TYPE_CHECKING:  # (imported when called)
+    from rich.console import Console
+
     from pathprof.analysis.conditioncoverage import ConditionTotals
     from pathprof.analysis.exclusions import ExclusionRules
     from pathprof.analysis.linecoverage import LineCoverage
@@ -31,12 +33,17 @@ if TYPE_CHECKING:  # (imported when called)
     from pathprof.analysis.pathdiff import ProfileDiff
     from pathprof.config import Config
     from pathprof.data.measurement import Measurement
+    from pathprof.data.profile import FunctionProfile
     from pathprof.python.selection import Selection
+
+    #: What a renderer writes on: a text stream, a rich console (the text renderers)
+    #: or a directory (the HTML renderers).
+    Output = TextIO | Console | str
 
 __all__ = ["EXPORTS", "NAMES_SHOWN", "REPORTS", "Reporting", "any_name", "condition_totals",
            "coverage", "diff", "exclusion_rules", "export", "keep_analyses", "kept_analyses",
-           "line_coverage", "load", "render", "renderer", "selected_files", "selection",
-           "subpath_sources", "unmeasured_candidates"]
+           "line_coverage", "load", "render", "render_pages", "renderer", "selected_files",
+           "selection", "subpath_sources", "unmeasured_candidates"]
 
 
 def load(data_file: str, include: Sequence[str] = (), omit: Sequence[str] = ()
@@ -129,7 +136,7 @@ class Reporting:
                                       self.cache_dir())
         return self._coverage
 
-    def render(self, name: str, out: Any, **options: Any) -> Any:
+    def render(self, name: str, out: Output, **options: object) -> str | None:
         """The report ``name`` (:data:`REPORTS`) of the path coverage, on ``out``."""
         return render(name, self.coverage(), out, **options)
 
@@ -165,7 +172,7 @@ def coverage(measurement: Measurement, rules: ExclusionRules | None = None,
         from pathprof.config import read_config
 
         rules = exclusion_rules(read_config())
-    unmeasured: list[Any] = []
+    unmeasured: list[FunctionProfile] = []
     unparsed: list[tuple[str, str]] = []
     notes: list[str] = []
     if source_files:
@@ -297,11 +304,12 @@ def line_coverage(measurement: Measurement,
     return lines(measurement, progress, rules)
 
 
-def diff(old: Measurement, new: Measurement, **options: Any) -> ProfileDiff:
+def diff(old: Measurement, new: Measurement, *, threshold: float = 0.1, min_count: int = 1
+         ) -> ProfileDiff:
     """How two measurements differ (:func:`pathprof.analysis.pathdiff.diff_profiles`)."""
     from pathprof.analysis.pathdiff import diff_profiles
 
-    return diff_profiles(old, new, **options)
+    return diff_profiles(old, new, threshold=threshold, min_count=min_count)
 
 
 #: report name -> the module of :mod:`pathprof.report` and its renderer function
@@ -330,12 +338,21 @@ def condition_totals(coverage: PathCoverage) -> ConditionTotals:
     return totals(coverage)
 
 
-def render(name: str, data: Any, out: Any, **options: Any) -> Any:
+def render(name: str, data: object, out: Output, **options: object) -> str | None:
     """Show ``data`` on ``out`` with the report ``name`` (:data:`REPORTS`)."""
     return renderer(name)(data, out, **options)
 
 
-def renderer(name: str) -> Callable[..., Any]:
+def render_pages(name: str, data: object, directory: str, **options: object) -> str:
+    """Write the HTML report ``name`` (``html``, ``subpaths-html``) of ``data`` into
+    ``directory``; the path of its index page."""
+    index = render(name, data, directory, **options)
+    if not isinstance(index, str):
+        raise TypeError(f"the report {name} writes no pages")
+    return index
+
+
+def renderer(name: str) -> Callable[..., str | None]:
     """The renderer of the report ``name`` (:data:`REPORTS`), imported now: a command
     that reports after running a program imports it before the run, which may leave
     the import system unusable."""
@@ -345,7 +362,7 @@ def renderer(name: str) -> Callable[..., Any]:
     return getattr(importlib.import_module(f"pathprof.report.{module}"), function)
 
 
-def subpath_sources(document: dict[str, Any]) -> dict[str, list[str] | str]:
+def subpath_sources(document: Mapping[str, Any]) -> dict[str, list[str] | str]:
     """The lines of every source file a subpath document (``pathprof hot --json``)
     names, or why they cannot be read: what its HTML report shows (``sources=``)."""
     from pathprof.report.htmlfiles import source_lines

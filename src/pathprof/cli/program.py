@@ -401,7 +401,7 @@ def command_hot(args: argparse.Namespace) -> int:
 
 def _write_hot_html(document: dict[str, Any], directory: str, shown: str) -> str:
     try:
-        return api.render("subpaths-html", document, directory,
+        return api.render_pages("subpaths-html", document, directory,
                           sources=api.subpath_sources(document))
     except OSError as err:
         raise PathprofError(f"cannot write the report to {shown}: "

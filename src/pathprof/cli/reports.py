@@ -211,7 +211,7 @@ def command_html(args: argparse.Namespace) -> int:
     found = coverage_of(args)
     with progress("writing function pages") as advance:
         try:
-            index = api.render("html", found, args.directory, title=args.title,
+            index = api.render_pages("html", found, args.directory, title=args.title,
                                progress=advance)
         except OSError as err:
             raise PathprofError(f"cannot write the report to {args.directory}: "

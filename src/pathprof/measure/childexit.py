@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from pathprof.measure.ending import RunEnd
@@ -113,7 +114,7 @@ def save_on_sigterm(profiler: Profiler, save: Callable[[], Any] | None = None) -
         if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
             return
 
-        def on_sigterm(signum: int, frame: Any) -> None:
+        def on_sigterm(signum: int, frame: FrameType | None) -> None:
             if getattr(profiler, "_saving", False):  # a save is under way: finish it first
                 profiler._terminated_while_saving = True
                 return

@@ -49,11 +49,14 @@ import types
 import warnings
 import weakref
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pathprof import runtime
 from pathprof.hashing import source_hash
 from pathprof.runtime.passthrough import must_pass
+
+if TYPE_CHECKING:
+    from pathprof.runtime import ModuleState
 
 __all__ = ["register_original", "send_back"]
 
@@ -79,7 +82,7 @@ def register_original(filename: str, digest: str, marshalled: bytes) -> None:
     _originals[(filename, digest)] = marshalled
 
 
-def send_back(state: Any, index: int) -> bool:
+def send_back(state: ModuleState, index: int) -> bool:
     """Give function ``index`` of ``state``'s module the code Python compiles;
     whether any function object got it (``state.sent_back`` then holds ``index``).
     One not found by name waits for the next search of all objects
@@ -99,7 +102,7 @@ def send_back(state: Any, index: int) -> bool:
     return swapped
 
 
-def _swap(state: Any, index: int, function: Any, namespace: dict[str, Any]) -> bool:
+def _swap(state: ModuleState, index: int, function: Any, namespace: dict[str, Any]) -> bool:
     """Give ``function`` Python's code if it is function ``index`` of ``state`` as
     instrumented (see the module's docstring for the checks)."""
     meta = state.meta.functions[index]
@@ -154,7 +157,7 @@ def _search_now_and_then() -> None:
     _searched["at"], _searched["cost"] = end, end - now
 
 
-def _latest(state: Any, namespace: dict[str, Any]) -> bool:
+def _latest(state: ModuleState, namespace: dict[str, Any]) -> bool:
     """Whether ``state`` is the last state registered in ``namespace``: code executed
     again in the same globals made functions another state counts for."""
     for other in reversed(runtime.modules()):
@@ -216,7 +219,7 @@ def _functions_in(found: Any, depth: int) -> Iterator[Any]:
         yield from _functions_in(wrapped, depth - 1)
 
 
-def _original(state: Any, code: types.CodeType) -> types.CodeType | None:
+def _original(state: ModuleState, code: types.CodeType) -> types.CodeType | None:
     """Python's code of the function whose instrumented code is ``code``: compiled
     once per module state, from the source on disk if its hash is the measured one."""
     originals = state.originals
@@ -225,7 +228,7 @@ def _original(state: Any, code: types.CodeType) -> types.CodeType | None:
     return originals.get((code.co_qualname, code.co_firstlineno))
 
 
-def _compile_originals(state: Any, name: str) -> dict[tuple[str, int], Any]:
+def _compile_originals(state: ModuleState, name: str) -> dict[tuple[str, int], Any]:
     """(qualified name, first line) -> code, for each function of the module as
     Python compiles it, those two alike left out; empty where the source on disk is not
     the one measured or does not compile. Compile-time warnings were shown at import:

@@ -36,7 +36,7 @@ import types
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pathprof import config, runtime
 from pathprof.measure import codecache, goback
@@ -44,6 +44,10 @@ from pathprof.messages import warn
 from pathprof.python.selection import Selection
 from pathprof.runtime import holder
 from pathprof.runtime.passthrough import must_pass
+
+if TYPE_CHECKING:
+    import ast
+    from types import CodeType
 
 __all__ = ["ImportHook", "InstrumentOptions", "InstrumentingLoader", "WarmResult",
            "compile_instrumented", "warm_cache"]
@@ -105,14 +109,14 @@ class Rewriter:
     #: part of the cache key: the tool and whatever changes what it writes
     tag: str
     #: whether ``loader`` (a spec's) is this tool's
-    owns: Callable[[Any], bool]
+    owns: Callable[[object], bool]
     #: ``rewrite(tree, source, path)``: rewrites the instrumented module's tree in place
-    rewrite: Callable[[Any, bytes, str], None]
+    rewrite: Callable[[ast.Module, bytes, str], None]
     #: ``loaded(name, path)``: what the tool's own loader notes of a module it imports
     loaded: Callable[[str, str], None]
     #: ``fallback(name, path)``: the code the tool's own loader would run, for a module
     #: pathprof cannot instrument
-    fallback: Callable[[str, str], Any]
+    fallback: Callable[[str, str], CodeType | None]
 
 
 def compile_instrumented(source: bytes, filename: str, options: InstrumentOptions,

@@ -36,7 +36,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pathprof import config, runtime
 from pathprof.config import CacheDir
@@ -60,6 +60,9 @@ from pathprof.measure.interpreter import require_gil
 from pathprof.messages import warn
 from pathprof.python.selection import Selection
 from pathprof.runtime.passthrough import must_pass
+
+if TYPE_CHECKING:
+    from pathprof.runtime import ModuleState
 
 __all__ = ["Profiler", "load"]
 
@@ -334,7 +337,7 @@ class Profiler:
                     functions.append(fn)  # measured but never called: 0 of N paths
         return functions
 
-    def _contract(self, state: Any, digest: str) -> ModuleContract:
+    def _contract(self, state: ModuleState, digest: str) -> ModuleContract:
         """The contract of ``state``'s module as the generated code handed it to the
         runtime: the data file keeps that text, compressed, encoding nothing again."""
         contract = self._contracts.get(id(state))

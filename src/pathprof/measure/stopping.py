@@ -43,7 +43,7 @@ uncounted only its hidden paths, and counts its normal exit exactly.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pathprof import runtime
 from pathprof.analysis.basis import BasisBuilder
@@ -52,6 +52,9 @@ from pathprof.contract import DecisionInfo, FunctionInfo
 from pathprof.data.profile import numbering_of
 from pathprof.measure import goback
 from pathprof.runtime import stopping
+
+if TYPE_CHECKING:
+    from pathprof.runtime import ModuleState
 
 __all__ = ["WHEN", "StopCounting", "decision_done"]
 
@@ -214,7 +217,7 @@ class StopCounting:
             stopping.watcher = None
         self._functions.clear()
 
-    def seen(self, state: Any, index: int, number: int) -> None:
+    def seen(self, state: ModuleState, index: int, number: int) -> None:
         """Path ``number`` of function ``index`` of ``state``'s module ran for the
         first time (called from the program, by the function's table); a negative
         ``number`` is the decision vector counted at slot ``-1 - number``, by its
@@ -235,7 +238,7 @@ class StopCounting:
                 if mine:
                     self._draining = False
 
-    def _add(self, state: Any, index: int, number: int) -> None:
+    def _add(self, state: ModuleState, index: int, number: int) -> None:
         """A first run: path ``number``, or (negative) the vector at ``-1 - number``."""
         key = (id(state), index)
         function = self._functions.get(key)

@@ -548,15 +548,15 @@ class SubpathProfiler:
         if compound is None:
             return None
         key = ("hold", id(frame))
-        span = (compound.span.line, compound.span.end_line)
+        lines = (compound.span.line, compound.span.end_line)
         before = self.decoder.exit_prefix(caller, state, index, blockmap, compound)
         if track.ended_at is not None and jumps_out(state.meta.functions[index],
-                                                     track.ended_at, *span):
+                                                     track.ended_at, *lines):
             # A continue (a loop's back edge) out of the with: its path ended at the
             # jump, before the exit runs, and went out whole; the register holds the
             # next path's start, which tells nothing of the blocks before the exit.
             before = None
-        hold: _Hold = ([], span, compound.with_exit, before)
+        hold: _Hold = ([], lines, compound.with_exit, before)
         track.held.append(hold)  # after the exits of withs inside it, held already
         self._held[key] = (track, hold)
         return key

@@ -30,6 +30,7 @@ from __future__ import annotations
 import builtins
 import sys
 import threading
+from types import FrameType
 from typing import Any
 
 from pathprof.contract import EventTables
@@ -262,7 +263,7 @@ class EventModule(InstrumentedModule):
 
     # -- positions ------------------------------------------------------------------
 
-    def _count_at_exception(self, index: int, register: int | None, frame: Any,
+    def _count_at_exception(self, index: int, register: int | None, frame: FrameType,
                             exc: BaseException | None) -> int:
         """The frame's exact count where ``exc`` left the code of this frame."""
         located = None
@@ -321,7 +322,7 @@ class EventModule(InstrumentedModule):
             self._codes[code] = index
         return index
 
-    def frame_count(self, frame: Any) -> int:
+    def frame_count(self, frame: FrameType) -> int:
         """Events the active call in ``frame`` ran so far and has not handed over."""
         index = self.function_of(frame.f_code)
         if index is None:
@@ -371,14 +372,14 @@ def drain() -> None:
             table[slot] = table[0] - base
 
 
-def read_thread(frame: Any) -> int:
+def read_thread(frame: FrameType) -> int:
     """The calling thread's exact count: its finished calls plus every active frame's
     count so far, from ``frame`` down to the thread's first."""
     drain()
     return local.t[0] + _active(frame)
 
 
-def _active(frame: Any) -> int:
+def _active(frame: FrameType | None) -> int:
     """Events of the counted calls active in ``frame`` and the frames below it."""
     total = 0
     while frame is not None:

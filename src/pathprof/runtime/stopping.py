@@ -23,9 +23,12 @@ path is recorded as one an exception cut there (the slot stays unseen).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pathprof.runtime.passthrough import must_pass
+
+if TYPE_CHECKING:
+    from pathprof.runtime import ModuleState
 
 __all__ = ["PARKED", "FirstSeen", "Parked", "Unseen", "UnseenVector", "arm", "new_table",
            "vector_runs", "watcher"]
@@ -36,7 +39,7 @@ __all__ = ["PARKED", "FirstSeen", "Parked", "Unseen", "UnseenVector", "arm", "ne
 watcher: Any = None
 
 
-def _report(state: Any, index: int, number: int, passes: Any = must_pass) -> None:
+def _report(state: ModuleState, index: int, number: int, passes: Any = must_pass) -> None:
     try:
         listener = watcher
         if listener is not None:
@@ -53,7 +56,7 @@ class Unseen:
     #: (a class attribute: there even as the interpreter shuts down)
     _passes = staticmethod(must_pass)
 
-    def __init__(self, state: Any, index: int, number: int, table: list[Any]) -> None:
+    def __init__(self, state: ModuleState, index: int, number: int, table: list[Any]) -> None:
         self.state = state
         self.index = index
         self.number = number
@@ -100,7 +103,7 @@ class UnseenVector:
     __slots__ = ("index", "runs", "slot", "state")
     _passes = staticmethod(must_pass)  # (see Unseen)
 
-    def __init__(self, state: Any, index: int, slot: int, runs: int) -> None:
+    def __init__(self, state: ModuleState, index: int, slot: int, runs: int) -> None:
         self.state = state
         self.index = index
         self.slot = slot
@@ -136,7 +139,7 @@ class FirstSeen(dict):  # type: ignore[type-arg]
     __slots__ = ("index", "state")
     _passes = staticmethod(must_pass)  # (see Unseen)
 
-    def __init__(self, state: Any, index: int) -> None:
+    def __init__(self, state: ModuleState, index: int) -> None:
         super().__init__()
         self.state = state
         self.index = index
@@ -187,7 +190,7 @@ class Parked:
 PARKED = Parked()
 
 
-def new_table(state: Any, index: int, size: int, spare: bool = False) -> Any:
+def new_table(state: ModuleState, index: int, size: int, spare: bool = False) -> Any:
     """A watched function's empty counter table: a list of ``size`` slots, or a hash
     table for ``size`` -1; with ``spare``, a list has one more slot at its end, for
     counts made with the :data:`PARKED` register (it is never reported)."""
@@ -200,7 +203,7 @@ def new_table(state: Any, index: int, size: int, spare: bool = False) -> Any:
     return table
 
 
-def arm(state: Any, index: int, table: Any, size: int | None = None) -> None:
+def arm(state: ModuleState, index: int, table: Any, size: int | None = None) -> None:
     """Make every path of ``table`` report its next count as a first one, whatever
     ran before; slots past ``size`` (a spare slot) hold 0. For counts already taken
     away (a snapshot): a count in the table is dropped."""

@@ -14,7 +14,10 @@ fill the blanks in them: :func:`fill_dropped`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathprof.runtime import ModuleState
 
 __all__ = ["Track", "fill", "fill_dropped", "new_track"]
 
@@ -27,7 +30,7 @@ class Track:
     __slots__ = ("code", "decoded", "emitted", "ended_at", "frame", "generation", "held",
                  "home", "index", "sent", "state", "stream")
 
-    state: Any
+    state: ModuleState
     index: int
     stream: Any
     #: how many blocks of the frame's current path went out
@@ -69,7 +72,7 @@ class Track:
         return f"<Track {getattr(self, 'frame', '?')} {getattr(self, 'stream', '?')}>"
 
 
-def fill(track: Track, state: Any, index: int, stream: Any, emitted: int = 0,
+def fill(track: Track, state: ModuleState, index: int, stream: Any, emitted: int = 0,
          sent: int = 0, *, frame: int, home: Any = None, generation: int,
          code: Any = None) -> Track:
     """Set every field of ``track``; returns it."""
@@ -88,7 +91,7 @@ def fill(track: Track, state: Any, index: int, stream: Any, emitted: int = 0,
     return track
 
 
-def new_track(state: Any, index: int, stream: Any, emitted: int = 0, sent: int = 0, *,
+def new_track(state: ModuleState, index: int, stream: Any, emitted: int = 0, sent: int = 0, *,
               frame: int, home: Any = None, generation: int, code: Any = None) -> Track:
     """A track with every field set."""
     return fill(Track(), state, index, stream, emitted, sent, frame=frame, home=home,
