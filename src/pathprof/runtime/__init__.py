@@ -34,8 +34,9 @@ import collections
 import os
 import sys
 import time
+from collections.abc import Callable
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 
 from pathprof.contract import FunctionInfo
 from pathprof.runtime import stopping
@@ -65,7 +66,8 @@ getattr = builtins.getattr
 #: What a generator's ``close()`` throws in: a generator's exit key says whether it
 #: was that (the generator's consumer stopped early), compared by identity.
 closed_type = GeneratorExit
-_hooks: dict[str, Any] = {"after_fork_in_child": None, "after_fork_in_parent": None}
+_hooks: dict[str, Callable[[], object] | None] = {"after_fork_in_child": None,
+                                                 "after_fork_in_parent": None}
 
 
 
@@ -262,7 +264,7 @@ class ModuleState(InstrumentedModule):
 
     # -- called by instrumented code for subpath sampling ----------------------
 
-    def osp_path(self, index: int, number: int, track: Any = None) -> Any:
+    def osp_path(self, index: int, number: int, track: Track | None = None) -> Track | None:
         """A path ended and the countdown is at or below 0: a sample is near, or
         blocks are observed and the frame has no track yet (``track`` None) or the
         notes are due. Returns the frame's track (see
@@ -273,7 +275,7 @@ class ModuleState(InstrumentedModule):
             return None
         return sampler.path_end(self, index, number, getframe(1), track)
 
-    def osp_enter(self, index: int) -> Any:
+    def osp_enter(self, index: int) -> Track | None:
         """A call begins while blocks are observed: returns the frame's track."""
         sampler = subpath_sampler
         if sampler is None:
@@ -547,6 +549,22 @@ def _say_unmeasured(filename: str, functions: tuple[tuple[str, int, int], ...]) 
 
 # -- subpath sampling (OSP): see pathprof.measure.subpaths ----------------------------
 
+class Sampler(Protocol):
+    """What the runtime calls of OSP's profiler while blocks are observed
+    (:class:`pathprof.measure.subpaths.SubpathProfiler` is the one there is)."""
+
+    def path_end(self, state: ModuleState, index: int, number: int, frame: FrameType,
+                 track: Track | None = None) -> Track | None: ...
+
+    def enter(self, state: ModuleState, index: int, frame: FrameType) -> Track | None: ...
+
+    def cut(self, state: ModuleState, index: int, frame: FrameType,
+            located: tuple[int, str] | None, register: int) -> None: ...
+
+    def path_length(self, state: ModuleState, index: int, number: int) -> int: ...
+
+
+
 #: Far from any sample: the countdown of instrumented code seldom reaches 0 (a
 #: billion blocks), and stays an int CPython subtracts on its fast path (below 2^30).
 FAR = (1 << 30) - 1
@@ -574,7 +592,7 @@ longest_path = 0
 #: The sampler (:class:`pathprof.measure.subpaths.SubpathProfiler`) while one runs.
 #: (Not named ``subpaths``: importing the submodule :mod:`pathprof.runtime.subpaths`
 #: binds that name in this package, and a module is not None.)
-subpath_sampler: Any = None
+subpath_sampler: Sampler | None = None
 
 
 class _Lengths(dict):  # type: ignore[type-arg]
@@ -640,7 +658,8 @@ def share(state: ModuleState) -> None:
     own_work.share(state)
 
 
-def set_hooks(*, after_fork_in_child: Any = None, after_fork_in_parent: Any = None) -> None:
+def set_hooks(*, after_fork_in_child: Callable[[], object] | None = None,
+              after_fork_in_parent: Callable[[], object] | None = None) -> None:
     """Install the callables the runtime calls after ``fork``, in the child and in
     the parent."""
     _hooks["after_fork_in_child"] = after_fork_in_child

@@ -13,8 +13,8 @@ from __future__ import annotations
 import builtins
 import sys
 import weakref
-from types import CodeType
-from typing import Any, ClassVar
+from types import CodeType, ModuleType
+from typing import Any, ClassVar, TypeVar
 
 from pathprof.contract import ModuleInfo
 from pathprof.runtime.blockmap import BlockMap
@@ -26,6 +26,8 @@ __all__ = ["InstrumentedModule", "NamespaceRef", "assign", "outside_registers",
 
 getframe = sys._getframe
 
+_T = TypeVar("_T")
+
 
 #: The prefix of the locals pathprof gives measured functions (as pytest's
 #: assertion rewriting names its own ``@py_*``, which ``pytest -l`` leaves out).
@@ -35,7 +37,7 @@ LOCAL_PREFIX = "@pp_"
 _namespace_views = (builtins.locals, builtins.vars)
 
 
-def program_names(view: Any, result: Any) -> Any:
+def program_names(view: object, result: _T) -> _T:
     """See :meth:`InstrumentedModule.program_names`."""
     return InstrumentedModule.program_names(view, result)
 
@@ -53,7 +55,7 @@ def registers() -> dict[str, Any]:
     return table
 
 
-def assign(name: str, value: Any) -> Any:
+def assign(name: str, value: _T) -> _T:
     """``(name := value)`` for a register of the calling frame kept outside it."""
     registers_of = outside_registers
     key = id(getframe(1))
@@ -68,10 +70,10 @@ class _Sink(dict[Any, int]):
     """Counts that go nowhere: what the runtime hands instrumented code that runs
     while the interpreter shuts down, when it can no longer do its work."""
 
-    def __missing__(self, key: Any) -> int:
+    def __missing__(self, key: object) -> int:
         return 0
 
-    def pop(self, key: Any, default: Any = 0) -> Any:
+    def pop(self, key: object, default: Any = 0) -> Any:
         return dict.pop(self, key, default)
 
 
@@ -85,16 +87,16 @@ class NamespaceRef:
 
     __slots__ = ("_dict", "_module")
 
-    def __init__(self, name: Any, namespace: dict[str, Any]) -> None:
+    def __init__(self, name: object, namespace: dict[str, object]) -> None:
         module = sys.modules.get(name) if type(name) is str else None
         if module is not None and getattr(module, "__dict__", None) is namespace:
-            self._module: Any = weakref.ref(module)
-            self._dict: dict[str, Any] | None = None
+            self._module: weakref.ref[ModuleType] | None = weakref.ref(module)
+            self._dict: dict[str, object] | None = None
         else:
             self._module = None
             self._dict = namespace
 
-    def __call__(self) -> dict[str, Any] | None:
+    def __call__(self) -> dict[str, object] | None:
         if self._module is None:
             return self._dict
         module = self._module()
@@ -133,21 +135,22 @@ class InstrumentedModule:
     _passes = staticmethod(must_pass)
 
     @classmethod
-    def program_names(cls, view: Any, result: Any) -> Any:
+    def program_names(cls, view: object, result: _T) -> _T:
         """``result`` of a call ``view()`` without arguments in a measured function,
         without pathprof's locals if ``view`` is the builtin ``locals``, ``vars`` or
         ``dir``. Instrumented code wraps every such call in this one, so the program
         sees its own names only (``Point(**locals())``, ``dir()``). A namespace is
         cleaned in place: ``locals()`` gives the frame's own dict on 3.11 and 3.12."""
+        found: object = result
         try:
             if view in cls._namespace_views:
-                if type(result) is dict:
-                    for name in [n for n in result
+                if type(found) is dict:
+                    for name in [n for n in found
                                  if type(n) is str and n.startswith("@pp_")]:
-                        del result[name]
-            elif view is cls._dir and type(result) is list:
-                result[:] = [n for n in result
-                             if not (type(n) is str and n.startswith("@pp_"))]
+                        del found[name]
+            elif view is cls._dir and type(found) is list:
+                found[:] = [n for n in found
+                            if not (type(n) is str and n.startswith("@pp_"))]
         except Exception as err:  # never into the program, but what is the program's
             if cls._passes(err):
                 raise
@@ -169,7 +172,7 @@ class InstrumentedModule:
             return cls._sink()
 
     @classmethod
-    def assign(cls, name: str, value: Any) -> Any:
+    def assign(cls, name: str, value: _T) -> _T:
         """``(name := value)`` for a register of the calling frame kept outside it."""
         try:
             key = id(cls.getframe(1))
