@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pathprof.exceptions import ConfigError, PathprofError
+from pathprof.measure.measuring import Measuring
 from pathprof.runtime import events as _eventrt
 from pathprof.runtime import holder as _holder
 from pathprof.runtime.events import EventBudgetExceeded
@@ -170,7 +171,7 @@ def counts() -> EventCounts:
     return EventCounts(kind, total, functions)
 
 
-class EventCounter(contextlib.ContextDecorator):
+class EventCounter(Measuring):
     """Instrument the selected modules imported while started so that they count
     events. Selection works as for :class:`pathprof.Profiler`. ``placement`` other
     than ``"tree"`` (the chords of a spanning tree) is a baseline: ``"blocks"`` adds
@@ -184,14 +185,8 @@ class EventCounter(contextlib.ContextDecorator):
                  omit: Sequence[str] = (), default_dirs: Sequence[str] | None = None,
                  kind: str = "statements", cache: bool = True, placement: str = "tree",
                  per_function: bool = True, cache_dir: str | None = None) -> None:
-        import os
-
         from pathprof.config import cache_dir as find_cache_dir
-        from pathprof.measure.importhook import ImportHook, InstrumentOptions
-        from pathprof.measure.interpreter import require_gil
-
-        require_gil()
-        from pathprof.python.selection import Selection
+        from pathprof.measure.importhook import InstrumentOptions
 
         if kind not in KINDS:
             raise ConfigError(f"event kind must be one of {', '.join(KINDS)}, not {kind!r}")
@@ -201,32 +196,18 @@ class EventCounter(contextlib.ContextDecorator):
         if placement not in PLACEMENTS:
             raise ConfigError(f"placement must be one of {', '.join(PLACEMENTS)}, "
                               f"not {placement!r}")
-        self.options = InstrumentOptions(mode="events", cache=cache, events=kind,
-                                         placement=placement, totals_only=not per_function,
-                                         cache_dir=find_cache_dir(cache_dir))
-        self.selection = Selection(source, include, omit,
-                                   [os.getcwd()] if default_dirs is None else default_dirs)
-        self.hook = ImportHook(self.selection, self.options)
+        super().__init__(InstrumentOptions(mode="events", cache=cache, events=kind,
+                                           placement=placement, totals_only=not per_function,
+                                           cache_dir=find_cache_dir(cache_dir)),
+                         source=source, include=include, omit=omit, default_dirs=default_dirs)
 
     def start(self) -> EventCounter:
-        from pathprof.messages import warn
-
-        self.hook.install()
-        late = [name for name, _module in self.hook.already_imported()]
-        if late:
-            # Unlike Profiler, counting does not switch functions in place (yet).
-            warn("already imported before counting started, so not counted: "
-                 + ", ".join(late[:5]) + (f" and {len(late) - 5} more" if len(late) > 5 else ""))
+        # Unlike Profiler, counting does not switch functions in place (yet).
+        self.install_hook("counting", "counted")
         return self
 
     def stop(self) -> None:
         self.hook.uninstall()
-
-    def __enter__(self) -> EventCounter:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def counts(self) -> EventCounts:
         found = counts()

@@ -10,13 +10,12 @@ frame), starting anywhere and crossing calls; see
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pathprof.exceptions import ConfigError
+from pathprof.measure.measuring import Measuring
 
 __all__ = ["ENCODINGS", "LENGTHS", "HotSubpath", "SubpathSampling", "snapshot"]
 
@@ -108,7 +107,7 @@ class HotSubpath:
         return found
 
 
-class SubpathSampling(contextlib.ContextDecorator):
+class SubpathSampling(Measuring):
     """Instrument the selected modules imported while started for subpath sampling.
     Selection works as for :class:`pathprof.Profiler`. ``period``: one stream
     position in ``period`` starts a sample at first (it grows as the sample fills
@@ -128,13 +127,10 @@ class SubpathSampling(contextlib.ContextDecorator):
                  exact: bool = False, cache: bool = True, checkpoint_every: int = 0,
                  costs: str | None = None, cache_dir: str | None = None) -> None:
         from pathprof.config import cache_dir as find_cache_dir
-        from pathprof.measure.importhook import ImportHook, InstrumentOptions
-        from pathprof.measure.interpreter import require_gil
+        from pathprof.measure.importhook import InstrumentOptions
         from pathprof.measure.subpaths import SubpathProfiler
-        from pathprof.python.selection import Selection
         from pathprof.runtime.subpaths import LengthDistribution, SubpathSampler
 
-        require_gil()
         if encoding not in ENCODINGS:
             raise ConfigError(f"encoding must be one of {', '.join(ENCODINGS)}, "
                               f"not {encoding!r}")
@@ -161,32 +157,18 @@ class SubpathSampling(contextlib.ContextDecorator):
             raise ConfigError(str(err)) from err
         self.profiler = SubpathProfiler(sampler, exact=exact,
                                         checkpoint_every=checkpoint_every)
-        self.options = InstrumentOptions(mode="path", cache=cache, subpaths=True,
-                                         cache_dir=find_cache_dir(cache_dir))
-        self.selection = Selection(source, include, omit,
-                                   [os.getcwd()] if default_dirs is None else default_dirs)
-        self.hook = ImportHook(self.selection, self.options)
+        super().__init__(InstrumentOptions(mode="path", cache=cache, subpaths=True,
+                                           cache_dir=find_cache_dir(cache_dir)),
+                         source=source, include=include, omit=omit, default_dirs=default_dirs)
 
     def start(self) -> SubpathSampling:
-        from pathprof.messages import warn
-
-        self.hook.install()
-        late = [name for name, _module in self.hook.already_imported()]
-        if late:
-            warn("already imported before sampling started, so not sampled: "
-                 + ", ".join(late[:5]) + (f" and {len(late) - 5} more" if len(late) > 5 else ""))
+        self.install_hook("sampling", "sampled")
         self.profiler.start()
         return self
 
     def stop(self) -> None:
         self.profiler.stop()
         self.hook.uninstall()
-
-    def __enter__(self) -> SubpathSampling:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def hottest(self, *, top: int | None = 10, confidence: float = 0.95,
                 one_sided: bool = False, rank: str = "count",

@@ -55,10 +55,9 @@ from pathprof.measure.childexit import (
     patch_os_exit,
     save_on_sigterm,
 )
-from pathprof.measure.importhook import ImportHook, InstrumentOptions
-from pathprof.measure.interpreter import require_gil
+from pathprof.measure.importhook import InstrumentOptions
+from pathprof.measure.measuring import Measuring
 from pathprof.messages import warn
-from pathprof.python.selection import Selection
 from pathprof.runtime.passthrough import must_pass
 
 if TYPE_CHECKING:
@@ -75,7 +74,7 @@ METRICS = (None, "time")
 _active: Profiler | None = None
 
 
-class Profiler:
+class Profiler(Measuring):
     """Measure path profiles of the selected code while started.
 
     Parameters mirror the command line: ``source``, ``include`` and ``omit`` select
@@ -104,7 +103,6 @@ class Profiler:
                  argv: Sequence[str] | None = None, stop_counting: str = "never",
                  cache_dir: str | CacheDir | None = None, warn_unmatched: bool = True,
                  conditions: bool = False) -> None:
-        require_gil()
         if mode not in MODES:
             raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         if metric not in METRICS:
@@ -128,21 +126,19 @@ class Profiler:
             raise ConfigError(str(err)) from err
         #: coverage that stops paying: when a function goes back to its original code
         self.stop_counting = stop_counting if self.copy is None else "never"
-        self.options = InstrumentOptions(mode=mode, metric=metric,
-                                         cache=cache and self.copy is None, copy_plan=self.copy,
-                                         switches=self.stop_counting != "never",
-                                         conditions=conditions,
-                                         cache_dir=(cache_dir if isinstance(cache_dir, CacheDir)
-                                                    else config.cache_dir(cache_dir)))
+        super().__init__(
+            InstrumentOptions(mode=mode, metric=metric, cache=cache and self.copy is None,
+                              copy_plan=self.copy, switches=self.stop_counting != "never",
+                              conditions=conditions,
+                              cache_dir=(cache_dir if isinstance(cache_dir, CacheDir)
+                                         else config.cache_dir(cache_dir))),
+            source=source, include=include, omit=omit, default_dirs=default_dirs)
         self._stopping = (stopping.StopCounting(self.stop_counting)
                           if self.stop_counting != "never" else None)
         #: calls counted of the functions another copy profiles, by
         #: ``file|qualname|line|source hash``
         self.calls: dict[str, int] = {}
-        self.selection = Selection(source, include, omit,
-                                   [os.getcwd()] if default_dirs is None else default_dirs)
         self.warn_unmatched = warn_unmatched
-        self.hook = ImportHook(self.selection, self.options)
         self.append = append
         self.argv = list(sys.argv if argv is None else argv)
         self.started_at = time.time()
@@ -222,9 +218,6 @@ class Profiler:
         """The ``source`` entries, as given, that no module or file imported while
         measuring fell under: nothing of them was measured."""
         return self.selection.unmatched()
-
-    def __enter__(self) -> Profiler:
-        return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
