@@ -34,8 +34,9 @@ import os
 import sys
 import types
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 from pathprof import config, runtime
@@ -47,7 +48,14 @@ from pathprof.runtime.passthrough import must_pass
 
 if TYPE_CHECKING:
     import ast
-    from types import CodeType
+
+    from pathprof.measure.partial import CopyPlan
+
+    #: What the cache keeps of a module (:func:`_compile_instrumented`): its code, with
+    #: its functions' originals marshalled, or (in place) its code and its prologue's.
+    Unbound = CodeType | tuple[CodeType, bytes] | tuple[CodeType, CodeType]
+    #: What runs: a module's code, or (in place) its code and its prologue's.
+    Bound = CodeType | tuple[CodeType, ...]
 
 __all__ = ["ImportHook", "InstrumentOptions", "InstrumentingLoader", "WarmResult",
            "compile_instrumented", "warm_cache"]
@@ -67,7 +75,7 @@ class InstrumentOptions:
     placement: str = "tree"
     #: in one copy of a parallel run: which functions it profiles (the others count
     #: calls only); such a run does not use the cache
-    copy_plan: Any = None
+    copy_plan: CopyPlan | None = None
     #: path mode with OSP's countdown and block observation (``pathprof hot``)
     subpaths: bool = False
     #: path mode: functions carry their original code too, for coverage that stops
@@ -120,18 +128,22 @@ class Rewriter:
 
 
 def compile_instrumented(source: bytes, filename: str, options: InstrumentOptions,
-                         *, in_place: bool = False, show_warnings: bool = True) -> Any:
+                         *, show_warnings: bool = True) -> CodeType:
     """Instrument and compile ``source``, ready to run (bound to a holder of its own:
     :mod:`pathprof.runtime.holder`); raises what :func:`compile` raises for bad source.
-
-    With ``in_place``, returns ``(module code, prologue code)``: what
-    :mod:`pathprof.measure.inplace` needs for a module imported before measuring.
     """
-    code = _unbound(source, filename, options, in_place, show_warnings)
-    return bind_code(_noting_original(code, source, filename, in_place), options)
+    code = _unbound(source, filename, options, False, show_warnings)
+    return _module_code(bind_code(_noting_original(code, source, filename), options))
 
 
-def bind_code(code: Any, options: InstrumentOptions) -> Any:
+def _module_code(code: Bound) -> CodeType:
+    """``code`` made for a module imported by pathprof's loader: one code object."""
+    if not isinstance(code, CodeType):
+        raise TypeError("instrumented in place, not for an import")
+    return code
+
+
+def bind_code(code: Bound, options: InstrumentOptions) -> Bound:
     """Instrumented code as compiled or cached (a code object, or the tuple of
     :func:`compile_instrumented`'s ``in_place``) bound to a new holder, whose runtime
     is the one ``options``' mode counts with."""
@@ -139,12 +151,15 @@ def bind_code(code: Any, options: InstrumentOptions) -> Any:
     if options.mode == "events":
         counting = sys.modules.get("pathprof.runtime.events") or importlib.import_module(
             "pathprof.runtime.events")
-    return holder.bind(code, holder.new_holder(counting))
+    found = holder.new_holder(counting)
+    if isinstance(code, CodeType):  # (one call per kind: bind keeps the kind it is given)
+        return holder.bind(code, found)
+    return holder.bind(code, found)
 
 
 def _unbound(source: bytes, filename: str, options: InstrumentOptions, in_place: bool,
              show_warnings: bool, rewriter: Rewriter | None = None,
-             compile_as: str | None = None) -> Any:
+             compile_as: str | None = None) -> Unbound:
     """What :func:`compile_instrumented` binds, as the cache keeps it.
 
     Compile-time warnings (an ``is`` with a literal, an invalid escape sequence)
@@ -174,11 +189,11 @@ def _unbound(source: bytes, filename: str, options: InstrumentOptions, in_place:
 
 def _compile_instrumented(source: bytes, filename: str, options: InstrumentOptions,
                           in_place: bool, rewriter: Rewriter | None = None,
-                          compile_as: str | None = None) -> Any:
+                          compile_as: str | None = None) -> Unbound:
     from pathprof.hashing import source_hash
     from pathprof.python.instrument import instrument_source
 
-    calls_only: Any = ()
+    calls_only: Container[int] = ()
     shares = None
     if options.copy_plan is not None:
         digest = source_hash(source)
@@ -213,11 +228,32 @@ def _compile_instrumented(source: bytes, filename: str, options: InstrumentOptio
 
 
 def instrumented_code(source: bytes, filename: str, options: InstrumentOptions,
-                      stats: dict[str, int] | None = None, *, in_place: bool = False,
-                      show_warnings: bool = True, rewriter: Rewriter | None = None,
-                      compile_as: str | None = None) -> Any:
-    """Instrumented code for ``source``, from the cache when it is there (with
-    ``in_place``: what :func:`compile_instrumented` returns then, cached apart).
+                      stats: dict[str, int] | None = None, *, show_warnings: bool = True,
+                      rewriter: Rewriter | None = None, compile_as: str | None = None
+                      ) -> CodeType:
+    """Instrumented code for ``source``, from the cache when it is there."""
+    return _module_code(_cached(source, filename, options, stats, False, show_warnings,
+                                rewriter, compile_as))
+
+
+def instrumented_in_place(source: bytes, filename: str, options: InstrumentOptions,
+                          stats: dict[str, int] | None = None, *, show_warnings: bool = True
+                          ) -> tuple[CodeType, CodeType]:
+    """``(module code, prologue code)`` for ``source``, from the cache when it is there
+    (cached apart from :func:`instrumented_code`'s): what
+    :mod:`pathprof.measure.inplace` needs for a module imported before measuring."""
+    code = _cached(source, filename, options, stats, True, show_warnings, None, None)
+    if isinstance(code, CodeType):
+        raise TypeError("instrumented for an import, not in place")
+    module, prologue = code
+    return module, prologue
+
+
+def _cached(source: bytes, filename: str, options: InstrumentOptions,
+            stats: dict[str, int] | None, in_place: bool, show_warnings: bool,
+            rewriter: Rewriter | None, compile_as: str | None) -> Bound:
+    """Instrumented code for ``source``, from the cache when it is there (``in_place``:
+    the module's and its prologue's, cached apart).
 
     Where the cache is read and written: :mod:`pathprof.measure.codecache`. ``stats``
     counts ``cache_hits`` and ``instrumented``, and where what was instrumented was
@@ -234,7 +270,7 @@ def instrumented_code(source: bytes, filename: str, options: InstrumentOptions,
         if code is not None and _well_formed(code, in_place):
             if stats is not None:
                 stats["cache_hits"] = stats.get("cache_hits", 0) + 1
-            return bind_code(_noting_original(code, source, filename, in_place), options)
+            return bind_code(_noting_original(code, source, filename), options)
     code = _unbound(source, filename, options, in_place, show_warnings, rewriter, compile_as)
     if stats is not None:
         stats["instrumented"] = stats.get("instrumented", 0) + 1
@@ -243,10 +279,10 @@ def instrumented_code(source: bytes, filename: str, options: InstrumentOptions,
         if stats is not None and written is not None:
             key = "cached_in_pycache" if written == codecache.PYCACHE else "cached_in_cache_dir"
             stats[key] = stats.get(key, 0) + 1
-    return bind_code(_noting_original(code, source, filename, in_place), options)
+    return bind_code(_noting_original(code, source, filename), options)
 
 
-def _well_formed(code: Any, in_place: bool) -> bool:
+def _well_formed(code: object, in_place: bool) -> bool:
     """Whether a cache entry holds what a module's code is kept as: a code object, a
     code object and its functions' originals marshalled (:func:`_compile_instrumented`),
     or, in place, the module's and the prologue's code objects."""
@@ -256,15 +292,17 @@ def _well_formed(code: Any, in_place: bool) -> bool:
     return isinstance(code, types.CodeType) and not in_place
 
 
-def _noting_original(code: Any, source: bytes, filename: str, in_place: bool) -> Any:
+def _noting_original(code: Unbound, source: bytes, filename: str) -> Bound:
     """The instrumented code of what :func:`_compile_instrumented` made, its
     originals noted for :mod:`pathprof.measure.goback`."""
-    if in_place or type(code) is not tuple:
+    if isinstance(code, CodeType):
         return code
+    instrumented, other = code
+    if isinstance(other, CodeType):  # in place: the prologue's code
+        return instrumented, other
     from pathprof.hashing import source_hash
 
-    instrumented, original = code
-    goback.register_original(filename, source_hash(source), original)
+    goback.register_original(filename, source_hash(source), other)
     return instrumented
 
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pathprof import runtime
-from pathprof.measure.importhook import InstrumentOptions, instrumented_code
+from pathprof.measure.importhook import InstrumentOptions, instrumented_in_place
 from pathprof.python.names import MODULE
 from pathprof.runtime import holder
 from pathprof.runtime.passthrough import must_pass
@@ -131,8 +131,8 @@ def _prepare(name: str, module: types.ModuleType, options: InstrumentOptions,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plain = compile(source, filename, "exec", dont_inherit=True)
-    module_code, prologue = instrumented_code(source, filename, options, stats, in_place=True,
-                                              show_warnings=False)
+    module_code, prologue = instrumented_in_place(source, filename, options, stats,
+                                                  show_warnings=False)
     namespace = module.__dict__
     exec(prologue, namespace)
     names = holder.names_of(prologue)

@@ -14,6 +14,7 @@ import ast
 import dataclasses
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import Any
 
 from pathprof.constructs import CONSTRUCTS, FOR_LOOPS, FUNCTIONS, WITHS
@@ -179,7 +180,7 @@ class InstrumentedModule:
         runtime = importlib.import_module(self.runtime)
         return holder.bind(code, holder.new_holder(runtime))
 
-    def compile_unbound(self, filename: str) -> Any:
+    def compile_unbound(self, filename: str) -> CodeType:
         """The module's code object as it is cached: the holder's placeholder where
         the holder will be. CPython 3.13 and 3.14 can fail to compile
         (``ValueError: Invalid CFG, stack underflow``) a function whose registers
@@ -199,7 +200,7 @@ class InstrumentedModule:
             code = compile(self.tree, filename, "exec", dont_inherit=True)
         return locate_reraises(keep_last_instruction(code))
 
-    def compile_prologue(self, filename: str) -> Any:
+    def compile_prologue(self, filename: str) -> CodeType:
         """The prologue alone, unbound (:meth:`compile_unbound`)."""
         return compile(ast.Module(body=self.prologue, type_ignores=[]), filename, "exec",
                        dont_inherit=True)

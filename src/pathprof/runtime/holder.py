@@ -30,7 +30,7 @@ nothing else differs.
 from __future__ import annotations
 
 import types
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = ["HOLDER_NAME", "PLACEHOLDER", "bind", "names_of", "new_holder"]
 
@@ -43,6 +43,8 @@ PLACEHOLDER = "\x00@pathprof: the module's names"
 HOLDER_NAME = "pathprof's names of a measured module"
 
 _CodeType = types.CodeType
+#: A module's code, or a tuple of code objects (a module's and its prologue's)
+_Code = TypeVar("_Code", types.CodeType, tuple[types.CodeType, ...])
 _ModuleType = types.ModuleType
 
 
@@ -54,23 +56,25 @@ def new_holder(runtime: Any) -> types.ModuleType:
     return holder
 
 
-def bind(code: Any, holder: types.ModuleType) -> Any:
+def bind(code: _Code, holder: types.ModuleType) -> _Code:
     """``code`` with :data:`PLACEHOLDER` replaced by ``holder`` in it and in every
     code object among its constants (a tuple of code objects: each of them)."""
-    if type(code) is tuple:
-        done: dict[int, Any] = {}
+    if isinstance(code, tuple):
+        done: dict[int, types.CodeType] = {}
         return tuple(_bind(part, holder, done) for part in code)
     return _bind(code, holder, {})
 
 
-def _bind(code: Any, holder: types.ModuleType, done: dict[int, Any]) -> Any:
+def _bind(code: types.CodeType, holder: types.ModuleType, done: dict[int, types.CodeType]
+          ) -> types.CodeType:
     known = done.get(id(code))
     if known is not None:
         return known
     consts = code.co_consts
-    replaced = None
+    replaced: list[object] | None = None
     for i, const in enumerate(consts):
         kind = type(const)
+        bound: object
         if kind is _CodeType:
             bound = _bind(const, holder, done)
             if bound is const:
@@ -87,7 +91,7 @@ def _bind(code: Any, holder: types.ModuleType, done: dict[int, Any]) -> Any:
     return result
 
 
-def names_of(code: Any) -> dict[str, Any] | None:
+def names_of(code: object) -> dict[str, Any] | None:
     """The names of the holder ``code`` (a bound code object) holds, or None for code
     that holds none (not instrumented, or not bound)."""
     for const in getattr(code, "co_consts", ()):
