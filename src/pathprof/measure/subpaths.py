@@ -72,8 +72,8 @@ from pathprof.measure.subpath_streams import OWN_STREAM, Streams, stream_key
 from pathprof.python.names import OBSERVED_FLOOR
 from pathprof.runtime.passthrough import SafeLock, must_pass
 from pathprof.runtime.subpaths import SubpathSampler
+from pathprof.runtime.tracks import Hold, fill, fill_dropped, new_track
 from pathprof.runtime.tracks import Track as _Track
-from pathprof.runtime.tracks import fill, fill_dropped, new_track
 
 if TYPE_CHECKING:
     from pathprof.runtime import ModuleState
@@ -96,11 +96,6 @@ LEAST_LEAD = 16
 NEEDS_KEPT = 32
 #: The most blocks noted before the notes are taken (bounds the notes kept).
 NOTES_TAKEN = 4096
-
-
-#: An exit held back: (held block ids, the with's line span, its with-after block, the
-#: blocks before the exit as far as its call tells, or None)
-_Hold = tuple[list[int], tuple[int, int], "int | None", "tuple[int, ...] | None"]
 
 
 #: Not worked out yet (a call's prefix may be None: it cannot be told).
@@ -556,7 +551,7 @@ class SubpathProfiler:
             # jump, before the exit runs, and went out whole; the register holds the
             # next path's start, which tells nothing of the blocks before the exit.
             before = None
-        hold: _Hold = ([], lines, compound.with_exit, before)
+        hold: Hold = ([], lines, compound.with_exit, before)
         track.held.append(hold)  # after the exits of withs inside it, held already
         self._held[key] = (track, hold)
         return key
@@ -700,7 +695,7 @@ class SubpathProfiler:
         track.emitted = track.sent = 0
         if not track.held:
             return
-        renewed: list[_Hold] = [(idents, span, after, None)
+        renewed: list[Hold] = [(idents, span, after, None)
                                 for idents, span, after, _ in track.held]
         for key, (holder, hold) in list(self._held.items()):
             if holder is track:

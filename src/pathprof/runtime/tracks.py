@@ -14,12 +14,20 @@ fill the blanks in them: :func:`fill_dropped`).
 
 from __future__ import annotations
 
+from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pathprof.runtime import ModuleState
 
-__all__ = ["Track", "fill", "fill_dropped", "new_track"]
+__all__ = ["Hold", "StreamKey", "Track", "fill", "fill_dropped", "new_track"]
+
+#: A stream's key: ``("thread", thread id)``, ``("frame", id of a generator's or
+#: coroutine's frame)``, or ``("hold", id of a with's ``__exit__`` frame)``.
+StreamKey = tuple[str, int]
+#: A with statement's held exit: its held block ids, the with's line span, its
+#: with-after block, and the blocks before the exit as far as its call tells.
+Hold = tuple[list[int], tuple[int, int], "int | None", "tuple[int, ...] | None"]
 
 
 class Track:
@@ -32,7 +40,7 @@ class Track:
 
     state: ModuleState
     index: int
-    stream: Any
+    stream: StreamKey
     #: how many blocks of the frame's current path went out
     emitted: int
     #: of those, the blocks counted in the positions (sent, or counted unseen when
@@ -41,14 +49,14 @@ class Track:
     #: per with statement whose exit is held, innermost first: (held block ids, the
     #: with's line span, its with-after block, the blocks before the exit as far as
     #: its call tells)
-    held: list[Any]
+    held: list[Hold]
     #: the last block of the path that ended last, until a block of the next goes out
     ended_at: int | None
     #: the frame's id: its key in the profiler's frames (the frame holds the track in
     #: a local, so the id is its own while the track is noted)
     frame: int
     #: the stream of a held ``__exit__``'s frame once nothing holds it
-    home: Any
+    home: StreamKey | None
     #: the function's paths as noted path ends need them (shared by its frames):
     #: path number -> (the stream ids of its blocks, whether it returns, its last
     #: block or None)
@@ -65,16 +73,16 @@ class Track:
         self.emitted = self.sent = 0
         self.held = []
         self.ended_at = None
-        if self.stream[0] == "hold":
+        if self.stream[0] == "hold" and self.home is not None:  # (a hold has a home)
             self.stream = self.home
 
     def __repr__(self) -> str:
         return f"<Track {getattr(self, 'frame', '?')} {getattr(self, 'stream', '?')}>"
 
 
-def fill(track: Track, state: ModuleState, index: int, stream: Any, emitted: int = 0,
-         sent: int = 0, *, frame: int, home: Any = None, generation: int,
-         code: Any = None) -> Track:
+def fill(track: Track, state: ModuleState, index: int, stream: StreamKey, emitted: int = 0,
+         sent: int = 0, *, frame: int, home: StreamKey | None = None, generation: int,
+         code: CodeType | None = None) -> Track:
     """Set every field of ``track``; returns it."""
     track.state = state
     track.index = index
@@ -91,8 +99,9 @@ def fill(track: Track, state: ModuleState, index: int, stream: Any, emitted: int
     return track
 
 
-def new_track(state: ModuleState, index: int, stream: Any, emitted: int = 0, sent: int = 0, *,
-              frame: int, home: Any = None, generation: int, code: Any = None) -> Track:
+def new_track(state: ModuleState, index: int, stream: StreamKey, emitted: int = 0,
+              sent: int = 0, *, frame: int, home: StreamKey | None = None, generation: int,
+              code: CodeType | None = None) -> Track:
     """A track with every field set."""
     return fill(Track(), state, index, stream, emitted, sent, frame=frame, home=home,
                 generation=generation, code=code)
