@@ -1,4 +1,6 @@
-"""The library API: Profiler as context manager and decorator, load(), the data file."""
+"""The library API a program uses (`pathprof.Profiler` as context manager and decorator,
+`pathprof.load()`) and the data file it writes; the faces' door, `api.py`, is tested by
+tests/test_reporting.py and the commands' and the plugin's tests."""
 
 from __future__ import annotations
 
