@@ -359,7 +359,9 @@ def renderer(name: str) -> Callable[..., str | None]:
     import importlib
 
     module, function = REPORTS[name]
-    return getattr(importlib.import_module(f"pathprof.report.{module}"), function)
+    found: Callable[..., str | None] = getattr(importlib.import_module(
+        f"pathprof.report.{module}"), function)
+    return found
 
 
 def subpath_sources(document: Mapping[str, Any]) -> dict[str, list[str] | str]:

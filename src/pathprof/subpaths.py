@@ -10,7 +10,7 @@ frame), starting anywhere and crossing calls; see
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,7 +68,7 @@ class HotSubpath:
     """One subpath's estimate, with the source it runs."""
 
     rank: int
-    blocks: tuple[int, ...]
+    blocks: tuple[Hashable, ...]
     #: per block: (file, qualified name, first source line, last source line, the
     #: function's first line)
     places: tuple[tuple[str, str, int | None, int | None, int], ...]

@@ -274,7 +274,7 @@ def _accessor_of(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
 
 def _first_line(node: ast.stmt) -> int:
     """A statement's first line: its first decorator's, if it has any."""
-    decorators = getattr(node, "decorator_list", [])
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
     return min([node.lineno] + [d.lineno for d in decorators])
 
 

@@ -31,7 +31,7 @@ least the confidence.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from pathprof.runtime.subpaths import SampleSnapshot
@@ -46,7 +46,7 @@ RANKINGS = ("count", "length", "cost")
 
 @dataclass(frozen=True)
 class SubpathEstimate:
-    blocks: tuple  #: the subpath as the sampler encoded it
+    blocks: tuple[Hashable, ...]  #: the subpath as the sampler encoded it
     sampled: int  #: times it is in the sample
     estimate: float  #: estimated occurrences in the stream so far
     error: float  #: the thesis's relative error at the confidence asked for
@@ -126,7 +126,7 @@ def estimate_subpaths(snapshot: SampleSnapshot, *, confidence: float = 0.95,
     return found[:top] if top is not None else found
 
 
-def cycle_of(blocks: Sequence) -> tuple[tuple, float] | None:
+def cycle_of(blocks: Sequence[Hashable]) -> tuple[tuple[Hashable, ...], float] | None:
     """``(one turn, turns)`` when ``blocks`` repeats a shorter sequence at least twice
     (``a b a b a``: ``(a, b)``, 2.5 turns), by its shortest period; else None."""
     size = len(blocks)
@@ -136,7 +136,7 @@ def cycle_of(blocks: Sequence) -> tuple[tuple, float] | None:
     return None
 
 
-def _cycle_key(turn: Sequence) -> tuple:
+def _cycle_key(turn: Sequence[Hashable]) -> tuple[Hashable, ...]:
     """One key for a cycle whichever block it is entered at (its smallest rotation)."""
     rotations = [tuple(turn[i:]) + tuple(turn[:i]) for i in range(len(turn))]
     return min(rotations, key=lambda r: tuple(map(repr, r)))
@@ -156,7 +156,7 @@ def fold_cycles(estimates: Sequence[SubpathEstimate]) -> list[SubpathEstimate]:
             cycles.add(_cycle_key(found[0]))
     if not cycles:
         return list(estimates)
-    shown: dict[tuple, int] = {}
+    shown: dict[tuple[Hashable, ...], int] = {}
     kept: list[SubpathEstimate] = []
     for estimate in estimates:
         found = cycle_of(estimate.blocks)
@@ -176,7 +176,9 @@ def fold_cycles(estimates: Sequence[SubpathEstimate]) -> list[SubpathEstimate]:
     return kept
 
 
-def rank_agreement(estimated: Sequence[tuple], exact: dict[tuple, int], k: int = 5
+def rank_agreement(estimated: Sequence[tuple[Hashable, ...]],
+                   exact: Mapping[tuple[Hashable, ...], int],
+                   k: int = 5
                    ) -> list[int | None]:
     """For the ``k`` hottest subpaths of ``exact``, their rank (1-based) in
     ``estimated`` (None: not there): the thesis's Table 4.11."""

@@ -97,8 +97,8 @@ def _instrument_mp_main(profiler: object) -> None:
     selection = profiler.selection  # type: ignore[attr-defined]
     options = profiler.options  # type: ignore[attr-defined]
 
-    def run_path(path_name: str, init_globals: dict | None = None,
-                 run_name: str | None = None) -> dict:
+    def run_path(path_name: str, init_globals: dict[str, object] | None = None,
+                 run_name: str | None = None) -> dict[str, object]:
         path = os.path.abspath(os.fspath(path_name))
         if not (path.endswith(".py") and os.path.isfile(path)
                 and selection.wants("__main__", path)):
@@ -109,7 +109,7 @@ def _instrument_mp_main(profiler: object) -> None:
             code = compile_instrumented(source, path, options)
         except Exception:
             return original(path_name, init_globals, run_name)
-        namespace: dict = {}
+        namespace: dict[str, object] = {}
         if init_globals is not None:
             namespace.update(init_globals)
         namespace.update(__name__=run_name or "<run_path>", __file__=path, __cached__=None,

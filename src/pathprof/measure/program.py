@@ -167,13 +167,16 @@ def _run_between(program: Program, compile_main: Any, end: RunEnd | None = None)
                 end.hold_sigint()
 
     ending = Ending()
+    status: int  # (what Ending.report returns)
     if program.module:
-        return run_module(program.name, program.args, program=runtime.own_work.released,
-                          ending=ending)
+        status = run_module(program.name, program.args, program=runtime.own_work.released,
+                            ending=ending)
+        return status
     assert program.path is not None
     argv0 = program.name if os.path.exists(program.name) else program.path
-    return run_script(program.path, program.args, compile_main, argv0,
-                      program=runtime.own_work.released, ending=ending)
+    status = run_script(program.path, program.args, compile_main, argv0,
+                        program=runtime.own_work.released, ending=ending)
+    return status
 
 
 def _report_uncaught(exc_type: Any, exc: Any, tb: Any) -> None:

@@ -256,7 +256,8 @@ def call_site(blockmap: BlockMap, offset: int) -> tuple[int, int, str] | None:
     """Where a frame standing at ``offset`` (a call) is: ``(block, piece, how)``,
     or None; a function of the code alone, so worked out once per offset."""
     try:
-        return blockmap.call_sites[offset]
+        known: tuple[int, int, str] | None = blockmap.call_sites[offset]
+        return known
     except KeyError:
         found = blockmap.call_sites[offset] = (_entering_with(blockmap, offset)
                                                or blockmap.locate_piece(offset))
