@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,12 +15,7 @@ import pathprof
 from pathprof import api, config
 from pathprof.data import store
 
-MODULE = textwrap.dedent("""
-    def parity(n):
-        if n % 2:
-            return "odd"
-        return "even"
-""")
+from .test_library import MODULE
 
 
 @pytest.fixture
