@@ -93,7 +93,7 @@ def copy_costs(data_file: str, files: list[str], copies: int, partition: bool,
             continue
         fp = module["plans"][(function.qualname, function.first_line)]
         owner = plan.owners[module["digest"]][fp.index]
-        paths = [(regenerate(fp.numbering, int(k)), c) for k, c in function.counts.items()]
+        paths = [(regenerate(fp.numbering, n), c) for n, c in function.counts.items()]
         calls = sum(c for p, c in paths if p.start.value == "entry")
         if isinstance(owner, int):
             whole = sum(c * _ops(fp.plan, p.edges) for p, c in paths)
@@ -119,8 +119,8 @@ def sequential_cost(data_file: str, files: list[str]) -> int:
         if module is None:
             continue
         fp = module["plans"][(function.qualname, function.first_line)]
-        total += sum(c * _ops(fp.plan, regenerate(fp.numbering, int(k)).edges)
-                     for k, c in function.counts.items())
+        total += sum(c * _ops(fp.plan, regenerate(fp.numbering, n).edges)
+                     for n, c in function.counts.items())
     return total
 
 

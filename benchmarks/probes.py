@@ -63,8 +63,8 @@ def path_figures(data_file: str) -> dict[str, int]:
         fp = plans[function.file][(function.qualname, function.first_line)]
         dag = fp.numbering.dag
         edge_freq: Counter[int] = Counter()
-        for key, count in function.counts.items():
-            path = regenerate(fp.numbering, int(key))
+        for number, count in function.counts.items():
+            path = regenerate(fp.numbering, number)
             paths += count
             blocks += count * sum(1 for b in path.blocks if b not in (dag.entry, dag.exit))
             probes += count * _ops(fp.plan, path.edges)
@@ -73,8 +73,8 @@ def path_figures(data_file: str) -> dict[str, int]:
         if function.counts:
             weights = [float(edge_freq[e]) for e in range(len(dag.edges))]
             guided = plan_function(fp.cfg, fp.index, weights=weights)
-            for key, count in function.counts.items():
-                measured += count * _ops(guided.plan, regenerate(fp.numbering, int(key)).edges)
+            for number, count in function.counts.items():
+                measured += count * _ops(guided.plan, regenerate(fp.numbering, number).edges)
     return {"blocks": blocks, "paths": paths, "path_probes": probes,
             "path_probes_measured_weights": measured}
 

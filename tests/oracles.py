@@ -394,8 +394,7 @@ def profile_paths(meta: dict[str, Any], counts: dict[int, int],
                   ) -> Counter[PathKey]:
     """Decode one function's recorded counts (with pathprof's own decoder) into the
     oracle's form: ENTRY and EXIT included where the path starts or ends there."""
-    paths = decode_paths(meta, {str(k): v for k, v in counts.items()},
-                         {f"{b}:{v}": c for (b, v), c in cuts.items()})
+    paths = decode_paths(meta, counts, cuts)
     result: Counter[PathKey] = Counter()
     for path in paths:
         kept = tuple(b for b in with_entry_exit(meta, path) if b in visible)

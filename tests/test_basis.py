@@ -68,8 +68,7 @@ def profiles(path: Path, run: Any) -> dict[str, FunctionProfile]:
     for i, meta in enumerate(loaded.metadata.functions):
         fn = FunctionProfile(str(path), meta.qualname, meta.code_line,
                              loaded.metadata.source_hash, meta)
-        fn.counts = {str(k): v for k, v in paths[i].items()}
-        fn.cuts = {f"{b}:{v}": c for (b, v), c in cuts[i].items()}
+        fn.counts, fn.cuts = dict(paths[i]), dict(cuts[i])
         result[meta.qualname] = fn
     return result
 

@@ -36,8 +36,7 @@ def _profiles(loaded: Any) -> list[FunctionProfile]:
     for i, meta in enumerate(loaded.metadata.functions):
         fn = FunctionProfile(str(loaded.module.__file__), meta.qualname, meta.code_line,
                              loaded.metadata.source_hash, meta)
-        fn.counts = {str(k): v for k, v in paths[i].items()}
-        fn.cuts = {f"{b}:{v}": c for (b, v), c in cuts[i].items()}
+        fn.counts, fn.cuts = dict(paths[i]), dict(cuts[i])
         fn.raised, fn.unattributed = raised[i], unattributed[i]
         result.append(fn)
     return result

@@ -167,7 +167,7 @@ def test_switch_context_attributes_each_path_to_its_contexts(module_dir: Path) -
     by_end_line = {fn.block_lines(p.blocks[-1])[1]: p for p in fn.paths}
     odd, even = by_end_line[4], by_end_line[5]  # `return "odd"` is line 4, "even" line 5
     assert (odd.count, even.count) == (2, 2)  # nothing lost or counted twice by switching
-    assert fn.contexts == {odd.key: {"odd-only", "both"}, even.key: {"both"}}
+    assert fn.contexts == {odd.id: {"odd-only", "both"}, even.id: {"both"}}
 
 
 def test_contexts_survive_a_second_save_and_merge(module_dir: Path) -> None:
@@ -183,7 +183,7 @@ def test_contexts_survive_a_second_save_and_merge(module_dir: Path) -> None:
     (fn,) = pathprof.load("m.pathprof").functions
     (path,) = fn.paths
     assert path.count == 2
-    assert fn.contexts == {path.key: {"a", "b"}}
+    assert fn.contexts == {path.id: {"a", "b"}}
 
 
 def test_path_coverage_and_missed_paths_partition_every_path(module_dir: Path) -> None:

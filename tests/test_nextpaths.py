@@ -154,7 +154,7 @@ def _function(tmp_path: Path, source: str, name: str, run) -> tuple[FunctionProf
 
 def _rank(fn: FunctionProfile) -> int:
     numbering = numbering_of(fn.meta)
-    ran = [int(k) for k, c in fn.counts.items() if c]
+    ran = [n for n, c in fn.counts.items() if c]
     return oracle_rank(edge_vectors(numbering, ran)) if ran else 0
 
 
@@ -177,11 +177,11 @@ def test_the_opposite_outcome_of_an_identity_test_is_proved_impossible(tmp_path:
     # every missed path the prover names really has both tests going opposite ways
     numbering = numbering_of(fn.meta)
     named = [n for n in range(numbering.total)
-             if infeasible(fn, decode_paths(fn.meta, {str(n): 0}, {})[0], facts)]
+             if infeasible(fn, decode_paths(fn.meta, {n: 0}, {})[0], facts)]
     assert named
     for n in named:
         taken = {d["line"]: d["taken"]
-                 for d in decisions(fn, decode_paths(fn.meta, {str(n): 0}, {})[0])}
+                 for d in decisions(fn, decode_paths(fn.meta, {n: 0}, {})[0])}
         assert taken[3] == taken[8], taken
 
 
@@ -222,7 +222,7 @@ def test_a_test_written_from_each_suggestion_raises_the_basis_by_one(tmp_path: P
     fn = FunctionProfile(str(path), meta.qualname, meta.code_line,
                          loaded.metadata.source_hash, meta)
     first = ran_by and next(n for n, a in ran_by.items() if a == (1, 0, False))
-    fn.counts = {str(first): 1}
+    fn.counts = {first: 1}
     facts = function_facts(fn, ast.parse(path.read_text()))
     found = next_paths(fn, path_space(numbering_of(fn.meta)), facts)
     assert (found.rank, found.dimension) == (1, 5)
@@ -230,7 +230,7 @@ def test_a_test_written_from_each_suggestion_raises_the_basis_by_one(tmp_path: P
     numbering = numbering_of(fn.meta)
     done = [first]
     for suggestion in found.paths:
-        number = int(suggestion.key)
+        number = suggestion.id
         assert number in ran_by, path_brief(fn, suggestion)  # a call runs it
         before = oracle_rank(edge_vectors(numbering, done))
         done.append(number)
@@ -309,7 +309,7 @@ def test_what_the_prover_must_not_claim(tmp_path: Path) -> None:
         numbering = numbering_of(fn.meta)
         claims[name] = sum(
             1 for n in range(numbering.total)
-            if infeasible(fn, decode_paths(fn.meta, {str(n): 0}, {})[0], facts))
+            if infeasible(fn, decode_paths(fn.meta, {n: 0}, {})[0], facts))
     # `mutated`: only the path where nothing ran between the two tests (the false
     # arm of the first); `rebound`: that one, and the one through `x = 0` that then
     # finds `x is not None` false; in `called`, log() cannot change what `x is None`
@@ -394,7 +394,7 @@ def test_no_path_that_ran_is_proved_impossible(tmp_path_factory, source: str) ->
     assert facts is not None
     for number, count in ran.items():
         if count:
-            claimed = infeasible(fn, decode_paths(meta, {str(number): 0}, {})[0], facts)
+            claimed = infeasible(fn, decode_paths(meta, {number: 0}, {})[0], facts)
             assert claimed is None, (source, number, str(claimed))
 
 
@@ -451,7 +451,7 @@ def test_what_the_prover_proves(tmp_path: Path) -> None:
         numbering = numbering_of(fn.meta)
         found[name] = sorted(
             str(why) for n in range(numbering.total)
-            if (why := infeasible(fn, decode_paths(fn.meta, {str(n): 0}, {})[0], facts)))
+            if (why := infeasible(fn, decode_paths(fn.meta, {n: 0}, {})[0], facts)))
     assert found["equal"] == [
         '`name == \'cp\'` is true on line 2, so `name == \'pp\'` cannot be true on line '
         '6, and nothing between changes `name`']
@@ -509,8 +509,8 @@ def test_a_path_the_tests_saw_cut_short_every_time_is_suggested_last(tmp_path: P
     assert len(briefs) == 2
     assert briefs[1].startswith("6 → true · 7")
     assert found.unfound == 0
-    assert list(found.cut_short) == [found.paths[1].key]
-    why = found.cut_short[found.paths[1].key]
+    assert list(found.cut_short) == [found.paths[1].id]
+    why = found.cut_short[found.paths[1].id]
     assert isinstance(why, CutShort)
     assert (why.line, why.times) == (7, 3)
     assert str(why) == ("the tests ran this path as far as line 7 3 times, and an "
@@ -556,7 +556,7 @@ def test_a_statement_that_never_returns_ends_every_path_through_it(tmp_path: Pat
         numbering = numbering_of(fn.meta)
         claims[name] = sorted(
             str(why) for n in range(numbering.total)
-            if (why := infeasible(fn, decode_paths(fn.meta, {str(n): 0}, {})[0], facts)))
+            if (why := infeasible(fn, decode_paths(fn.meta, {n: 0}, {})[0], facts)))
     # main's 4 paths: through sys.exit (2: then x or not), through fail (1), neither
     assert claims["main"] == [
         "`fail()` on line 13 never returns: a path through it ends there, cut short",

@@ -107,7 +107,7 @@ def test_test_contexts_say_which_test_ran_each_path(project: Path) -> None:
     price = next(f for f in read(str(project / ".pathprof")).functions if f.qualname == "price")
     by_test = {}
     for path in price.paths:
-        (test,) = price.contexts[path.key]
+        (test,) = price.contexts[path.id]
         lines = [fn_line for block in path.blocks if (fn_line := price.block_lines(block))]
         by_test[test.rsplit("::", 1)[1]] = [first for first, _last in lines]
     # test_price_plain: quantity 1, no member, no coupon -> 35, 38, 40, 42, 44 (no bodies)

@@ -182,7 +182,7 @@ def test_edge_mode_reports_branch_counts(project: Path) -> None:
 def test_time_metric_records_time_per_path(project: Path) -> None:
     pathprof_cli(project, "run", "--metric", "time", "app.py", "70")
     classify = functions_by_name(project / ".pathprof")["classify"]
-    assert {p.key for p in classify.paths} == set(classify.times)
+    assert {p.id for p in classify.paths} == set(classify.times)
     assert all(p.time_ns is not None and p.time_ns > 0 for p in classify.paths)
     assert "time" in pathprof_cli(project, "report").stdout
 

@@ -16,8 +16,9 @@ import pytest
 from pathprof.contract import ModuleInfo
 from pathprof.data import modules, store
 from pathprof.data.modules import ModuleContract, Packed, Sources
-from pathprof.data.profile import FunctionProfile
+from pathprof.data.profile import FunctionProfile, numbering_of
 from pathprof.exceptions import DataError
+from pathprof.graph import regenerate
 from pathprof.hashing import source_hash
 from pathprof.python.instrument import instrument_source
 
@@ -225,7 +226,7 @@ def _profiles(file: str, info: ModuleInfo, contract: ModuleContract | None = Non
     for position, meta in enumerate(info.functions):
         fn = FunctionProfile(file, meta.qualname, meta.code_line, info.source_hash, meta,
                              module=contract, position=position)
-        fn.counts = {"0": position + 1}
+        fn.counts = {0: position + 1}
         found.append(fn)
     return found
 
@@ -446,3 +447,28 @@ def test_combine_refuses_a_file_whose_blob_is_damaged_and_changes_nothing(
     assert (tmp_path / ".pathprof.a").exists()
     assert damaged.read_bytes() == before
     assert not (tmp_path / ".pathprof").exists()
+
+
+def test_counts_are_numbers_in_memory_and_text_only_in_the_file(tmp_path: Path) -> None:
+    """A profile's paths are Ball-Larus numbers and (block, prefix value) pairs from the
+    runtime to the reports; the ``path`` column holds them as text (``"3"``,
+    ``"2:1"``) and reading gives the numbers back, contexts keyed the same way."""
+    file, text, info = _instrumented(tmp_path, textwrap.dedent(SHAPES))
+    (fn, *_rest) = _profiles(file, info)
+    assert fn.qualname == "classify"
+    assert fn.meta.num_paths > 3
+    block = regenerate(numbering_of(fn.meta), 0).blocks[1]  # (path 0's prefixes: value 0)
+    fn.counts, fn.cuts, fn.times = {3: 5, 0: 1}, {(block, 0): 2}, {3: 700}
+    fn.contexts = {3: {"test_a"}, (block, 0): {"test_b", "test_a"}}
+    path = tmp_path / "data.pathprof"
+    store.write(str(path), _run_info(), [fn], {(file, info.source_hash): text})
+    assert sorted(_rows(path, "SELECT kind, path, count, time_ns FROM path")) == [
+        ("cut", f"{block}:0", 2, None), ("path", "0", 1, None), ("path", "3", 5, 700)]
+    assert sorted(_rows(path, "SELECT kind, path, context FROM context")) == [
+        ("cut", f"{block}:0", "test_a"), ("cut", f"{block}:0", "test_b"),
+        ("path", "3", "test_a")]
+    (back,) = [f for f in store.read(str(path)).functions if f.qualname == "classify"]
+    assert (back.counts, back.cuts, back.times) == (fn.counts, fn.cuts, fn.times)
+    assert back.contexts == fn.contexts
+    assert [p.id for p in back.paths] == [3, (block, 0), 0]  # hottest first
+    assert [p.key for p in back.paths] == ["3", f"cut:{block}:0", "0"]

@@ -12,3 +12,10 @@ EdgeId: TypeAlias = int
 DagEdgeId: TypeAlias = int
 #: A Ball-Larus path number: the sum of edge values along an acyclic path.
 PathId: TypeAlias = int
+#: A path an exception cut short, as the runtime records it: the block the exception
+#: left the function from and the prefix value the path register held there (Ball
+#: 1994's query increments; :func:`~pathprof.graph.numbering.regenerate_prefix`).
+Cut: TypeAlias = tuple[BlockId, int]
+#: Which path of a function a profile counts: a complete path's number, or the
+#: :data:`Cut` of a path an exception cut short.
+PathOrCut: TypeAlias = PathId | Cut

@@ -55,8 +55,7 @@ def test_edge_counts_equal_the_edges_of_the_path_profile(path: Path) -> None:
                                            strict=True)):
         assert emeta.mode == "edge"
         assert pmeta.mode == "path"
-        paths = decode_paths(pmeta, {str(k): v for k, v in path_data["counts"][i].items()},
-                             {f"{b}:{v}": c for (b, v), c in path_data["cuts"][i].items()})
+        paths = decode_paths(pmeta, path_data["counts"][i], path_data["cuts"][i])
         expected = _edges_of_paths(pmeta, paths)
         by_pair: Counter = Counter()
         for eid, count in edge_counts(emeta, edge_data["counts"][i]).items():

@@ -169,8 +169,7 @@ def test_lines_hit_in_the_lcov_file_are_lines_the_suite_ran(tmp_path: Path, modu
         for fn in functions:
             if fn.file != file:
                 continue
-            for key in fn.cuts:
-                block = int(key.split(":")[0])
+            for block, _value in fn.cuts:
                 in_cut_blocks |= {piece.line for piece in fn.meta.blocks[block].pieces}
         unexplained = (lines & set(hits)) - hit - in_cut_blocks
         assert not unexplained, (file, sorted(unexplained))

@@ -19,9 +19,9 @@ Unlike "paths run / paths possible", the dimension grows linearly with the numbe
 of decisions, never exponentially, so a sum over functions is not decided by the
 function with the most paths.
 
-Paths an exception cut short (``"cut:<block>:<value>"`` keys) are not ENTRY ->
-EXIT paths and do not count towards the basis; a path that starts at a loop
-header or a handler (after a dummy edge) does.
+Paths an exception cut short (the :data:`~pathprof.data.profile.Cut` keys of a
+profile's ``cuts``) are not ENTRY -> EXIT paths and do not count towards the basis; a
+path that starts at a loop header or a handler (after a dummy edge) does.
 
 Invariant: ``0 <= covered <= dimension``, and ``covered == dimension`` when every
 path of the function ran.
@@ -197,5 +197,5 @@ def basis_coverage(fn: FunctionProfile, numbering: Numbering | None = None
     space all its paths span."""
     numbering = numbering or numbering_of(fn.meta)
     dimension = path_space_dimension(numbering.dag)
-    ran = sorted(int(key) for key, count in fn.counts.items() if count)
+    ran = sorted(number for number, count in fn.counts.items() if count)
     return basis_rank(numbering, ran, dimension), dimension

@@ -42,7 +42,7 @@ class EdgePrediction:
 
     @property
     def right(self) -> bool:
-        return self.predicted.key == self.hottest.key
+        return self.predicted.id == self.hottest.id
 
     @property
     def wrong_share(self) -> float:
@@ -52,7 +52,7 @@ class EdgePrediction:
 
 def predict_from_edges(fn: FunctionProfile) -> EdgePrediction | None:
     """The edge profile's guess at ``fn``'s hottest path (None if no complete path ran)."""
-    complete = [p for p in fn.paths if not p.key.startswith("cut:") and p.count]
+    complete = [p for p in fn.paths if p.complete and p.count]
     if not complete:
         return None
     numbering = numbering_of(fn.meta)
@@ -71,7 +71,7 @@ def predict_from_edges(fn: FunctionProfile) -> EdgePrediction | None:
         return number
 
     number = walk(None)
-    (predicted,) = decode_paths(fn.meta, {str(number): fn.counts.get(str(number), 0)}, {},
+    (predicted,) = decode_paths(fn.meta, {number: fn.counts.get(number, 0)}, {},
                                 numbering=numbering)
     # One prediction per start: ENTRY's own code, and each dummy edge (loop header,
     # handler). Out of ENTRY, only edges of one start compete with each other.
@@ -80,7 +80,7 @@ def predict_from_edges(fn: FunctionProfile) -> EdgePrediction | None:
     predictions = {walk(e) for e in starts}
     if normal:
         predictions.add(walk(max(normal, key=lambda e: (frequency[e], -e))))
-    correct = sum(fn.counts.get(str(n), 0) for n in predictions)
+    correct = sum(fn.counts.get(n, 0) for n in predictions)
     executions = sum(fn.counts.values())
     return EdgePrediction(predicted, complete[0], executions, correct)
 
@@ -89,11 +89,10 @@ def dag_edge_frequencies(fn: FunctionProfile, numbering: Numbering) -> list[int]
     """How often each DAG edge ran, from the path profile: the edge profile edge mode
     would have measured (a backedge's count is that of its two dummy edges)."""
     frequency = [0] * len(numbering.dag.edges)
-    for key, count in fn.counts.items():
-        for eid in regenerate(numbering, int(key)).edges:
+    for number, count in fn.counts.items():
+        for eid in regenerate(numbering, number).edges:
             frequency[eid] += count
-    for key, count in fn.cuts.items():
-        block, value = (int(part) for part in key.split(":"))
+    for (block, value), count in fn.cuts.items():
         for eid in regenerate_prefix(numbering, block, value).edges:
             frequency[eid] += count
     return frequency

@@ -130,8 +130,8 @@ class FunctionLines:
     @property
     def _counted(self) -> list[int]:
         assert self.space is not None
-        return sorted(int(key) for key, count in self.profile.counts.items()
-                      if count and self.space.counts(int(key)))
+        return sorted(number for number, count in self.profile.counts.items()
+                      if count and self.space.counts(number))
 
 
 @dataclass

@@ -54,15 +54,20 @@ class NextPaths:
     dimension: int
     paths: list[Path] = field(default_factory=list)
     impossible: list[tuple[Path, Contradiction]] = field(default_factory=list)
-    #: suggested paths (by key) the tests took as far as an exception that ended them
+    #: suggested paths (by number) the tests took as far as an exception that ended them
     #: every time: suggested last, once nothing else was found, with the evidence
-    cut_short: dict[str, CutShort] = field(default_factory=dict)
+    cut_short: dict[int, CutShort] = field(default_factory=dict)
     unfound: int = 0
 
     @property
     def needed(self) -> int:
         """Independent paths missing from the basis."""
         return self.dimension - self.rank
+
+    def cut_short_of(self, path: Path) -> CutShort | None:
+        """The evidence that the tests took ``path`` as far as an exception that ended
+        it every time (None: they did not, or the path is not one suggested)."""
+        return self.cut_short.get(path.id) if isinstance(path.id, int) else None
 
 
 class _Ways:
@@ -286,10 +291,9 @@ def _cut_evidence(fn: FunctionProfile, space: PathSpace, ran: Sequence[tuple[int
     exception at that block and never took further (Ball 1994's prefix values, as
     :func:`~pathprof.graph.regenerate_prefix` reads the data file's cut keys)."""
     cut: dict[tuple[int, int], int] = {}
-    for key, count in fn.cuts.items():
+    for at, count in fn.cuts.items():
         if count:
-            block, value = (int(part) for part in key.split(":"))
-            cut[(block, value)] = cut.get((block, value), 0) + count
+            cut[at] = cut.get(at, 0) + count
     if not cut:
         return cut
     dag = space.numbering.dag
@@ -309,8 +313,8 @@ def next_paths(fn: FunctionProfile, space: PathSpace, facts: FunctionFacts | Non
     already took as far as an exception that cut them short every time
     (:class:`CutShort`) are suggested last, only where nothing else was found."""
     numbering = space.numbering
-    ran = [(count, int(key)) for key, count in fn.counts.items()
-           if count and space.counts(int(key))]
+    ran = [(count, number) for number, count in fn.counts.items()
+           if count and space.counts(number)]
     # a generator's consumer ends it by closing it, and an exception a handler of
     # the function's own catches need not end a call: no evidence from those cuts
     cut = {} if facts is not None and facts.suspends else _cut_evidence(fn, space, ran)
@@ -318,7 +322,7 @@ def next_paths(fn: FunctionProfile, space: PathSpace, facts: FunctionFacts | Non
     dag, val = numbering.dag, numbering.val
 
     def decoded(number: int) -> Path:
-        return decode_paths(fn.meta, {str(number): 0}, {}, numbering=numbering)[0]
+        return decode_paths(fn.meta, {number: 0}, {}, numbering=numbering)[0]
 
     def cut_short(number: int) -> CutShort | None:
         total = 0
@@ -343,7 +347,7 @@ def next_paths(fn: FunctionProfile, space: PathSpace, facts: FunctionFacts | Non
     found = complete_basis(space, ran, reject, limit, defer)
     result = NextPaths(found.rank, found.dimension, [decoded(n) for n in found.added],
                        [(decoded(n), why) for n, why in found.rejected],  # type: ignore[misc]
-                       cut_short={str(n): why for n, why in found.deferred.items()
+                       cut_short={n: why for n, why in found.deferred.items()
                                   if isinstance(why, CutShort)})
     wanted = result.needed if limit is None else min(limit, result.needed)
     if len(result.paths) < wanted:  # the search ran out: no feasible path was found

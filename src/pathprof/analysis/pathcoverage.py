@@ -54,7 +54,7 @@ from pathprof.analysis.memo import AnalysisMemo, paths_key, rules_key
 from pathprof.analysis.nextpaths import NextPaths, next_paths
 from pathprof.analysis.pathspace import PathSpace, path_space
 from pathprof.data.measurement import Measurement
-from pathprof.data.profile import FunctionProfile, Path, decode_paths, numbering_of
+from pathprof.data.profile import FunctionProfile, Path, decode_paths, numbering_of, path_key
 from pathprof.exceptions import PathprofError
 
 __all__ = ["CoverageTotals", "Excluded", "FileCoverage", "FunctionCoverage", "PathCoverage",
@@ -165,8 +165,10 @@ class FunctionCoverage:
 
     @property
     def contexts(self) -> dict[str, list[str]]:
-        """Path key -> the contexts (tests) that ran it, sorted; empty without contexts."""
-        return {key: sorted(names) for key, names in sorted(self.profile.contexts.items())}
+        """Path key (:func:`~pathprof.data.profile.path_key`) -> the contexts (tests)
+        that ran it, sorted, in the order of the keys; empty without contexts."""
+        named = {path_key(path): names for path, names in self.profile.contexts.items()}
+        return {key: sorted(named[key]) for key in sorted(named)}
 
     @cached_property
     def calls(self) -> int:
@@ -327,7 +329,7 @@ def _function_coverage(fn: FunctionProfile, found: ExcludedSource,
         return _kept_coverage(fn, found, source, memo, key)
     numbering = numbering_of(meta)
     space = path_space(numbering, blocks)
-    ran = sorted(int(key) for key, count in fn.counts.items() if count)
+    ran = sorted(number for number, count in fn.counts.items() if count)
     counted = [number for number in ran if space.counts(number)]
     whole = path_space(numbering) if space.excluded else space
     excluded = Excluded(paths=whole.possible - space.possible,
@@ -353,7 +355,7 @@ def _kept_coverage(fn: FunctionProfile, found: ExcludedSource, source: SourceTex
         memo.keep_space(key, possible, dimension)
     else:
         possible, dimension = shape
-    counted = sorted(int(number) for number, count in fn.counts.items() if count)
+    counted = sorted(number for number, count in fn.counts.items() if count)
     if len(counted) <= 2 or len(counted) >= possible:
         rank = min(len(counted), dimension)
     else:
@@ -469,9 +471,9 @@ def missed_paths(fn: FunctionProfile, limit: int | None = 10,
     number), at most ``limit`` of them; each comes with ``count == 0``. With
     ``space``, only the paths it counts (what exclusions left)."""
     numbering = numbering_of(fn.meta)
-    ran = {int(key) for key, count in fn.counts.items() if count}
+    ran = {number for number, count in fn.counts.items() if count}
     space = space or path_space(numbering)
     result = []
     for number in space.missed(ran, limit):
-        result += decode_paths(fn.meta, {str(number): 0}, {}, numbering=numbering)
+        result += decode_paths(fn.meta, {number: 0}, {}, numbering=numbering)
     return result

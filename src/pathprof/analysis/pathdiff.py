@@ -92,7 +92,7 @@ def _diff_function(old: FunctionProfile, new: FunctionProfile, threshold: float,
     same_source = old.source_hash == new.source_hash
 
     def keyed(fn: FunctionProfile) -> dict[object, Path]:
-        return {(p.key if same_source else _shape(fn, p)): p for p in fn.paths if p.count}
+        return {(p.id if same_source else _shape(fn, p)): p for p in fn.paths if p.count}
 
     before, after = keyed(old), keyed(new)
     result = FunctionDiff(new.file, new.qualname, new.meta.first_line, not same_source, new)

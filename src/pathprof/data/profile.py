@@ -32,9 +32,10 @@ from pathprof.graph import (
     regenerate_prefix,
     to_dag,
 )
+from pathprof.types import Cut, PathId, PathOrCut
 
 __all__ = ["END_KINDS", "START_KINDS", "FunctionProfile", "Path", "cfg_of", "decode_paths",
-           "edge_counts", "end_kind", "numbering_of"]
+           "edge_counts", "end_kind", "numbering_of", "path_key"]
 
 #: How a path can start, as reports and JSON name it.
 START_KINDS = ("entry", "loop-header", "handler")
@@ -47,21 +48,39 @@ _START = {PathStart.ENTRY: "entry", PathStart.LOOP_HEADER: "loop-header",
           PathStart.RESTART: "handler"}
 
 
+def path_key(path: PathOrCut) -> str:
+    """The path as reports and JSON name it: its number in decimal, or
+    ``"cut:<block>:<prefix value>"`` for a path an exception cut short."""
+    if isinstance(path, int):
+        return str(path)
+    return f"cut:{path[0]}:{path[1]}"
+
+
 @dataclass(frozen=True)
 class Path:
     """One acyclic path of a function and how often it ran.
 
-    ``key`` is the path's Ball-Larus number as a decimal string, or
-    ``"cut:<block>:<prefix value>"`` for a path an exception cut short.
-    ``blocks`` are CFG block ids in execution order (ENTRY and EXIT excluded).
+    ``id`` is the path's Ball-Larus number, or its :data:`~pathprof.types.Cut` for a path an
+    exception cut short; :attr:`key` names it in text. ``blocks`` are CFG block ids
+    in execution order (ENTRY and EXIT excluded).
     """
 
-    key: str
+    id: PathOrCut
     blocks: tuple[int, ...]
     start: str
     end: str
     count: int
     time_ns: int | None = None
+
+    @property
+    def key(self) -> str:
+        """:func:`path_key` of :attr:`id`: how reports and JSON name the path."""
+        return path_key(self.id)
+
+    @property
+    def complete(self) -> bool:
+        """Whether the path ran to its end (was not cut short by an exception)."""
+        return isinstance(self.id, int)
 
 
 def cfg_of(meta: FunctionInfo) -> Cfg:
@@ -132,29 +151,29 @@ def end_kind(meta: FunctionInfo, numbering: Numbering, edges: tuple[int, ...],
     return "reraise"
 
 
-def decode_paths(meta: FunctionInfo, counts: dict[str, int], cuts: dict[str, int],
-                 times: dict[str, int] | None = None,
+def decode_paths(meta: FunctionInfo, counts: Mapping[PathId, int], cuts: Mapping[Cut, int],
+                 times: Mapping[PathId, int] | None = None,
                  numbering: Numbering | None = None) -> list[Path]:
-    """Decode recorded counts into paths, hottest first (ties by key).
+    """Decode recorded counts into paths, hottest first (ties by :attr:`Path.key`, the
+    order reports print them in).
 
-    ``counts`` maps path numbers (decimal strings) to counts; ``cuts`` maps
-    ``"<block>:<prefix value>"`` to counts; ``times`` maps path numbers to
-    nanoseconds. Raises :class:`ValueError` for a number no path has.
+    ``counts`` maps path numbers to counts; ``cuts`` maps :data:`~pathprof.types.Cut` points to
+    counts; ``times`` maps path numbers to nanoseconds. Raises :class:`ValueError`
+    for a number no path has.
     """
     numbering = numbering or numbering_of(meta)
     exit_block, entry_block = meta.exit, meta.entry
     paths = []
-    for key, count in counts.items():
-        path = regenerate(numbering, int(key))
+    for number, count in counts.items():
+        path = regenerate(numbering, number)
         blocks = tuple(b for b in path.blocks if b not in (entry_block, exit_block))
-        paths.append(Path(key, blocks, _START[path.start],
+        paths.append(Path(number, blocks, _START[path.start],
                           end_kind(meta, numbering, path.edges, path.end), count,
-                          (times or {}).get(key)))
-    for key, count in cuts.items():
-        block, value = (int(part) for part in key.split(":"))
+                          (times or {}).get(number)))
+    for (block, value), count in cuts.items():
         path = regenerate_prefix(numbering, block, value)
         blocks = tuple(b for b in path.blocks if b not in (entry_block, exit_block))
-        paths.append(Path(f"cut:{key}", blocks, _START[path.start], "exception", count))
+        paths.append(Path((block, value), blocks, _START[path.start], "exception", count))
     paths.sort(key=lambda p: (-p.count, p.key))
     return paths
 
@@ -171,9 +190,12 @@ class FunctionProfile:
     #: decoded when first asked for (:attr:`meta`): a big program's run saves every
     #: function it measured, and most of them never ran.
     info: FunctionInfo | None = field(compare=False, repr=False)
-    counts: dict[str, int] = field(default_factory=dict)
-    cuts: dict[str, int] = field(default_factory=dict)
-    times: dict[str, int] = field(default_factory=dict)
+    #: Complete paths run: Ball-Larus number -> executions.
+    counts: dict[PathId, int] = field(default_factory=dict)
+    #: Paths an exception cut short: :data:`~pathprof.types.Cut` -> executions.
+    cuts: dict[Cut, int] = field(default_factory=dict)
+    #: With ``--metric time``: path number -> nanoseconds spent on the path.
+    times: dict[PathId, int] = field(default_factory=dict)
     edges: dict[int, int] = field(default_factory=dict)
     raised: int = 0
     #: of the calls ``raised`` counts, generators their consumer closed early
@@ -190,8 +212,8 @@ class FunctionProfile:
     #: coverage, lines and branches are exact (:mod:`pathprof.measure.stopping`).
     stopped: bool = False
     #: Which contexts (e.g. test ids, with ``--pathprof-context=test``) ran each path:
-    #: path key (as in ``counts``, or ``"cut:<block>:<value>"``) -> context names.
-    contexts: dict[str, set[str]] = field(default_factory=dict)
+    #: path (a number of ``counts`` or a :data:`~pathprof.types.Cut` of ``cuts``) -> context names.
+    contexts: dict[PathOrCut, set[str]] = field(default_factory=dict)
     #: The contract of the function's module as it was measured (or read from a data
     #: file), shared by the profiles of the module's functions, and the function's
     #: position in it: the data file keeps it once, as it is (None: the store makes
@@ -250,10 +272,12 @@ class FunctionProfile:
 
     def add(self, other: FunctionProfile) -> None:
         """Add another measurement of the same function (same source hash)."""
-        for mine, theirs in ((self.counts, other.counts), (self.cuts, other.cuts),
-                             (self.times, other.times)):
-            for key, value in theirs.items():
-                mine[key] = mine.get(key, 0) + value
+        for number, count in other.counts.items():
+            self.counts[number] = self.counts.get(number, 0) + count
+        for cut, count in other.cuts.items():
+            self.cuts[cut] = self.cuts.get(cut, 0) + count
+        for number, spent in other.times.items():
+            self.times[number] = self.times.get(number, 0) + spent
         for edge, count in other.edges.items():
             self.edges[edge] = self.edges.get(edge, 0) + count
         for vector, count in other.vectors.items():
@@ -268,12 +292,10 @@ class FunctionProfile:
 
     def mark_context(self, context: str) -> None:
         """Record that every path counted here ran in ``context``."""
-        for key, count in self.counts.items():
-            if count:
-                self.contexts.setdefault(key, set()).add(context)
-        for key, count in self.cuts.items():
-            if count:
-                self.contexts.setdefault(f"cut:{key}", set()).add(context)
+        ran: list[PathOrCut] = [number for number, count in self.counts.items() if count]
+        ran += [cut for cut, count in self.cuts.items() if count]
+        for path in ran:
+            self.contexts.setdefault(path, set()).add(context)
 
 
 def merge(profiles: Iterable[FunctionProfile]) -> list[FunctionProfile]:

@@ -40,6 +40,7 @@ from pathprof.data.modules import ModuleContract, Packed, PackedError, Sources
 from pathprof.data.profile import FunctionProfile, merge
 from pathprof.exceptions import DataError, NoDataError
 from pathprof.hashing import source_hash
+from pathprof.types import Cut, PathOrCut
 
 __all__ = ["Measurement", "RunInfo", "read", "source_conflicts", "write"]
 
@@ -198,17 +199,18 @@ def _insert(db: sqlite3.Connection, runs: list[RunInfo], placed: list[_Placed],
                               nedges))
         if fn.counts:  # (most functions of a big program never run)
             times = fn.times
-            paths += [(fid, "path", key, count, times.get(key))
-                      for key, count in fn.counts.items()]
+            paths += [(fid, "path", str(number), count, times.get(number))
+                      for number, count in fn.counts.items()]
         if fn.cuts:
-            paths += [(fid, "cut", key, count, None) for key, count in fn.cuts.items()]
+            paths += [(fid, "cut", _cut_text(cut), count, None)
+                      for cut, count in fn.cuts.items()]
         if fn.edges:
             edges += [(fid, edge, count) for edge, count in fn.edges.items()]
         if fn.vectors:
             vectors += [(fid, d, k, count) for (d, k), count in fn.vectors.items()]
         if fn.contexts:
-            contexts += [(fid, *_split_key(key), schema.stored_name(name))
-                         for key, names in fn.contexts.items() for name in sorted(names)]
+            contexts += [(fid, *_stored_path(path), schema.stored_name(name))
+                         for path, names in fn.contexts.items() for name in sorted(names)]
         if fn.raised or fn.unattributed:
             stats.append((fid, fn.raised, fn.unattributed))
         if fn.closed:
@@ -264,9 +266,15 @@ def _add_selections(db: sqlite3.Connection, added: Sequence[Selection]) -> None:
                (_SELECTIONS, json.dumps([s.to_json() for s in kept], separators=(",", ":"))))
 
 
-def _split_key(key: str) -> tuple[str, str]:
-    """("path", number) or ("cut", "<block>:<value>") for a path key of FunctionProfile."""
-    return ("cut", key[4:]) if key.startswith("cut:") else ("path", key)
+def _cut_text(cut: Cut) -> str:
+    """A cut path as the ``path`` column holds it: ``"<block>:<prefix value>"``."""
+    return f"{cut[0]}:{cut[1]}"
+
+
+def _stored_path(path: PathOrCut) -> tuple[str, str]:
+    """The ``kind`` and ``path`` columns of a path: ``("path", "<number>")`` or
+    ``("cut", "<block>:<prefix value>")``."""
+    return ("path", str(path)) if isinstance(path, int) else ("cut", _cut_text(path))
 
 
 def write(path: str, run: RunInfo | list[RunInfo], functions: Iterable[FunctionProfile],
@@ -563,19 +571,21 @@ def _whole(value: object, what: str) -> int:
     return value  # type: ignore[return-value]
 
 
-def _path_key(outline: _Outline, kind: str, key: object, where: str) -> str:
-    """``key`` checked against the function: a path number below its number of paths,
-    or ``<block>:<prefix value>`` for a cut path."""
+def _path_read(outline: _Outline, kind: object, key: object, where: str) -> PathOrCut:
+    """The path a row's ``kind`` and ``path`` columns name, checked against the
+    function: a path number below its number of paths, or a cut path's
+    ``<block>:<prefix value>`` with a block of the function and a value below its
+    number of paths."""
     qualname, _, possible, blocks, _ = outline
     if kind == "path":
         if isinstance(key, str) and key.isdigit() and int(key) < possible:
-            return key
+            return int(key)
         raise _Damaged(f"{where}: {_shown(key)} is not a path of {qualname} "
                        f"(0 to {possible - 1})")
-    parts = key.split(":") if isinstance(key, str) else []
+    parts = key.split(":") if kind == "cut" and isinstance(key, str) else []
     if (len(parts) == 2 and all(p.isdigit() for p in parts)
             and int(parts[0]) < blocks and int(parts[1]) < possible):
-        return key  # type: ignore[return-value]
+        return (int(parts[0]), int(parts[1]))
     raise _Damaged(f"{where}: {_shown(key)} is not a cut path of {qualname}")
 
 
@@ -630,18 +640,18 @@ def _read(db: sqlite3.Connection, wanted: Callable[[int, str], bool] | None = No
             "SELECT rowid, function_id, kind, path, count, time_ns FROM path"):
         where = f"path row {rowid}"
         outline, fn = owners.of(fid, where)
-        key = _path_key(outline, kind, key, where)
+        path = _path_read(outline, kind, key, where)
         count = _whole(count, f"{where}: its count")
         if time_ns is not None:
             time_ns = _whole(time_ns, f"{where}: its time")
         if fn is None:
             continue
-        if kind == "path":
-            fn.counts[key] = count
+        if isinstance(path, int):
+            fn.counts[path] = count
             if time_ns is not None:
-                fn.times[key] = time_ns
+                fn.times[path] = time_ns
         else:
-            fn.cuts[key] = count
+            fn.cuts[path] = count
     for rowid, fid, edge, count in db.execute("SELECT rowid, function_id, edge, count "
                                               "FROM edge"):
         where = f"edge row {rowid}"
@@ -687,13 +697,12 @@ def _read(db: sqlite3.Connection, wanted: Callable[[int, str], bool] | None = No
             "SELECT rowid, function_id, kind, path, context FROM context"):
         where = f"context row {rowid}"
         outline, fn = owners.of(fid, where)
-        key = _path_key(outline, kind, key, where)
+        path = _path_read(outline, kind, key, where)
         name = schema.name_read(stored)
         if name is None:
             raise _Damaged(f"{where}: {_shown(stored)} is not the name of a context")
         if fn is not None:
-            full = key if kind == "path" else f"cut:{key}"
-            fn.contexts.setdefault(full, set()).add(name)
+            fn.contexts.setdefault(path, set()).add(name)
     texts: dict[str, Packed] = {}
     for digest in {module.source_hash for module in used.values()}:
         found = db.execute("SELECT text, crc FROM source WHERE source_hash = ?",

@@ -59,6 +59,7 @@ from pathprof.measure.importhook import InstrumentOptions
 from pathprof.measure.measuring import Measuring
 from pathprof.messages import warn
 from pathprof.runtime.passthrough import must_pass
+from pathprof.types import Cut, PathId
 
 if TYPE_CHECKING:
     from pathprof.runtime import ModuleState
@@ -308,11 +309,10 @@ class Profiler(Measuring):
                     continue
                 fn = FunctionProfile(state.filename, fmeta.qualname, fmeta.code_line,
                                      digest, fmeta, module=contract, position=i)
-                fn.counts = {str(k): v for k, v in paths[i].items()}
-                fn.cuts = {f"{b}:{v}": c for (b, v), c in cuts[i].items()}
+                fn.counts, fn.cuts = dict(paths[i]), dict(cuts[i])
                 if fmeta.share is not None:  # this copy's share of a split function
                     fn.counts, fn.cuts = _owned(fmeta, fmeta.share, paths[i], cuts[i])
-                fn.times = {str(k): v for k, v in times[i].items()}
+                fn.times = dict(times[i])
                 if fmeta.mode == "edge":
                     fn.edges = edge_counts(fmeta, paths[i], cuts[i])
                     fn.counts, fn.cuts = {}, {}
@@ -701,23 +701,22 @@ def child_starts() -> None:
 
 
 def _owned(meta: FunctionInfo, share: CopyShareInfo, paths: dict[int, int],
-           cuts: dict[tuple[int, int], int]) -> tuple[dict[str, int], dict[str, int]]:
+           cuts: dict[Cut, int]) -> tuple[dict[PathId, int], dict[Cut, int]]:
     """What one copy of a parallel run recorded for a function whose paths the
     copies split, as Ball-Larus numbers and prefix values, kept where the copy owns
     the path (:class:`~pathprof.graph.copyplan.CopyShare`)."""
     copy = CopyShare(numbering_of(meta), tuple(frozenset(t) for t in share.tasks),
                      share.copies, share.index)
-    counts: dict[str, int] = {}
+    counts: dict[PathId, int] = {}
     for value, count in paths.items():
         number = copy.path(value)
         if number is not None:
-            counts[str(number)] = counts.get(str(number), 0) + count
-    owned_cuts: dict[str, int] = {}
+            counts[number] = counts.get(number, 0) + count
+    owned_cuts: dict[Cut, int] = {}
     for (block, value), count in cuts.items():
         prefix = copy.cut(block, value)
         if prefix is not None:
-            key = f"{block}:{prefix}"
-            owned_cuts[key] = owned_cuts.get(key, 0) + count
+            owned_cuts[(block, prefix)] = owned_cuts.get((block, prefix), 0) + count
     return counts, owned_cuts
 
 

@@ -214,8 +214,8 @@ def _measured_paths(profile: Iterable[FunctionProfile], names: dict[str, str],
         if procedure is None or procedure[0] not in names:
             continue
         numbering = number_paths(dags[procedure])
-        runs[procedure] = [(frozenset(regenerate(numbering, int(key)).edges), count)
-                           for key, count in fn.counts.items()]
+        runs[procedure] = [(frozenset(regenerate(numbering, number).edges), count)
+                           for number, count in fn.counts.items()]
     return runs
 
 

@@ -77,8 +77,8 @@ def _next(fn: FunctionCoverage) -> dict[str, Any]:
     return {
         "next_paths": [{**_path(fn, p), "steps": path_steps(fn.profile, p, fn.lines),
                         "story": path_story(fn.profile, p, fn.lines),
-                        "cut_short": (None if p.key not in found.cut_short
-                                      else str(found.cut_short[p.key]))}
+                        "cut_short": (None if (why := found.cut_short_of(p)) is None
+                                      else str(why))}
                        for p in found.paths],
         "next_paths_unfound": found.unfound,
         "next_paths_more": found.needed - len(found.paths) - found.unfound,

@@ -294,8 +294,8 @@ def _render_function_missing(fn: FunctionCoverage, console: Console, limit: int)
     found = fn.next_paths(limit)  # (the search stops at the limit: a long one is slow)
     for number, path in enumerate(found.paths[:limit], 1):
         _hanging(console, f"  + {number}.", path_story(profile, path, fn.lines))
-        if path.key in found.cut_short:
-            console.print(Text(f"       (last resort: {found.cut_short[path.key]})",
+        if found.cut_short_of(path) is not None:
+            console.print(Text(f"       (last resort: {found.cut_short_of(path)})",
                                style="dim"))
     if more := found.needed - len(found.paths) - found.unfound:
         console.print(Text(f"    … and {plural(more, 'more independent path')} to find",

@@ -191,7 +191,7 @@ def _path_view(fn: FunctionProfile, path: Path, total: int, cfg_edges_of: Callab
         share=path.count / total if total else 0.0, start=path.start, end=path.end,
         lines=lines, decisions=taken, blocks=list(path.blocks), edges=cfg_edges_of(path),
         time=None if path.time_ns is None else format_duration(path.time_ns),
-        contexts=sorted(fn.contexts.get(path.key, ())), missed=missed,
+        contexts=sorted(fn.contexts.get(path.id, ())), missed=missed,
         predicted=path.key == predicted_key,
         kind="missed" if missed else "run",
         brief=" · ".join(f"{line} {label}" for line, label in taken.items()))
@@ -216,10 +216,9 @@ def _function_page(coverage: FunctionCoverage, page: str, imported: bool = True
         return result
 
     def cfg_edges_of(path: Path) -> list[int]:
-        if path.key.startswith("cut:"):
-            block, value = (int(x) for x in path.key[4:].split(":"))
-            return cfg_edges(regenerate_prefix(numbering, block, value).edges)
-        return cfg_edges(regenerate(numbering, int(path.key)).edges)
+        if isinstance(path.id, int):
+            return cfg_edges(regenerate(numbering, path.id).edges)
+        return cfg_edges(regenerate_prefix(numbering, *path.id).edges)
 
     edge_counts = cfg_edge_counts(fn, numbering)
     all_lines = None if coverage.lines is None else list(coverage.lines)
@@ -266,8 +265,9 @@ def _function_page(coverage: FunctionCoverage, page: str, imported: bool = True
             view.label, view.kind = f"next {j}", "next"
             view.steps = path_steps(fn, p, all_lines)
             view.story = path_story(fn, p, all_lines)
-            if p.key in found.cut_short:
-                view.reason = f"last resort: {found.cut_short[p.key]}"
+            evidence = found.cut_short_of(p)
+            if evidence is not None:
+                view.reason = f"last resort: {evidence}"
             if row.first_next is None:
                 row.first_next, row.first_next_at = view.story, len(views)
             views.append(view)

@@ -37,7 +37,7 @@ def _path(fn: FunctionProfile, path: Path, total: int) -> dict[str, Any]:
     }
     if path.time_ns is not None:
         entry["time_ns"] = path.time_ns
-    contexts = fn.contexts.get(path.key)
+    contexts = fn.contexts.get(path.id)
     if contexts:
         entry["contexts"] = sorted(contexts)
     return entry
