@@ -13,9 +13,9 @@ The reports of a measurement and the analyses they compose live in
 
 - the data file: :func:`load`, :func:`combine`, :func:`combinable_files`,
   :func:`erase`, :func:`xdist_data_file`, :func:`xdist_data_files`;
-- a measured program: :func:`program`, :func:`measured_run`, :func:`run_program`,
-  :func:`run_end`, :func:`main_compiler`, :func:`parallel_run`, :func:`profiler`,
-  :func:`copy_plan`, :func:`command_scope`;
+- a measured program: :func:`program`, :func:`measured_run` (``run``),
+  :func:`run_measured` (``count``, ``hot``), :func:`run_end`, :func:`parallel_run`,
+  :func:`profiler`, :func:`copy_plan`, :func:`command_scope`;
 - the reports of one measurement, derived once: :class:`Reporting`
   (:mod:`pathprof.reporting`);
 - the analyses: :func:`coverage`, :func:`line_coverage`, :func:`diff`;
@@ -66,13 +66,15 @@ if TYPE_CHECKING:  # (imported when called: the plugin loads this module in ever
     from rich.table import Table
 
     from pathprof.graph.serial import NamedCfg
+    from pathprof.measure.children import ChildMeasurement
     from pathprof.measure.ending import RunEnd
-    from pathprof.measure.importhook import InstrumentOptions, WarmResult
+    from pathprof.measure.importhook import WarmResult
+    from pathprof.measure.measured_run import Keeper
+    from pathprof.measure.measuring import Measuring
     from pathprof.measure.partial import CopyPlan
     from pathprof.measure.profiler import Profiler
     from pathprof.measure.program import Program
     from pathprof.parallel.run import ParallelResult
-    from pathprof.python.selection import Selection
     from pathprof.subpaths import HotSubpath
 
     #: A parallel run's command line, or what makes copy K's
@@ -103,7 +105,6 @@ __all__ = [
     "hot_table",
     "line_coverage",
     "load",
-    "main_compiler",
     "measured_run",
     "output",
     "parallel_run",
@@ -115,7 +116,7 @@ __all__ = [
     "render_pages",
     "renderer",
     "run_end",
-    "run_program",
+    "run_measured",
     "selected_files",
     "selection",
     "source_conflicts",
@@ -240,24 +241,6 @@ def program(name: str, args: list[str], module: bool) -> Program:
     return resolve(name, args, module)
 
 
-def main_compiler(selection: Selection, options: InstrumentOptions
-                  ) -> Callable[[bytes, str], object]:
-    """Compiles the main script, instrumented if ``selection`` wants it."""
-    from pathprof.measure.program import main_compiler as compiler
-
-    return compiler(selection, options)
-
-
-def run_program(program: Program, start: Callable[[], object], stop: Callable[[], object],
-                compile_main: Callable[[bytes, str], object], end: RunEnd | None = None
-                ) -> int:
-    """Run ``program`` between ``start()`` and ``stop()``; its exit status. With
-    ``end`` (:func:`run_end`), signals are held from the program's end on."""
-    from pathprof.measure.program import run_program as run
-
-    return run(program, start, stop, compile_main, end)
-
-
 def profiler(**settings: Any) -> Profiler:
     """A :class:`~pathprof.measure.profiler.Profiler` (what ``pathprof run`` and the
     pytest plugin measure with)."""
@@ -284,49 +267,56 @@ def measured_run(program: Program, **settings: Any) -> int:
 
     A SIGINT or SIGTERM that comes once the program has ended waits for the save,
     then the process dies of it; a SIGTERM while the program runs saves the run so
-    far, then the process dies of it (:class:`pathprof.measure.ending.RunEnd`)."""
-    from pathprof import runtime
+    far, then the process dies of it (:mod:`pathprof.measure.measured_run`)."""
     from pathprof.measure.children import ChildMeasurement
-    from pathprof.measure.ending import RunEnd
+    from pathprof.measure.measured_run import run_measured
     from pathprof.measure.profiler import Profiler
-    from pathprof.measure.program import main_compiler as compiler
-    from pathprof.measure.program import run_program as run
 
     measuring = Profiler(default_dirs=program.default_dirs,
                          argv=[program.name, *program.args], **settings)
-    compile_main = compiler(measuring.selection, measuring.options)
-    children = ChildMeasurement(measuring.child_settings())
-    end = RunEnd()
+    return run_measured(program, measuring, _Saving(measuring, ChildMeasurement(
+        measuring.child_settings())))
 
-    def save_when_terminated() -> None:
+
+class _Saving:
+    """``pathprof run``'s :class:`~pathprof.measure.measured_run.Keeper`: the data file
+    saved whatever ends the run, the child processes measured while the program runs."""
+
+    keeps_when_raised = True
+
+    def __init__(self, measuring: Profiler, children: ChildMeasurement) -> None:
+        self.measuring, self.children = measuring, children
+
+    def program_starts(self) -> None:
+        self.children.start()
+
+    def program_ended(self) -> None:
+        self.children.stop()
+
+    def keep(self, *, terminated: bool) -> None:
         from pathprof.messages import warn
 
-        children.stop()
-        if not measuring.started:  # nothing measured: the data file stays as it was
-            if measuring.copy is None:
-                warn("terminated by SIGTERM before the program started: nothing was "
-                     "measured or saved")
-            return
-        measuring.stop()
-        saved = measuring.save_at_end()
-        if measuring.copy is None:  # (a copy of a parallel run: the run says it)
+        saved = self.measuring.save_at_end()  # saved elsewhere, if it must be: it says where
+        if terminated and self.measuring.copy is None:  # (a copy: the parallel run says it)
             warn(f"terminated by SIGTERM: the run's data up to the signal was saved to "
                  f"{_shown_path(saved)}")
 
-    end.on_sigterm(save_when_terminated)
-    status = 1
-    with runtime.own_work:
-        children.start()
-        try:
-            status = run(program, measuring.start, measuring.stop, compile_main, end)
-        finally:
-            end.begin()  # (as the program ended, unless it raised before)
-            children.stop()
-            measuring.save_at_end()  # saved elsewhere, if it must be: it says where
-    runtime.forget_decoded()  # (saved: the exit need not walk them)
-    end.die()  # a SIGINT or SIGTERM that came once the program had ended
-    end.end()
-    return status
+    def nothing_measured(self) -> None:
+        from pathprof.messages import warn
+
+        if self.measuring.copy is None:
+            warn("terminated by SIGTERM before the program started: nothing was measured "
+                 "or saved")
+
+
+def run_measured(program: Program, measuring: Measuring, keeper: Keeper) -> int:
+    """Run ``program`` measured by ``measuring`` (``count``: an
+    :class:`~pathprof.events.EventCounter`; ``hot``: a
+    :class:`~pathprof.subpaths.SubpathSampling`), what it measured kept by ``keeper``;
+    the program's exit status (:func:`pathprof.measure.measured_run.run_measured`)."""
+    from pathprof.measure.measured_run import run_measured as run
+
+    return run(program, measuring, keeper)
 
 
 def forget_decoded() -> None:

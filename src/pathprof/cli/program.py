@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from pathprof import api
@@ -182,7 +183,6 @@ def command_count(args: argparse.Namespace) -> int:
                            cache=not args.no_cache, placement=args.placement,
                            per_function=not args.total_only, cache_dir=args.cache_dir)
 
-    compile_main = api.main_compiler(counter.selection, counter.options)
     render = api.renderer("events")
     after = AfterTheRun()
 
@@ -197,43 +197,40 @@ def command_count(args: argparse.Namespace) -> int:
             # The program's standard output is its own: the table goes to standard error.
             after.write(lambda out: render(found, out, sort=args.sort, top=args.top))
 
-    run = _Started(counter.start, counter.stop, report, after)
-    end = api.run_end(run.terminated)  # (a SIGTERM: the counts so far, then its death)
-    status = api.run_program(program, run.start, counter.stop, compile_main, end)
-    report()  # (a SIGINT or SIGTERM that comes meanwhile waits for it: then its death)
-    end.die()
-    end.end()
-    return status
+    # (a SIGINT or SIGTERM that comes as it reports waits for it: then its death)
+    return api.run_measured(program, counter, _Reporting(report, after))
 
 
-class _Started:
-    """``start`` that notes it ran, and what a SIGTERM does before the process dies of
-    it (:func:`pathprof.api.run_end`): the measurement stopped and reported, if it
-    started (else nothing, so that no report of nothing replaces an earlier one)."""
+class _Reporting:
+    """``count``'s and ``hot``'s :class:`~pathprof.measure.measured_run.Keeper`: the
+    report of a run that ended, or of what a SIGTERM let it run (if the measurement
+    started: else nothing, so that no report of nothing replaces an earlier one);
+    ``ended``, what they do first as the program ends (``hot``: its live view
+    stopped)."""
 
-    def __init__(self, start: Any, stop: Any, report: Any, after: AfterTheRun,
-                 before: Any = None) -> None:
-        self._start, self._stop, self._report, self._after = start, stop, report, after
-        self._before = before
-        self.started = False
+    keeps_when_raised = False
 
-    def start(self) -> None:
-        self._start()
-        self.started = True
+    def __init__(self, report: Callable[[], None], after: AfterTheRun,
+                 ended: Callable[[], None] | None = None) -> None:
+        self._report, self._after, self._ended = report, after, ended
 
-    def terminated(self) -> None:
-        if self._before is not None:
+    def program_starts(self) -> None:
+        pass
+
+    def program_ended(self) -> None:
+        if self._ended is not None:
             with contextlib.suppress(Exception):
-                self._before()
-        if not self.started:
-            self._after.tell("terminated by SIGTERM before the program started: nothing "
-                             "was measured")
-            return
-        with contextlib.suppress(Exception):
-            self._stop()
-        self._after.tell("terminated by SIGTERM: what was measured up to the signal "
-                         "follows")
+                self._ended()
+
+    def keep(self, *, terminated: bool) -> None:
+        if terminated:
+            self._after.tell("terminated by SIGTERM: what was measured up to the signal "
+                             "follows")
         self._report()
+
+    def nothing_measured(self) -> None:
+        self._after.tell("terminated by SIGTERM before the program started: nothing was "
+                         "measured")
 
 
 def _period(text: str) -> float | None:
@@ -331,7 +328,6 @@ def command_hot(args: argparse.Namespace) -> int:
                                exact=args.exact, cache=not args.no_cache,
                                checkpoint_every=args.checkpoint_every, costs=args.costs,
                                cache_dir=args.cache_dir)
-    compile_main = api.main_compiler(sampling.selection, sampling.options)
 
     def hottest() -> list[Any]:
         return sampling.hottest(top=args.top, confidence=args.confidence,
@@ -387,16 +383,8 @@ def command_hot(args: argparse.Namespace) -> int:
                     shown = os.path.relpath(index, after.cwd or os.curdir)
                     after.write(lambda out: print(f"wrote {shown}", file=out))
 
-    run = _Started(sampling.start, sampling.stop, report, after, before=stop_live)
-    end = api.run_end(run.terminated)  # (a SIGTERM: the table so far, then its death)
-    try:
-        status = api.run_program(program, run.start, sampling.stop, compile_main, end)
-    finally:
-        stop_live()
-    report()  # (a SIGINT or SIGTERM that comes meanwhile waits for it: then its death)
-    end.die()
-    end.end()
-    return status
+    # (a SIGINT or SIGTERM that comes as it reports waits for it: then its death)
+    return api.run_measured(program, sampling, _Reporting(report, after, ended=stop_live))
 
 
 def _write_hot_html(document: dict[str, Any], directory: str, shown: str) -> str:
