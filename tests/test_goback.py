@@ -198,15 +198,15 @@ def test_every_kind_of_function_gets_the_code_python_compiles(tmp_path: Path,
     for qualname in SWAPPED:
         index = _index(state, qualname)
         code = _function(module, qualname).__code__
-        assert index in state.swaps, qualname
-        assert index in state.sent_back, qualname
+        assert index in state.switching.swaps, qualname
+        assert index in state.switching.sent_back, qualname
         assert code is plain[(qualname, code.co_firstlineno)] or (
             code.co_code == plain[(qualname, code.co_firstlineno)].co_code), qualname
         assert not any("@pp" in name for name in code.co_names), qualname
     # the nested function carries its body instead, and goes back by its switch
     inner = _index(state, "outer.<locals>.inner")
-    assert inner not in state.swaps
-    assert inner in state.sent_back
+    assert inner not in state.switching.swaps
+    assert inner in state.switching.sent_back
     # the swapped code runs as the plain program does: results, traceback lines
     assert module.drive() == first
     dis.Bytecode(module.plain)  # (a real code object, as Python made it)
@@ -221,8 +221,8 @@ def test_a_new_measurement_measures_the_functions_sent_back_again(tmp_path: Path
     loaded.snapshot()
     stopping.start()  # (rearms every state)
     assert any("@pp" in name for name in module.plain.__code__.co_names)
-    assert state.sent_back == set()
-    assert state.swapped == []
+    assert state.switching.sent_back == set()
+    assert state.switching.swapped == []
     module.plain(5)
     paths = loaded.snapshot()[0]
     assert sum(paths[_index(state, "plain")].values()) == 1
@@ -236,8 +236,8 @@ def test_a_file_changed_since_it_was_measured_keeps_its_functions_counting(
     first = module.drive()
     assert first[0][0] == "not positive"
     assert first[2][0] == "positive"
-    assert not state.swapped
-    assert not (state.sent_back & state.swaps)
+    assert not state.switching.swapped
+    assert not (state.switching.sent_back & state.switching.swaps)
     assert any("@pp" in name for name in module.plain.__code__.co_names)
     module.plain(1)
     module.plain(1)
@@ -255,8 +255,8 @@ def test_code_the_program_replaced_is_left_alone(tmp_path: Path, stopping: Any) 
     module.plain.__code__ = replacement.__code__
     module.drive()
     assert module.plain.__code__ is replacement.__code__
-    assert _index(state, "plain") not in state.sent_back
-    assert _index(state, "Shape.method") in state.sent_back  # (the others went back)
+    assert _index(state, "plain") not in state.switching.sent_back
+    assert _index(state, "Shape.method") in state.switching.sent_back  # (the others went back)
 
 
 def test_a_module_executed_again_in_the_same_globals_is_the_later_states(
@@ -271,8 +271,8 @@ def test_a_module_executed_again_in_the_same_globals_is_the_later_states(
     assert goback.send_back(first_state, index) is False
     assert any("@pp" in name for name in module.plain.__code__.co_names)
     module.drive()
-    assert index in later.sent_back
-    assert index not in first_state.sent_back
+    assert index in later.switching.sent_back
+    assert index not in first_state.switching.sent_back
 
 
 def test_a_closure_whose_cells_differ_is_not_swapped(tmp_path: Path, stopping: Any) -> None:
@@ -280,7 +280,7 @@ def test_a_closure_whose_cells_differ_is_not_swapped(tmp_path: Path, stopping: A
     module = loaded.module
     index = _index(state, "plain")
     code = module.plain.__code__
-    state.originals = {(code.co_qualname, code.co_firstlineno):
+    state.switching.originals = {(code.co_qualname, code.co_firstlineno):
                        (lambda: index).__code__}  # (one free variable; plain has none)
     assert goback.send_back(state, index) is False
     assert module.plain.__code__ is code
@@ -433,11 +433,11 @@ def test_searches_of_all_objects_are_spaced_by_their_cost(tmp_path: Path, stoppi
     module = loaded.module
     module.drive()
     index = _index(state, "concealed")
-    assert index not in state.sent_back  # (pending: a search is not due)
+    assert index not in state.switching.sent_back  # (pending: a search is not due)
     assert (id(module.__dict__), "concealed", state.meta.functions[index].code_line
             ) in goback._pending
     monkeypatch.setattr(goback, "_searched", {"at": -float("inf"), "cost": 0.0})
     goback._search_now_and_then()
-    assert index in state.sent_back
+    assert index in state.switching.sent_back
     assert goback._pending == {}
     assert goback._searched["cost"] > 0

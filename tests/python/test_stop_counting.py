@@ -86,12 +86,12 @@ def test_corpus_basis_stays_exact_and_functions_go_back(path: Path) -> None:
         name = meta.qualname
         assert seen[index] <= full[index], name
         assert basis_rank(numbering, seen[index]) == basis_rank(numbering, full[index]), name
-        if index in state.sent_back:
+        if index in state.switching.sent_back:
             assert index in state.switches
             assert basis_rank(numbering, full[index]) == path_space_dimension(
                 numbering.dag), name
     # not vacuous: the corpus's functions go back once they have shown their basis
-    assert state.sent_back, path.stem
+    assert state.switching.sent_back, path.stem
 
 
 @pytest.mark.parametrize("path", PROGRAMS, ids=[p.stem for p in PROGRAMS])
@@ -99,7 +99,7 @@ def test_corpus_every_path_stays_exact(path: Path) -> None:
     _, full, _ = _measure(path, None, _drive_three_times)
     _, seen, state = _measure(path, "paths", _drive_three_times)
     assert seen == full
-    for index in state.sent_back:
+    for index in state.switching.sent_back:
         assert len(full[index]) == state.meta.functions[index].num_paths
 
 
@@ -243,7 +243,7 @@ def test_a_path_whose_count_an_exception_takes_back_is_no_first_run(
     assert seen == full
     assert seen[names.index("in_with")] == seen[names.index("value_raises")] == {0}
     assert names.index("in_with") not in state.switches  # counts before __exit__
-    assert names.index("value_raises") in state.sent_back
+    assert names.index("value_raises") in state.switching.sent_back
 
 
 def test_a_first_run_counted_by_another_thread_meanwhile_is_not_lost() -> None:
@@ -296,7 +296,7 @@ def test_a_tracer_sees_the_same_events_before_and_after_functions_go_back(path: 
         events = [trace_events(loaded.module, str(path)) for _ in range(3)]
     finally:
         watcher.stop()
-    assert _state(loaded).sent_back
+    assert _state(loaded).switching.sent_back
     for got, want in zip(events, expected, strict=True):
         assert _documented_differences(got) == _documented_differences(want)
     sys.modules.pop(loaded.module.__name__, None)

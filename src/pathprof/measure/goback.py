@@ -33,8 +33,8 @@ the closure cells fit).
 Invariant: a function object's ``__code__`` changes only from this state's
 instrumented code to Python's code of the same function compiled from the
 measured source, and back when a new measurement starts
-(:meth:`pathprof.runtime.ModuleState.rearm`); a state counts as sent back
-(``state.sent_back``) only when at least one of its function objects was swapped.
+(:meth:`pathprof.runtime.switching.Switching.rearm`); a state counts as sent back
+(``state.switching.sent_back``) only when at least one of its function objects was swapped.
 A function that cannot be found or checked keeps counting: its counts stay exact.
 """
 
@@ -57,6 +57,7 @@ from pathprof.runtime.passthrough import must_pass
 
 if TYPE_CHECKING:
     from pathprof.runtime import ModuleState
+    from pathprof.runtime.switching import Switching
 
 __all__ = ["register_original", "send_back"]
 
@@ -84,7 +85,8 @@ def register_original(filename: str, digest: str, marshalled: bytes) -> None:
 
 def send_back(state: ModuleState, index: int) -> bool:
     """Give function ``index`` of ``state``'s module the code Python compiles;
-    whether any function object got it (``state.sent_back`` then holds ``index``).
+    whether any function object got it (``state.switching.sent_back`` then holds
+    ``index``).
     One not found by name waits for the next search of all objects
     (:func:`_search_now_and_then`)."""
     meta = state.meta.functions[index]
@@ -95,11 +97,19 @@ def send_back(state: ModuleState, index: int) -> bool:
     for function in _functions_named(namespace, meta.qualname):
         swapped = _swap(state, index, function, namespace) or swapped
     if swapped:
-        state.sent_back.add(index)
+        _switching(state).sent_back.add(index)
     else:
         _pending[(id(namespace), meta.qualname, meta.code_line)] = (state, index)
     _search_now_and_then()
     return swapped
+
+
+def _switching(state: ModuleState) -> Switching:
+    """The module's stop-counting switches: only a module that has them sends a
+    function back."""
+    switching = state.switching
+    assert switching is not None, f"{state.filename}: no function can stop counting"
+    return switching
 
 
 def _swap(state: ModuleState, index: int, function: Any, namespace: dict[str, Any]) -> bool:
@@ -115,7 +125,7 @@ def _swap(state: ModuleState, index: int, function: Any, namespace: dict[str, An
     if original is None or original.co_freevars != code.co_freevars:
         return False
     function.__code__ = original
-    state.swapped.append((weakref.ref(function), code, original))
+    _switching(state).swapped.append((weakref.ref(function), code, original))
     return True
 
 
@@ -152,7 +162,7 @@ def _search_now_and_then() -> None:
             state, index = entry
             namespace = state.namespace
             if namespace is not None and _swap(state, index, obj, namespace):
-                state.sent_back.add(index)
+                _switching(state).sent_back.add(index)
     end = time.perf_counter()
     _searched["at"], _searched["cost"] = end, end - now
 
@@ -222,9 +232,10 @@ def _functions_in(found: Any, depth: int) -> Iterator[Any]:
 def _original(state: ModuleState, code: types.CodeType) -> types.CodeType | None:
     """Python's code of the function whose instrumented code is ``code``: compiled
     once per module state, from the source on disk if its hash is the measured one."""
-    originals = state.originals
+    switching = _switching(state)
+    originals = switching.originals
     if originals is None:
-        originals = state.originals = _compile_originals(state, code.co_filename)
+        originals = switching.originals = _compile_originals(state, code.co_filename)
     return originals.get((code.co_qualname, code.co_firstlineno))
 
 

@@ -5,7 +5,7 @@ A coverage mode asks *whether* each path ran, not how often. The runtime's table
 report each path's first run (:mod:`pathprof.runtime.stopping`); :class:`StopCounting`
 keeps, per function, what those first runs have shown, and sends the function back
 to its original code (:func:`pathprof.measure.goback.send_back`: the code its module's
-loader compiles; :meth:`pathprof.runtime.ModuleState.send_back`: the original body it
+loader compiles; :meth:`pathprof.runtime.switching.Switching.send_back`: the original body it
 carries, for a nested function and with conditions measured) as soon as no
 later run can change what is reported:
 
@@ -240,20 +240,22 @@ class StopCounting:
 
     def _add(self, state: ModuleState, index: int, number: int) -> None:
         """A first run: path ``number``, or (negative) the vector at ``-1 - number``."""
+        switching = state.switching
+        assert switching is not None, "a first run reported by a table that cannot stop"
         key = (id(state), index)
         function = self._functions.get(key)
         if function is None:
             function = self._functions[key] = _Function(
-                state.meta.functions[index], self.when, state.loops.get(index, ()))
+                state.meta.functions[index], self.when, switching.loops.get(index, ()))
         if number < 0:
             if function.add_vector(-1 - number):
-                state.send_conditions_back(index)
+                switching.send_conditions_back(index)
             return
         full, loops = function.add(number)
         if full:
-            if index in state.swaps:  # (by its __code__; else by the switch of its body)
+            if index in switching.swaps:  # (by its __code__; else by its body's switch)
                 goback.send_back(state, index)
             else:
-                state.send_back(index)
+                switching.send_back(index)
         for ordinal in loops:
-            state.send_loop_back(index, ordinal)
+            switching.send_loop_back(index, ordinal)

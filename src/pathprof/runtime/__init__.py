@@ -50,6 +50,7 @@ from pathprof.runtime.instrumented import (
 )
 from pathprof.runtime.ownwork import own_work
 from pathprof.runtime.stopping import PARKED, Parked
+from pathprof.runtime.switching import Switching
 from pathprof.runtime.tracks import Track
 
 __all__ = ["InstrumentedModule", "ModuleState", "assign", "countdown", "forget_decoded",
@@ -84,16 +85,10 @@ class ModuleState(InstrumentedModule):
         "exit_times",
         "exits",
         "lengths",
-        "loops",
-        "loops_back",
         "names",
-        "originals",
         "raised",
-        "sent_back",
         "sizes",
-        "swapped",
-        "swaps",
-        "switches",
+        "switching",
         "timed",
         "times",
         "unattributed",
@@ -121,33 +116,18 @@ class ModuleState(InstrumentedModule):
         #: the module's globals (see :class:`NamespaceRef`), where the vector counters
         #: of ``--conditions`` are
         self._namespace = NamespaceRef(name, namespace) if namespace is not None else None
-        #: functions that go back to the code their module's loader compiles, by
-        #: their ``__code__`` (:mod:`pathprof.measure.goback`)
-        self.swaps = frozenset(swaps)
-        #: functions that can stop counting: those that carry their original code
-        #: beside the measured one (:func:`pathprof.python.switches.add_switch`) and
-        #: the ``swaps``; their tables report first runs
-        self.switches = frozenset(switches) | self.swaps
-        #: the function objects given the loader's code: (weak reference, instrumented
-        #: code, the loader's code)
-        self.swapped: list[tuple[Any, Any, Any]] = []
-        #: (qualified name, first line) -> the loader's code, once compiled (None: not yet)
-        self.originals: dict[tuple[str, int], Any] | None = None
-        #: of those, the ones sent back to their original code (:meth:`send_back`)
-        self.sent_back: set[int] = set()
-        #: per function, its loops that can go back to their original body
-        #: (:class:`pathprof.python.plan.LoopSwitch`): for each, ``(ranges,
-        #: spanning)``, the paths its original body leaves uncounted being the
-        #: numbers of the ``(first, count)`` ranges, spanned by the paths
-        #: ``spanning``
-        self.loops: dict[int, tuple[Any, ...]] = dict(loops)
-        #: (function, loop) pairs sent back to their original body
-        self.loops_back: set[tuple[int, int]] = set()
+        #: coverage that stops paying (:mod:`pathprof.runtime.switching`): which
+        #: functions and loops can go back to code that counts nothing, and which
+        #: did; None where none can (measured without ``--stop-counting``)
+        self.switching: Switching | None = (
+            Switching(self.names, switches, swaps, loops) if switches or swaps else None)
+        switchable = self.switches
+        looping = self.switching.loops if self.switching is not None else {}
         #: per function, how many paths its table counts (a list may have a spare
         #: slot after them: :data:`pathprof.runtime.stopping.PARKED`)
         self.sizes = tuple(sizes)
         self.counters: tuple[Any, ...] = tuple(
-            stopping.new_table(self, i, n, spare=i in self.loops) if i in self.switches
+            stopping.new_table(self, i, n, spare=i in looping) if i in switchable
             else _new_table(n)
             for i, n in enumerate(sizes))
         #: per function, with ``--metric time``: nanoseconds spent on each path
@@ -179,7 +159,7 @@ class ModuleState(InstrumentedModule):
         self.conditions: Conditions | None = None
         if vectors:
             self.conditions = Conditions(self, vectors)
-            self.conditions.start(namespace, _modules, self.switches)
+            self.conditions.start(namespace, _modules, switchable)
 
     @property
     def namespace(self) -> dict[str, Any] | None:
@@ -195,55 +175,28 @@ class ModuleState(InstrumentedModule):
 
     # -- coverage that stops paying --------------------------------------------
 
-    def send_back(self, index: int) -> None:
-        """From its next call on, function ``index`` runs its original code: no
-        probe, no count. A call under way ends measured. (A function of
-        :attr:`swaps` is sent back by :func:`pathprof.measure.goback.send_back`.)"""
-        if index in self.switches and index not in self.swaps:
-            self.sent_back.add(index)
-            self.names[f"_@pp_i{index}"] = False
-
-    def send_conditions_back(self, index: int) -> None:
-        """Conditions measured: once function ``index``'s decisions are all done, its
-        calls that do not run measured code run its original code, whose decisions
-        count nothing (see :func:`pathprof.python.switches.add_switch`)."""
-        names = self.names
-        if index in self.switches and f"_@pp_k{index}" in names:
-            names[f"_@pp_k{index}"] = False
-
-    def send_loop_back(self, index: int, ordinal: int) -> None:
-        """From the next iteration after a measured one on, loop ``ordinal`` of
-        function ``index`` runs its original body."""
-        if index in self.loops:
-            self.loops_back.add((index, ordinal))
-            self.names[f"_@pp_j{index}_{ordinal}"] = True
+    @property
+    def switches(self) -> frozenset[int]:
+        """The functions that can stop counting (:attr:`Switching.switches`; none
+        without :attr:`switching`)."""
+        return self.switching.switches if self.switching is not None else frozenset()
 
     def stopped(self, index: int) -> bool:
         """Whether function ``index`` or one of its loops went back to original code."""
-        return index in self.sent_back or any(i == index for i, _ in self.loops_back)
+        return self.switching is not None and self.switching.stopped(index)
 
     def rearm(self) -> None:
         """Measure every function again, and hear of each path's next run as a first
         one (a new measurement starts; what the tables held was taken)."""
+        switching = self.switching
+        if switching is None:
+            return
         conditions = self.conditions
-        for index in self.switches:
+        for index in switching.switches:
             if conditions is not None:
                 conditions.arm(index)
             stopping.arm(self, index, self.counters[index], self.sizes[index])
-            names = self.names
-            if index not in self.swaps:
-                names[f"_@pp_i{index}"] = True
-            if f"_@pp_k{index}" in names:
-                names[f"_@pp_k{index}"] = True
-            for ordinal in range(len(self.loops.get(index, ()))):
-                names[f"_@pp_j{index}_{ordinal}"] = False
-        for ref, instrumented, original in self.swapped:  # (measure/goback.py)
-            function = ref()
-            if function is not None and function.__code__ is original:
-                function.__code__ = instrumented
-        self.swapped.clear()
-        self.sent_back.clear()
-        self.loops_back.clear()
+        switching.rearm()
 
     def zero(self) -> None:
         """Forget what the module counted so far (an unseen path stays unseen)."""
