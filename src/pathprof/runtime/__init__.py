@@ -36,7 +36,7 @@ import sys
 import time
 from collections.abc import Callable
 from types import FrameType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pathprof.contract import FunctionInfo
 from pathprof.runtime import stopping
@@ -52,6 +52,23 @@ from pathprof.runtime.ownwork import own_work
 from pathprof.runtime.stopping import PARKED, Parked
 from pathprof.runtime.switching import Switching
 from pathprof.runtime.tracks import Track
+
+if TYPE_CHECKING:
+    from collections import defaultdict
+    from types import CodeType, ModuleType
+    from typing import TypeAlias, TypeVar
+
+    from pathprof.runtime.stopping import Table, Unseen
+    from pathprof.runtime.switching import LoopPlan
+    from pathprof.runtime.tracks import Note
+
+    _R = TypeVar("_R")
+
+    #: An exit by exception as instrumented code counts it (:attr:`ModuleState.exits`):
+    #: (function, register, lasti, code, context's lasti or -1, closed). (Any: the
+    #: register is an int, :data:`PARKED` or None, and :meth:`ModuleState.drain` skips
+    #: PARKED by identity, which mypy does not narrow by.)
+    ExitKey: TypeAlias = tuple[int, Any, int, CodeType, int, bool]
 
 __all__ = ["InstrumentedModule", "ModuleState", "assign", "countdown", "forget_decoded",
            "modules", "observe_blocks", "own_work", "program_names", "register", "registers",
@@ -97,20 +114,20 @@ class ModuleState(InstrumentedModule):
 
     def __init__(self, name: str, filename: str, key: str, sizes: tuple[int, ...],
                  meta_json: str, timed: bool = False,
-                 lengths: tuple[Any, ...] | None = None,
-                 namespace: dict[str, Any] | None = None,
+                 lengths: tuple[tuple[int, ...] | None, ...] | None = None,
+                 namespace: dict[str, object] | None = None,
                  switches: tuple[int, ...] = (),
-                 loops: tuple[tuple[int, tuple[Any, ...]], ...] = (),
+                 loops: tuple[tuple[int, tuple[LoopPlan, ...]], ...] = (),
                  vectors: tuple[int, ...] = (),
-                 names: dict[str, Any] | None = None,
+                 names: dict[str, object] | None = None,
                  swaps: tuple[int, ...] = ()) -> None:
         super().__init__(name, filename, key, meta_json)
         #: the names the module's code reads (its holder's, :mod:`pathprof.runtime.holder`),
         #: where the switches, ``_@pp_O`` and the shared tables are set
-        self.names: dict[str, Any] = names if names is not None else {}
+        self.names: dict[str, object] = names if names is not None else {}
         #: subpath sampling: per function, the blocks on each path (a tuple, or a
         #: table that asks :data:`subpaths` the first time a path runs)
-        self.lengths: tuple[Any, ...] = tuple(
+        self.lengths: tuple[tuple[int, ...] | _Lengths, ...] = tuple(
             known if known is not None else _Lengths(self, i)
             for i, known in enumerate(lengths or ()))
         #: the module's globals (see :class:`NamespaceRef`), where the vector counters
@@ -126,13 +143,14 @@ class ModuleState(InstrumentedModule):
         #: per function, how many paths its table counts (a list may have a spare
         #: slot after them: :data:`pathprof.runtime.stopping.PARKED`)
         self.sizes = tuple(sizes)
-        self.counters: tuple[Any, ...] = tuple(
+        self.counters: tuple[Table, ...] = tuple(
             stopping.new_table(self, i, n, spare=i in looping) if i in switchable
             else _new_table(n)
             for i, n in enumerate(sizes))
         #: per function, with ``--metric time``: nanoseconds spent on each path
         self.timed = timed
-        self.times: tuple[Any, ...] = tuple(_new_table(n if timed else -1) for n in sizes)
+        self.times: tuple[list[int | Unseen] | defaultdict[int, int], ...] = tuple(
+            _new_table(n if timed else -1) for n in sizes)
         #: per function: (block, prefix value) -> count, for paths cut by an exception
         self.cuts: tuple[dict[tuple[int, int], int], ...] = tuple({} for _ in sizes)
         #: per function: calls that ended by an exception
@@ -140,14 +158,14 @@ class ModuleState(InstrumentedModule):
         #: per function: of those, generators closed early (``GeneratorExit``)
         self.closed: list[int] = [0] * len(sizes)
         #: Exits by exception, counted by instrumented code without calling Python
-        #: (``exits[(index, register, lasti, code, context's lasti or -1)] += 1``) so
+        #: (``exits[(index, register, lasti, code, context's lasti or -1, closed)] += 1``) so
         #: that nothing can raise anew as the exception leaves — not even a
         #: RecursionError at the recursion limit. :meth:`drain` records them. A
         #: count per distinct exit, so its size is bounded by the code measured,
         #: however many exceptions leave.
-        self.exits: dict[tuple[Any, ...], int] = {}
+        self.exits: dict[ExitKey, int] = {}
         #: with ``--metric time``: the same keys -> nanoseconds from path start to exit
-        self.exit_times: dict[tuple[Any, ...], int] = {}
+        self.exit_times: dict[ExitKey, int] = {}
         #: per function: exceptions whose block could not be found
         self.unattributed: list[int] = [0] * len(sizes)
         #: functions that count nothing, whatever runs: a module measured after it
@@ -162,11 +180,11 @@ class ModuleState(InstrumentedModule):
             self.conditions.start(namespace, _modules, switchable)
 
     @property
-    def namespace(self) -> dict[str, Any] | None:
+    def namespace(self) -> dict[str, object] | None:
         """The module's globals while the module lives."""
         return self._namespace() if self._namespace is not None else None
 
-    def __reduce__(self) -> tuple[Any, tuple[str]]:
+    def __reduce__(self) -> tuple[Callable[[str], ModuleState], tuple[str]]:
         """Pickled as a reference by key: a program that pickles a measured function
         by value (cloudpickle) takes the function's globals along, this state among
         them, which would otherwise carry the module's tables, metadata and namespace.
@@ -251,7 +269,8 @@ class ModuleState(InstrumentedModule):
             return 0
         return start
 
-    def handover(self, index: int, register: Any, pending: Any) -> Any:
+    def handover(self, index: int, register: _R, pending: tuple[int, int] | None
+                 ) -> _R | None:
         """An ``except*`` clause that ran handed its group's rest over -- to the next
         matching clause, or to the ``try``'s re-raise -- instead of flowing on to
         the code after the ``try``: count the path its end noted (``pending``:
@@ -448,17 +467,17 @@ def _state_for_key(key: str) -> ModuleState:
     return ModuleState("", "", key, (), "{}")
 
 
-def _new_table(size: int) -> Any:
+def _new_table(size: int) -> list[int | Unseen] | defaultdict[int, int]:
     if size < 0:
         return collections.defaultdict(int)
     return [0] * size
 
 
 def register(name: str, filename: str, key: str, sizes: tuple[int, ...], meta_json: str,
-             timed: bool = False, subpaths: tuple[Any, ...] | None = None,
+             timed: bool = False, subpaths: tuple[tuple[int, ...] | None, ...] | None = None,
              switches: tuple[int, ...] = (),
-             loops: tuple[tuple[int, tuple[Any, ...]], ...] = (),
-             vectors: tuple[int, ...] = (), holder: Any = None,
+             loops: tuple[tuple[int, tuple[LoopPlan, ...]], ...] = (),
+             vectors: tuple[int, ...] = (), holder: ModuleType | None = None,
              unmeasured: tuple[tuple[str, int, int], ...] = (),
              swaps: tuple[int, ...] = ()) -> ModuleState:
     """Called once by an instrumented module when it is executed, with the holder of
@@ -528,12 +547,12 @@ countdown = [FAR]
 #: at each path end, and a call whose caller holds a track (see
 #: :func:`pathprof.python.probecode.note_call`), and the sampler decodes the notes in
 #: bulk; the list is never replaced (modules hold its ``append``).
-osp_notes: list[tuple[Any, ...]] = []
+osp_notes: list[Note] = []
 #: What instrumented code notes a call with (:func:`pathprof.python.probecode.note_call`):
 #: the class of a blank track, and the empty locals of a caller pathprof does not
 #: measure (a dict that stays empty: the code clears what it read).
 osp_track_type = Track
-osp_no_locals: dict[str, Any] = {}
+osp_no_locals: dict[str, object] = {}
 osp_getattr = builtins.getattr
 osp_id = builtins.id
 _subpath_modules: list[ModuleState] = []
@@ -619,7 +638,7 @@ def set_hooks(*, after_fork_in_child: Callable[[], object] | None = None,
     _hooks["after_fork_in_parent"] = after_fork_in_parent
 
 
-def _copy_table(table: Any, reset: bool, size: int = -1) -> dict[int, int]:
+def _copy_table(table: Table, reset: bool, size: int = -1) -> dict[int, int]:
     """The counts of ``table``; a list's slots from ``size`` on (a spare slot) and a
     hash table's :data:`~pathprof.runtime.stopping.PARKED` key are left out."""
     if isinstance(table, list):

@@ -19,7 +19,6 @@ from __future__ import annotations
 import gc
 import opcode
 from types import CodeType
-from typing import Any
 
 from pathprof.contract import Compound, FunctionInfo, Role
 
@@ -98,7 +97,7 @@ class BlockMap:
         self._all_enters: list[tuple[Span, int]] | None = None
         #: for the subpath stream: offset of a call -> where the frame stands then
         #: (:func:`pathprof.measure.subpaths._call_site`), worked out once
-        self.call_sites: dict[int, Any] = {}
+        self.call_sites: dict[int, tuple[int, int, str] | None] = {}
 
     # -- helpers ------------------------------------------------------------
 
@@ -191,7 +190,7 @@ class BlockMap:
             return block, index, "return-value"
         return block, index, ("raise" if op == "RAISE_VARARGS" and flags == "raise" else "cut")
 
-    def piece_index(self, block: int, role: str, span: Any = None) -> int:
+    def piece_index(self, block: int, role: str, span: Span | None = None) -> int:
         """Index of the piece of ``block`` with ``role`` (and ``span``, if given)."""
         for index, piece in enumerate(self.blocks[block].pieces):
             if piece.role == role and (span is None or piece.span == tuple(span)):

@@ -31,7 +31,7 @@ import builtins
 import sys
 import threading
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pathprof.contract import EventTables
 from pathprof.runtime import (
@@ -45,6 +45,17 @@ from pathprof.runtime import (
 from pathprof.runtime.holder import names_of
 from pathprof.runtime.passthrough import SafeLock
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import CodeType, ModuleType
+    from typing import TypeAlias
+
+    from pathprof.runtime.instrumented import _Sink
+
+    #: An exit note (see :data:`pending`).
+    Pending: TypeAlias = tuple["EventModule", int, int | None, int | None, int, CodeType, int,
+                               list[int] | _Sink, int | None]
+
 __all__ = ["EventBudgetExceeded", "EventModule", "assign", "drain", "local", "modules",
            "pending", "program_names", "register", "registers"]
 
@@ -56,7 +67,7 @@ getattr = builtins.getattr
 #: Exit notes: (module, function, register, exact count or None, lasti, code,
 #: context lasti, thread table, the activation's base or None (see
 #: :meth:`EventModule.pause`)).
-pending: list[tuple[Any, ...]] = []
+pending: list[Pending] = []
 _modules: list[EventModule] = []
 _tables: list[list[int]] = []
 _size = [1]  # length of a thread table
@@ -84,6 +95,8 @@ class _ThreadTable(threading.local):
             _tables.append(self.t)
         #: this thread's budgets: [still armed, its thread total at start, the frame of
         #: its with statement, that frame's count at start, limit, exact count at start]
+        #: (Any: a record of mixed types, a list so that it is switched off in place;
+        #: written by pathprof.events.budget)
         self.budgets: list[list[Any]] = []
 
 
@@ -118,7 +131,8 @@ def _watch_thread_starts() -> None:
             if original is None or getattr(original, "_pathprof_watch", False):
                 continue
 
-            def start(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            def start(*args: object, _original: Callable[..., object] = original,
+                      **kwargs: object) -> object:
                 _several_threads()
                 return _original(*args, **kwargs)
 
@@ -139,9 +153,9 @@ class EventModule(InstrumentedModule):
     _budget_error = EventBudgetExceeded
 
     def __init__(self, name: str, filename: str, key: str, nfunctions: int, meta_json: str,
-                 names: dict[str, Any]) -> None:
+                 names: dict[str, object]) -> None:
         super().__init__(name, filename, key, meta_json)
-        self._codes: dict[Any, int | None] = {}
+        self._codes: dict[CodeType, int | None] = {}
         self.self_counts = [0] * nfunctions
         #: per function: exceptions whose position could not be found (the count of
         #: that call is then short of the truth; reports say so)
@@ -159,7 +173,7 @@ class EventModule(InstrumentedModule):
         self.bindings = (local, pending, self.self_counts)
 
     @property
-    def globals(self) -> dict[str, Any]:
+    def globals(self) -> dict[str, object]:
         """The names the module's code reads (its holder's)."""
         return self._names
 
@@ -173,7 +187,7 @@ class EventModule(InstrumentedModule):
                 raise
 
     def enter(self, index: int, register: int | None, done: int | None, block: int,
-              base: int | None) -> tuple[int, list[int] | dict[Any, int], int, None]:
+              base: int | None) -> tuple[int, list[int] | _Sink, int, None]:
         """An exception is caught (or a finally entered by one) in ``block``: the new
         register, the thread's table, the activation's base (see :meth:`pause`)."""
         try:
@@ -299,7 +313,7 @@ class EventModule(InstrumentedModule):
         assert events is not None  # an event-counting module's functions all have them
         return events
 
-    def locate(self, index: int, code: Any, lasti: int) -> tuple[int, int, str] | None:
+    def locate(self, index: int, code: CodeType, lasti: int) -> tuple[int, int, str] | None:
         try:
             located: tuple[int, int, str] | None = self._blockmap(index, code).locate_piece(
                 lasti)
@@ -309,7 +323,7 @@ class EventModule(InstrumentedModule):
                 raise
             return None
 
-    def function_of(self, code: Any) -> int | None:
+    def function_of(self, code: CodeType) -> int | None:
         """Index of the function whose code object ``code`` is, or None."""
         index = self._codes.get(code, -1)
         if index == -1:
@@ -338,7 +352,7 @@ class EventModule(InstrumentedModule):
 
 
 def register(name: str, filename: str, key: str, nfunctions: int, meta_json: str,
-             holder: Any) -> EventModule:
+             holder: ModuleType) -> EventModule:
     """Called once by an instrumented module as it is executed, with the holder of its
     names (:mod:`pathprof.runtime.holder`)."""
     names = holder.__dict__

@@ -48,7 +48,7 @@ _Code = TypeVar("_Code", types.CodeType, tuple[types.CodeType, ...])
 _ModuleType = types.ModuleType
 
 
-def new_holder(runtime: Any) -> types.ModuleType:
+def new_holder(runtime: types.ModuleType) -> types.ModuleType:
     """A holder whose ``_@pp_rt`` is ``runtime`` (this package, or its events runtime):
     what a module's prologue reaches the runtime through."""
     holder = types.ModuleType(HOLDER_NAME)
@@ -94,6 +94,9 @@ def _bind(code: types.CodeType, holder: types.ModuleType, done: dict[int, types.
 def names_of(code: object) -> dict[str, Any] | None:
     """The names of the holder ``code`` (a bound code object) holds, or None for code
     that holds none (not instrumented, or not bound)."""
+    # (Any: a namespace of mixed values -- the state, tables, switches -- read by name
+    # by callers that know what each name holds: measure/inplace.py takes ``_@pp_m``
+    # as the ModuleState it is; with object there, it would have to check)
     for const in getattr(code, "co_consts", ()):
         if type(const) is _ModuleType and const.__name__ == HOLDER_NAME:
             names: dict[str, Any] = const.__dict__

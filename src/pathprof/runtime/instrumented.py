@@ -43,10 +43,10 @@ def program_names(view: object, result: _T) -> _T:
 
 
 #: (instrumented code calls these through its module's state; see InstrumentedModule)
-outside_registers: dict[int, dict[str, Any]] = {}
+outside_registers: dict[int, dict[str, object]] = {}
 
 
-def registers() -> dict[str, Any]:
+def registers() -> dict[str, object]:
     """The calling frame's registers (see :meth:`InstrumentedModule.registers`)."""
     key = id(getframe(1))
     table = outside_registers.get(key)
@@ -66,13 +66,14 @@ def assign(name: str, value: _T) -> _T:
     return value
 
 
-class _Sink(dict[Any, int]):
+class _Sink(dict[Any, int]):  # (Any: a runtime expression, left as it is)
     """Counts that go nowhere: what the runtime hands instrumented code that runs
     while the interpreter shuts down, when it can no longer do its work."""
 
     def __missing__(self, key: object) -> int:
         return 0
 
+    # (Any: a precise override of dict.pop's overloads would need @overload)
     def pop(self, key: object, default: Any = 0) -> Any:
         return dict.pop(self, key, default)
 
@@ -126,7 +127,7 @@ class InstrumentedModule:
     #: (:mod:`pathprof.python.outside`), by ``id`` of the frame. A frame's entry is
     #: left for the next frame at that address: every register is written before it
     #: is read.
-    _outside: ClassVar[dict[int, dict[str, Any]]] = {}
+    _outside: ClassVar[dict[int, dict[str, object]]] = {}
     _namespace_views = (builtins.locals, builtins.vars)
     _dir = builtins.dir
     #: Whether an exception caught here is the program's (a signal handler's), to be
@@ -157,7 +158,7 @@ class InstrumentedModule:
         return result
 
     @classmethod
-    def registers(cls) -> dict[str, Any]:
+    def registers(cls) -> dict[str, object] | _Sink:
         """The calling frame's registers, kept outside it so that its ``f_locals``
         shows the program's names only."""
         try:

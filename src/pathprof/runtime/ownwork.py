@@ -5,7 +5,7 @@ decoding a contract. See :class:`OwnWork` for the invariant.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pathprof.runtime.passthrough import SafeLock
 
@@ -38,7 +38,7 @@ class OwnWork:
         self._lock = SafeLock()  # (no signal handler's exception leaves it held)
         self._depth = 0
         #: (namespace, real names, scratch names) per shared module
-        self._shared: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = []
+        self._shared: list[tuple[dict[str, object], dict[str, object], dict[str, object]]] = []
         #: files pathprof's own work is importing: whether each is to be shared
         self._importing: dict[str, bool] = {}
         #: modules pathprof's own work imported, settled when it ends: (state, whether
@@ -82,7 +82,7 @@ class OwnWork:
                                     for t in state.counters),
                               state.meta_json, state.timed)
         scratch._meta = state._meta
-        scratch_names: dict[str, Any] = {"_@pp_m": scratch}
+        scratch_names: dict[str, object] = {"_@pp_m": scratch}
         for i in range(len(state.counters)):
             scratch_names[f"_@pp_c{i}"] = scratch.counters[i]
             if state.timed:

@@ -58,7 +58,11 @@ from __future__ import annotations
 import _thread
 import signal
 from types import FrameType, FunctionType, MethodType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import CodeType
 
 __all__ = ["SafeLock", "must_pass"]
 
@@ -67,9 +71,12 @@ _VARARGS = 0x04
 _SIGNALS = tuple(sorted(int(number) for number in signal.valid_signals()))
 
 
-def _handler_codes(getsignal: Any = signal.getsignal, numbers: tuple[int, ...] = _SIGNALS,
-                   function: type = FunctionType, method: type = MethodType) -> set[Any]:
+def _handler_codes(getsignal: Callable[[int], Any] = signal.getsignal,
+                   numbers: tuple[int, ...] = _SIGNALS, function: type = FunctionType,
+                   method: type = MethodType) -> set[CodeType]:
     """The code objects of the Python signal handlers installed now."""
+    # (getsignal's result is Any: a handler is told apart by its exact type, ``kind``
+    # below, which mypy does not narrow ``handler`` by)
     codes = set()
     for number in numbers:
         try:
@@ -107,8 +114,9 @@ def _called_with(frame: FrameType, caller: FrameType, varargs: int = _VARARGS) -
     return False
 
 
-def must_pass(exc: BaseException, _base: Any = Exception, _codes: Any = _handler_codes,
-              _called: Any = _called_with) -> bool:
+def must_pass(exc: BaseException, _base: type[Exception] = Exception,
+              _codes: Callable[[], set[CodeType]] = _handler_codes,
+              _called: Callable[[FrameType, FrameType], bool] = _called_with) -> bool:
     """Whether ``exc``, caught by pathprof's code inside the program, is the program's
     and must be raised on (see the module docstring); else it is pathprof's own
     failure, which the caller keeps from the program."""
@@ -116,9 +124,9 @@ def must_pass(exc: BaseException, _base: Any = Exception, _codes: Any = _handler
         return True
     handlers = None
     seen: set[int] = set()
-    todo: list[Any] = [exc]
+    todo: list[BaseException | None] = [exc]
     while todo and len(seen) < 64:  # (the program may chain its exceptions in a cycle)
-        current: Any = todo.pop()
+        current: BaseException | None = todo.pop()
         if current is None or id(current) in seen:
             continue
         seen.add(id(current))
@@ -169,6 +177,9 @@ class SafeLock(_thread.RLock):  # type: ignore[misc]  # (typeshed: final; it is 
 
     __slots__ = ()
 
+    # (Any: these stand where RLock.__enter__ has ``blocking: bool, timeout: float``,
+    # so a precise type would fail the override check; they are bound here, never
+    # passed: the RLock's acquire and release)
     def __enter__(self, acquire: Any = _acquire, release: Any = _release) -> bool:
         got: list[bool] = []
         try:

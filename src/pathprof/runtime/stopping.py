@@ -23,12 +23,26 @@ path is recorded as one an exception cut there (the slot stays unseen).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pathprof.runtime.passthrough import must_pass
 
 if TYPE_CHECKING:
+    from collections import defaultdict
+    from collections.abc import Callable
+    from typing import Literal, Protocol, TypeAlias
+
     from pathprof.runtime import ModuleState
+
+    class Watcher(Protocol):
+        """What hears of first runs (:data:`watcher`)."""
+
+        def seen(self, state: ModuleState, index: int, number: int) -> object: ...
+
+    #: A function's counter table: a list of path counts whose slots hold an
+    #: :class:`Unseen` until their path first runs (a watched function's), or a hash
+    #: table for too many paths to list (a ``defaultdict(int)``, or a :class:`FirstSeen`).
+    Table: TypeAlias = "list[int | Unseen] | defaultdict[int, int] | FirstSeen"
 
 __all__ = ["PARKED", "FirstSeen", "Parked", "Unseen", "UnseenVector", "arm", "new_table",
            "vector_runs", "watcher"]
@@ -36,10 +50,11 @@ __all__ = ["PARKED", "FirstSeen", "Parked", "Unseen", "UnseenVector", "arm", "ne
 #: What hears of first runs: an object with ``seen(state, index, number)``, set by
 #: the profiler while a coverage mode measures (None: nobody listens); ``number`` is a
 #: path's, or ``-1 - slot`` for the decision vector counted at ``slot``.
-watcher: Any = None
+watcher: Watcher | None = None
 
 
-def _report(state: ModuleState, index: int, number: int, passes: Any = must_pass) -> None:
+def _report(state: ModuleState, index: int, number: int,
+            passes: Callable[[BaseException], bool] = must_pass) -> None:
     try:
         listener = watcher
         if listener is not None:
@@ -56,13 +71,14 @@ class Unseen:
     #: (a class attribute: there even as the interpreter shuts down)
     _passes = staticmethod(must_pass)
 
-    def __init__(self, state: ModuleState, index: int, number: int, table: list[Any]) -> None:
+    def __init__(self, state: ModuleState, index: int, number: int, table: list[int | Unseen]
+                 ) -> None:
         self.state = state
         self.index = index
         self.number = number
         self.table = table
 
-    def __add__(self, other: Any) -> Any:
+    def __add__(self, other: int) -> int:
         try:
             _report(self.state, self.index, self.number)
         except BaseException as err:  # (the interpreter shutting down: its globals are gone)
@@ -76,16 +92,16 @@ class Unseen:
 
     __radd__ = __add__
 
-    def __sub__(self, other: Any) -> Any:
+    def __sub__(self, other: int) -> int:
         return -other
 
-    def __bool__(self) -> bool:
+    def __bool__(self) -> Literal[False]:
         return False
 
     def __repr__(self) -> str:
         return "0"
 
-    def __reduce__(self) -> tuple[Any, tuple[()]]:
+    def __reduce__(self) -> tuple[type[int], tuple[()]]:
         # A program that pickles a measured function by value (cloudpickle) takes its
         # globals along, this table among them: it goes as the 0 it stands for, not
         # with the module state behind it.
@@ -109,7 +125,7 @@ class UnseenVector:
         self.slot = slot
         self.runs = runs
 
-    def __add__(self, other: Any) -> Any:
+    def __add__(self, other: int) -> int:
         try:
             _report(self.state, self.index, -1 - self.slot)  # (a vector: negative)
         except BaseException as err:  # (the interpreter shutting down: its globals are gone)
@@ -119,13 +135,15 @@ class UnseenVector:
 
     __radd__ = __add__
 
-    def __reduce__(self) -> tuple[Any, tuple[()]]:
+    def __reduce__(self) -> tuple[type[int], tuple[()]]:
         # pickled with a measured function's globals (see Unseen.__reduce__): as 0
         return int, ()
 
 
-def vector_runs(counter: Any) -> int:
-    """How many times the vector whose counter holds ``counter`` ran."""
+def vector_runs(counter: object) -> int:
+    """How many times the vector whose counter holds ``counter`` ran (``counter``: what
+    the module global holds, an int or an :class:`UnseenVector`; None once the
+    module's globals are gone)."""
     if type(counter) is int:
         return counter
     if type(counter) is UnseenVector:
@@ -154,7 +172,7 @@ class FirstSeen(dict):  # type: ignore[type-arg]
         counted: int = dict.get(self, number, 0)  # what another thread counted meanwhile
         return counted
 
-    def __reduce__(self) -> tuple[Any, tuple[dict[int, int]]]:
+    def __reduce__(self) -> tuple[type[dict[int, int]], tuple[dict[int, int]]]:
         return dict, (dict(self),)  # a plain dict of counts (see Unseen.__reduce__)
 
 
@@ -171,7 +189,7 @@ class Parked:
 
     __slots__ = ()
 
-    def __add__(self, other: Any) -> Parked:
+    def __add__(self, other: object) -> Parked:
         return self
 
     __radd__ = __sub__ = __add__
@@ -190,20 +208,21 @@ class Parked:
 PARKED = Parked()
 
 
-def new_table(state: ModuleState, index: int, size: int, spare: bool = False) -> Any:
+def new_table(state: ModuleState, index: int, size: int, spare: bool = False
+              ) -> list[int | Unseen] | FirstSeen:
     """A watched function's empty counter table: a list of ``size`` slots, or a hash
     table for ``size`` -1; with ``spare``, a list has one more slot at its end, for
     counts made with the :data:`PARKED` register (it is never reported)."""
     if size < 0:
         return FirstSeen(state, index)
-    table: list[Any] = [0] * size
+    table: list[int | Unseen] = [0] * size
     table[:] = [Unseen(state, index, number, table) for number in range(size)]
     if spare:
         table.append(0)
     return table
 
 
-def arm(state: ModuleState, index: int, table: Any, size: int | None = None) -> None:
+def arm(state: ModuleState, index: int, table: Table, size: int | None = None) -> None:
     """Make every path of ``table`` report its next count as a first one, whatever
     ran before; slots past ``size`` (a spare slot) hold 0. For counts already taken
     away (a snapshot): a count in the table is dropped."""

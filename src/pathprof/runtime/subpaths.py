@@ -525,7 +525,8 @@ def _long_windows(buffer: list[Hashable], longest: int, complete: int
     (the stream's ids), the windows are slices of their bytes packed in an
     :class:`array.array`: hashing a 64-byte slice costs about half what building
     and hashing a 32-tuple does. Other blocks are counted as tuples."""
-    ids: Any = buffer  # ints, if the try below succeeds
+    # (Any: ints, if the try below succeeds -- max() and array() are what find out)
+    ids: Any = buffer
     try:
         code = "H" if max(ids) < 1 << 16 else "I"  # TypeError: not ints
         packed = array.array(code, ids)  # OverflowError: negative, or too big

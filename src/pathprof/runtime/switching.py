@@ -24,7 +24,17 @@ has its switch, or its ``__code__``, set so.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import weakref
+    from types import CodeType, FunctionType
+    from typing import TypeAlias
+
+    #: A loop that can go back alone: ``(ranges, spanning)``, the paths its original
+    #: body leaves uncounted being the numbers of the ``(first, count)`` ranges,
+    #: spanned by the paths ``spanning`` (:class:`pathprof.python.plan.LoopSwitch`).
+    LoopPlan: TypeAlias = tuple[tuple[tuple[int, int], ...], tuple[int, ...]]
 
 __all__ = ["Switching"]
 
@@ -35,8 +45,8 @@ class Switching:
     __slots__ = ("loops", "loops_back", "names", "originals", "sent_back", "swapped",
                  "swaps", "switches")
 
-    def __init__(self, names: dict[str, Any], switches: tuple[int, ...],
-                 swaps: tuple[int, ...], loops: tuple[tuple[int, tuple[Any, ...]], ...]
+    def __init__(self, names: dict[str, object], switches: tuple[int, ...],
+                 swaps: tuple[int, ...], loops: tuple[tuple[int, tuple[LoopPlan, ...]], ...]
                  ) -> None:
         #: the module's names (its holder's), where the switches are
         self.names = names
@@ -48,16 +58,16 @@ class Switching:
         self.switches = frozenset(switches) | self.swaps
         #: the function objects given the loader's code: (weak reference, instrumented
         #: code, the loader's code)
-        self.swapped: list[tuple[Any, Any, Any]] = []
+        self.swapped: list[tuple[weakref.ref[FunctionType], CodeType, CodeType]] = []
         #: (qualified name, first line) -> the loader's code, once compiled (None: not yet)
-        self.originals: dict[tuple[str, int], Any] | None = None
+        self.originals: dict[tuple[str, int], CodeType] | None = None
         #: of the functions, those sent back to their original code (:meth:`send_back`)
         self.sent_back: set[int] = set()
         #: per function, its loops that can go back to their original body: for each,
         #: ``(ranges, spanning)``, the paths its original body leaves uncounted being
         #: the numbers of the ``(first, count)`` ranges, spanned by the paths
         #: ``spanning``
-        self.loops: dict[int, tuple[Any, ...]] = dict(loops)
+        self.loops: dict[int, tuple[LoopPlan, ...]] = dict(loops)
         #: (function, loop) pairs sent back to their original body
         self.loops_back: set[tuple[int, int]] = set()
 

@@ -18,7 +18,22 @@ from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from typing import Final, TypeAlias
+
     from pathprof.runtime import ModuleState
+    from pathprof.runtime.stopping import Parked
+
+    #: A note of a path end: ``(track, path number)`` (a register that is
+    #: :data:`~pathprof.runtime.stopping.PARKED` gives no number: it stays PARKED).
+    PathNote: TypeAlias = "tuple[Track, int | Parked]"
+    #: A note of a call (:data:`CALL_NOTE` long): its frame's blank track, module
+    #: state, function index, frame id, code, the caller's track, the caller's
+    #: instruction offset, the caller's register. (Any: the register is an int or
+    #: PARKED, and measure/subpaths.py, which tells them apart by ``__class__``, passes
+    #: it on as an int.)
+    CallNote: TypeAlias = tuple["Track", ModuleState, int, int, CodeType, "Track", int, Any]
+    #: What instrumented code notes in :data:`pathprof.runtime.osp_notes`.
+    Note: TypeAlias = PathNote | CallNote
 
 __all__ = ["Hold", "StreamKey", "Track", "fill", "fill_dropped", "new_track"]
 
@@ -60,10 +75,14 @@ class Track:
     #: the function's paths as noted path ends need them (shared by its frames):
     #: path number -> (the stream ids of its blocks, whether it returns, its last
     #: block or None)
+    #: (Any: a ``tuple[list[int], bool, int | None]``, but measure/subpaths.py reuses
+    #: the name it reads one into for other tuples)
     decoded: dict[int, Any] | None
     #: the observation the track was made in (changes as each observation ends)
     generation: int
     #: the frame's code (what a call it makes is located in)
+    #: (Any: a CodeType, or None for a track made without one, as tests make them;
+    #: measure/subpath_decoder.py and measure/subpaths.py use it as a CodeType)
     code: Any
 
     def join(self, generation: int) -> None:
@@ -110,10 +129,10 @@ def new_track(state: ModuleState, index: int, stream: StreamKey, emitted: int = 
 #: The length of a note a call makes (see :func:`pathprof.python.probecode.note_call`):
 #: (its frame's blank track, module state, function index, frame id, code, the
 #: caller's track, the caller's instruction offset, the caller's register).
-CALL_NOTE = 8
+CALL_NOTE: Final = 8
 
 
-def fill_dropped(notes: list[Any]) -> None:
+def fill_dropped(notes: list[Note]) -> None:
     """Notes taken unread (made as observation stopped, or before it began): the
     blank tracks calls made in them are filled in as from an earlier observation,
     so that the frames' later notes join the stream afresh."""
