@@ -14,13 +14,20 @@ import signal
 import sys
 from collections.abc import Callable
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from pathprof.measure.ending import RunEnd
 from pathprof.measure.ending import hide_handler as _hide_handler
 
 if TYPE_CHECKING:
     from pathprof.measure.profiler import Profiler
+
+    class _Popen(Protocol):
+        """A ``multiprocessing`` child's ``Popen`` as :func:`patch_fork_popen` uses
+        it: its pid, and the mark its ``terminate`` leaves."""
+
+        pid: int
+        _pathprof_terminated: bool
 
 __all__ = ["RESEND_SIGTERM_AFTER", "die_of_sigterm", "patch_fork_popen", "patch_os_exit",
            "save_on_sigterm"]
@@ -51,21 +58,23 @@ def patch_fork_popen() -> None:
     if popen_fork is None or getattr(popen_fork.Popen.wait, "_pathprof", False):
         return
     popen = popen_fork.Popen
+    original_wait: Callable[[_Popen, float | None], int | None]
+    original_terminate: Callable[[_Popen], None]
     original_wait, original_terminate = popen.wait, popen.terminate
 
-    def forked_by_us(process: Any) -> bool:
+    def forked_by_us(process: object) -> bool:
         # the children pathprof measures: forked, or new interpreters started by
         # spawn and forkserver (pathprof.measure.children), with the same handler
         return type(process).__module__ in ("multiprocessing.popen_fork",
                                             "multiprocessing.popen_forkserver",
                                             "multiprocessing.popen_spawn_posix")
 
-    def terminate(self: Any) -> None:
+    def terminate(self: _Popen) -> None:
         if forked_by_us(self):
             self._pathprof_terminated = True
         original_terminate(self)
 
-    def wait(self: Any, timeout: float | None = None) -> Any:
+    def wait(self: _Popen, timeout: float | None = None) -> int | None:
         if timeout is not None or not getattr(self, "_pathprof_terminated", False):
             return original_wait(self, timeout)
         while True:
@@ -100,7 +109,7 @@ def patch_os_exit(profiler: Profiler) -> None:
     os._exit = _exit  # type: ignore[assignment]
 
 
-def save_on_sigterm(profiler: Profiler, save: Callable[[], Any] | None = None) -> None:
+def save_on_sigterm(profiler: Profiler, save: Callable[[], object] | None = None) -> None:
     """Killed by SIGTERM, save first, then die of the signal as the process would
     have (``multiprocessing.Pool.terminate`` in a forked child; coverage.py's
     ``sigterm = true``; ``pathprof run`` has its own,

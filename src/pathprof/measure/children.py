@@ -43,12 +43,33 @@ import json
 import os
 import re
 import sysconfig
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, TypedDict
 
 from pathprof import runtime
 from pathprof.measure import handover
 from pathprof.messages import warn
+
+if TYPE_CHECKING:
+    from _typeshed import ConvertibleToInt, StrOrBytesPath
+
+    class ChildSettings(TypedDict):
+        """The run's settings as :data:`VARIABLE` carries them (JSON), from
+        :meth:`pathprof.measure.profiler.Profiler.child_settings`."""
+
+        data_file: str
+        token: str
+        source: list[str]
+        include: list[str]
+        omit: list[str]
+        default_dirs: list[str]
+        mode: str
+        metric: str | None
+        cache: bool
+        #: :class:`pathprof.config.CacheDir`'s ``[path, configured]``
+        cache_dir: list[str | bool]
+        stop_counting: str
+        conditions: bool
 
 __all__ = ["VARIABLE", "ChildMeasurement"]
 
@@ -74,7 +95,7 @@ def _alive(pid: int) -> bool:
 class ChildMeasurement:
     """While a run lasts: its children that start a new interpreter are measured."""
 
-    def __init__(self, settings: dict[str, Any]) -> None:
+    def __init__(self, settings: ChildSettings) -> None:
         self.settings = settings
         self.value = json.dumps(settings, separators=(",", ":"))
         self.directory = sysconfig.get_paths()["purelib"]
@@ -127,7 +148,7 @@ class ChildMeasurement:
             return
         self._written = True
 
-    def spawned(self, pid: int, args: Sequence[str] | str | bytes) -> None:
+    def spawned(self, pid: int, args: Sequence[object] | str | bytes) -> None:
         """``multiprocessing`` started process ``pid`` with ``args``: a worker (not a
         helper, such as the forkserver, which ends only when the parent does) that
         measures is announced now, before it starts up
@@ -152,11 +173,15 @@ class ChildMeasurement:
         # A Pool's terminate() must reach children whose SIGTERM handler saves.
         patch_fork_popen()
         measurement = self
+        # (private, so not in typeshed's stubs: the signature is CPython's)
+        execute_child: Callable[..., None]
         execute_child = subprocess.Popen._execute_child  # type: ignore[attr-defined]
 
-        def _execute_child(popen: Any, args: Any, executable: Any, preexec_fn: Any,
-                           close_fds: Any, pass_fds: Any, cwd: Any, env: Any,
-                           *rest: Any, **kwargs: Any) -> Any:
+        # (``args`` may be a lone os.PathLike too, which _describe cannot show)
+        def _execute_child(popen: object, args: str | bytes | Sequence[StrOrBytesPath],
+                           executable: object, preexec_fn: object, close_fds: object,
+                           pass_fds: object, cwd: object, env: Mapping[str, str] | None,
+                           *rest: object, **kwargs: object) -> None:
             if env is not None:
                 env = dict(env)
             measurement.before_child(f"subprocess {_describe(args)}", env)
@@ -168,7 +193,9 @@ class ChildMeasurement:
                                              execute_child))
         spawnv = multiprocessing.util.spawnv_passfds
 
-        def spawnv_passfds(path: Any, args: Any, passfds: Any) -> Any:
+        # (typeshed's signature, which it must keep: multiprocessing passes str too)
+        def spawnv_passfds(path: bytes, args: Sequence[ConvertibleToInt],
+                           passfds: Sequence[int]) -> int:
             measurement.before_child(f"multiprocessing {_describe(args)}")
             pid = spawnv(path, args, passfds)
             measurement.spawned(pid, args)
@@ -190,7 +217,7 @@ class ChildMeasurement:
                     os.unlink(os.path.join(self.directory, name))
 
 
-def _describe(args: Sequence[str] | str | bytes) -> str:
+def _describe(args: Sequence[object] | str | bytes) -> str:
     if isinstance(args, str | bytes):
         return repr(args)[:80]
     return repr(list(args))[:80]

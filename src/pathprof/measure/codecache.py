@@ -79,7 +79,7 @@ import marshal
 import os
 import stat
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pathprof.config import (
     CACHE_DIR_VARIABLE,
@@ -89,6 +89,9 @@ from pathprof.config import (
     writable_by_others,
 )
 from pathprof.messages import warn
+
+if TYPE_CHECKING:
+    from pathprof.measure.importhook import Unbound
 
 __all__ = ["PYCACHE", "Places", "places", "read", "read_own", "write", "write_own"]
 
@@ -165,7 +168,7 @@ def _prefix(digest: bytes, filename: str) -> bytes:
             + name)
 
 
-def read(where: Places, digest: bytes, filename: str) -> Any | None:
+def read(where: Places, digest: bytes, filename: str) -> object:
     """The code cached for this source (``digest``, its SHA-256) in either place, or
     None: only from an entry that passes every check above (owner, mode, header, body
     hash; in the cache directory, the directory's too), and nothing else is unmarshalled."""
@@ -266,7 +269,7 @@ def _distrust(path: str) -> str | None:
     return writable_by_others(status, path)
 
 
-def write(where: Places, digest: bytes, filename: str, code: Any) -> str | None:
+def write(where: Places, digest: bytes, filename: str, code: Unbound) -> str | None:
     """Cache ``code`` in the first place that takes it: :data:`PYCACHE` or the cache
     directory, whichever it was; None (and one line, once) where none did. Only the
     code is written: a refused cache directory is left as it is."""

@@ -44,9 +44,16 @@ import sys
 import threading
 from collections.abc import Callable
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from pathprof.parallel.signals import die_of
+
+if TYPE_CHECKING:
+    #: A signal's disposition, as :func:`signal.getsignal` gives it and
+    #: :func:`signal.signal` takes it.
+    _Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
+
+    _F = TypeVar("_F", bound=Callable[..., object])
 
 __all__ = ["RunEnd", "hide_handler"]
 
@@ -58,7 +65,7 @@ _CATCHABLE = tuple(sorted(
     if signum not in {getattr(signal, name, None) for name in ("SIGKILL", "SIGSTOP")}))
 
 
-def _raw(function: Any) -> Any:
+def _raw(function: _F) -> _F:
     """``signal.getsignal`` or ``signal.signal`` as :mod:`signal` has them, without
     the wrapper :func:`hide_handler` put in their place."""
     return getattr(function, "__wrapped__", function)
@@ -70,7 +77,7 @@ class RunEnd:
 
     def __init__(self) -> None:
         #: while holding: each signal held -> the handler it had before
-        self._saved: dict[int, Any] = {}
+        self._saved: dict[int, _Handler] = {}
         self._holding = False
         #: SIGINT and SIGTERM held (the process dies of the first), in order
         self.held: list[int] = []
@@ -117,7 +124,7 @@ class RunEnd:
         for _attempt in range(64):  # (each attempt is short: a signal storm, not a loop)
             try:
                 if not self._saved:
-                    saved = {}
+                    saved: dict[int, _Handler] = {}
                     for signum in _CATCHABLE:
                         try:
                             handler = getsignal(signum)
@@ -195,7 +202,7 @@ class RunEnd:
         hide_handler(signal.SIGTERM, on_sigterm, signal.SIG_DFL)
 
 
-def hide_handler(signum: int, handler: Any, previous: Any) -> None:
+def hide_handler(signum: int, handler: _Handler, previous: _Handler) -> None:
     """The program sees the disposition of ``signum`` as it was before pathprof put
     ``handler`` there (``previous``): :func:`signal.getsignal` says so, and so does
     :func:`signal.signal` as it returns what it replaced -- a program or a library
@@ -207,12 +214,12 @@ def hide_handler(signum: int, handler: Any, previous: Any) -> None:
         getsignal, set_handler = getsignal.__wrapped__, set_handler.__wrapped__  # type: ignore[attr-defined]
 
     @functools.wraps(getsignal)
-    def hiding_getsignal(number: int) -> Any:
+    def hiding_getsignal(number: int) -> _Handler:
         current = getsignal(number)
         return previous if number == signum and current is handler else current
 
     @functools.wraps(set_handler)
-    def hiding_signal(number: int, new: Any) -> Any:
+    def hiding_signal(number: int, new: _Handler) -> _Handler:
         replaced = set_handler(number, new)
         return previous if number == signum and replaced is handler else replaced
 

@@ -23,18 +23,21 @@ import traceback
 import types
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol, TypeVar, overload
 
 from pathprof.exceptions import ConfigError
 
 __all__ = ["Ending", "ExitBoundary", "compile_script", "finish_as_python",
            "reinstate_program", "resolve_program", "run_module", "run_script"]
 
-CompileFn = Callable[[bytes, str], Any]
+CompileFn = Callable[[bytes, str], types.CodeType]
 #: What the program's own code runs in: a context manager factory
 #: (:meth:`pathprof.runtime.own_work.released` in a run, so that the runner's work
 #: around it is pathprof's, not the program's).
-ProgramWindow = Callable[[], AbstractContextManager[Any]]
+ProgramWindow = Callable[[], AbstractContextManager[object]]
+#: The run's result: what :meth:`Ending.report` returns.
+_R = TypeVar("_R")
+_R_co = TypeVar("_R_co", covariant=True)
 
 
 def resolve_program(name: str) -> tuple[str, bool]:
@@ -63,11 +66,11 @@ def resolve_program(name: str) -> tuple[str, bool]:
     raise ConfigError(f"no such file or program: {name}")
 
 
-class Ending(Protocol):
+class Ending(Protocol[_R_co]):
     """What Python does once the program's code has ended, before ``sys.argv``,
     ``sys.path`` and ``__main__`` are put back."""
 
-    def report(self, ended: BaseException | None) -> Any:
+    def report(self, ended: BaseException | None) -> _R_co:
         """Report the exception that ended the program (None: it ran to its end), as
         Python does; the result is the run's result."""
 
@@ -76,7 +79,7 @@ class Ending(Protocol):
 
 
 #: The program's ``sys.argv``, ``sys.path[0]`` and ``__main__`` as its run left
-#: them (see :func:`reinstate_program`).
+#: them (see :func:`reinstate_program`). (Any: three kinds of item, replaced in place.)
 _last_program: list[Any] = []
 
 
@@ -100,7 +103,7 @@ def reinstate_program() -> None:
         sys.modules["__main__"] = main
 
 
-def _main_module(**attributes: Any) -> types.ModuleType:
+def _main_module(**attributes: object) -> types.ModuleType:
     """A fresh ``__main__`` with what the interpreter gives its own: the
     :mod:`builtins` module as ``__builtins__`` and, before 3.14 (PEP 649), an empty
     ``__annotations__``."""
@@ -113,10 +116,10 @@ def _main_module(**attributes: Any) -> types.ModuleType:
     return main
 
 
-def _run(run: Callable[[], object], program: ProgramWindow, ending: Ending | None,
+def _run(run: Callable[[], object], program: ProgramWindow, ending: Ending[_R] | None,
          prepare: Callable[[], object] = lambda: None,
          settle: Callable[[BaseException | None], object] = lambda ended: None,
-         depth_from_c: int = 0) -> Any:
+         depth_from_c: int = 0) -> _R | None:
     """``prepare()``, then ``run()`` inside ``program()``; then, outside it (``ending``
     opens it again for what is the program's) and outside any ``except`` clause (so
     that nothing after sees an exception being handled, as Python's exit handlers see
@@ -130,10 +133,11 @@ def _run(run: Callable[[], object], program: ProgramWindow, ending: Ending | Non
         room.put_back()
 
 
-def _run_within(run: Callable[[], object], program: ProgramWindow, ending: Ending | None,
+def _run_within(run: Callable[[], object], program: ProgramWindow, ending: Ending[_R] | None,
                 prepare: Callable[[], object],
                 settle: Callable[[BaseException | None], object],
-                room: _RecursionRoom) -> Any:
+                room: _RecursionRoom) -> _R | None:
+    # (Any: the probe's globals, whatever its code puts there; "reached" is an int)
     probed: dict[str, Any] = {"reached": room.limit - 2}
     try:  # noqa: SIM105 - no contextlib: it may be a measured module
         (lambda: exec(_PROBE, probed))()  # (called from here, as ``run`` is)
@@ -213,7 +217,7 @@ class _RecursionRoom:
         def getrecursionlimit() -> int:
             return get() - taken
 
-        def setrecursionlimit(limit: Any, /) -> None:
+        def setrecursionlimit(limit: int, /) -> None:
             try:
                 value = operator.index(limit)
             except TypeError:
@@ -241,9 +245,17 @@ class _RecursionRoom:
             pass
 
 
+@overload
 def run_script(path: str, args: Sequence[str], compile_fn: CompileFn,
                argv0: str | None = None, program: ProgramWindow = nullcontext,
-               ending: Ending | None = None) -> Any:
+               ending: None = None) -> None: ...
+@overload
+def run_script(path: str, args: Sequence[str], compile_fn: CompileFn,
+               argv0: str | None = None, program: ProgramWindow = nullcontext,
+               *, ending: Ending[_R]) -> _R: ...
+def run_script(path: str, args: Sequence[str], compile_fn: CompileFn,
+               argv0: str | None = None, program: ProgramWindow = nullcontext,
+               ending: Ending[_R] | None = None) -> _R | None:
     """Execute ``path`` as ``__main__`` with ``sys.argv = [argv0 or path, *args]``.
 
     ``__main__`` gets what ``python script.py`` gives it: ``__file__`` (absolute),
@@ -268,7 +280,7 @@ def run_script(path: str, args: Sequence[str], compile_fn: CompileFn,
         sys.path[0] = directory
     else:
         sys.path.append(directory)
-    compiled: list[Any] = []
+    compiled: list[types.CodeType] = []
 
     def settle(ended: BaseException | None) -> None:
         # Python takes __file__ and __cached__ out of __main__ once the script has
@@ -292,8 +304,14 @@ def run_script(path: str, args: Sequence[str], compile_fn: CompileFn,
             sys.modules["__main__"] = old_main
 
 
+@overload
 def run_module(name: str, args: Sequence[str], program: ProgramWindow = nullcontext,
-               ending: Ending | None = None) -> Any:
+               ending: None = None) -> None: ...
+@overload
+def run_module(name: str, args: Sequence[str], program: ProgramWindow = nullcontext,
+               *, ending: Ending[_R]) -> _R: ...
+def run_module(name: str, args: Sequence[str], program: ProgramWindow = nullcontext,
+               ending: Ending[_R] | None = None) -> _R | None:
     """Execute module ``name`` as ``__main__``, as ``python -m name`` does: through
     :mod:`runpy`'s own ``_run_module_as_main``, in a fresh ``__main__`` module, all
     of it inside ``program()``. The import hook, already installed, instruments the
@@ -311,7 +329,7 @@ def run_module(name: str, args: Sequence[str], program: ProgramWindow = nullcont
     class NotFound:
         """``ending``, except that a module not found is a usage error."""
 
-        def report(self, ended: BaseException | None) -> Any:
+        def report(self, ended: BaseException | None) -> _R | None:
             if isinstance(ended, SystemExit) and ended.code == not_found:
                 raise ConfigError(f"no module named {name}")
             if ending is None:
@@ -339,7 +357,7 @@ def run_module(name: str, args: Sequence[str], program: ProgramWindow = nullcont
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
 
 
-def compile_script(source: bytes, path: str) -> Any:
+def compile_script(source: bytes, path: str) -> types.CodeType:
     """Compile a script's bytes as ``python script.py`` does, failing the same way.
 
     Python reads a script file with its file tokenizer, whose error for bytes that
@@ -388,7 +406,7 @@ class _NoNewThreads:
             threading._start_new_thread = self.original  # type: ignore[attr-defined]
 
 
-def _refuse_thread(*args: Any, **kwargs: Any) -> Any:
+def _refuse_thread(*args: object, **kwargs: object) -> NoReturn:
     raise RuntimeError("can't create new thread at interpreter shutdown")
 
 
@@ -399,7 +417,7 @@ class OwnWork(Protocol):
 
     def __exit__(self, *exc: object) -> object: ...
 
-    def released(self) -> AbstractContextManager[Any]: ...
+    def released(self) -> AbstractContextManager[object]: ...
 
 
 class ExitBoundary:

@@ -48,7 +48,7 @@ import time
 import types
 import warnings
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from pathprof import runtime
@@ -70,9 +70,9 @@ _WRAPPED_DEPTH = 8
 _LRU_WRAPPER = ("functools", "_lru_cache_wrapper")
 #: a property's accessors, read as ``property`` itself keeps them (a subclass's own
 #: attributes are not looked up: no code of the program runs)
-_FGET: Any = property.__dict__["fget"].__get__
-_FSET: Any = property.__dict__["fset"].__get__
-_FDEL: Any = property.__dict__["fdel"].__get__
+_FGET: Callable[[property], object] = property.__dict__["fget"].__get__
+_FSET: Callable[[property], object] = property.__dict__["fset"].__get__
+_FDEL: Callable[[property], object] = property.__dict__["fdel"].__get__
 
 
 def register_original(filename: str, digest: str, marshalled: bytes) -> None:
@@ -112,7 +112,8 @@ def _switching(state: ModuleState) -> Switching:
     return switching
 
 
-def _swap(state: ModuleState, index: int, function: Any, namespace: dict[str, Any]) -> bool:
+def _swap(state: ModuleState, index: int, function: types.FunctionType,
+          namespace: dict[str, object]) -> bool:
     """Give ``function`` Python's code if it is function ``index`` of ``state`` as
     instrumented (see the module's docstring for the checks)."""
     meta = state.meta.functions[index]
@@ -132,7 +133,7 @@ def _swap(state: ModuleState, index: int, function: Any, namespace: dict[str, An
 #: functions whose objects their module's globals do not hold by name (a closure a
 #: decorator keeps, a property subclass's getter): (id of the globals, qualified
 #: name, first line) -> (state, index), for the next search of all objects
-_pending: dict[tuple[int, str, int], tuple[Any, int]] = {}
+_pending: dict[tuple[int, str, int], tuple[ModuleState, int]] = {}
 #: a search runs once the time since the last one is this many times what that cost,
 #: so searching takes at most 1/SEARCH_SPACING of the program's time
 SEARCH_SPACING = 50
@@ -167,7 +168,7 @@ def _search_now_and_then() -> None:
     _searched["at"], _searched["cost"] = end, end - now
 
 
-def _latest(state: ModuleState, namespace: dict[str, Any]) -> bool:
+def _latest(state: ModuleState, namespace: dict[str, object]) -> bool:
     """Whether ``state`` is the last state registered in ``namespace``: code executed
     again in the same globals made functions another state counts for."""
     for other in reversed(runtime.modules()):
@@ -185,7 +186,8 @@ def _measured(code: types.CodeType) -> bool:
     return any("@pp" in name for name in code.co_names)
 
 
-def _functions_named(namespace: dict[str, Any], qualname: str) -> Iterator[Any]:
+def _functions_named(namespace: dict[str, object], qualname: str
+                     ) -> Iterator[types.FunctionType]:
     """The function objects the module's globals hold under ``qualname``."""
     parts = qualname.split(".")
     if "<locals>" in parts:
@@ -208,7 +210,9 @@ def _mangled(owner: str, name: str) -> str:
     return name
 
 
-def _functions_in(found: Any, depth: int) -> Iterator[Any]:
+def _functions_in(found: Any, depth: int) -> Iterator[types.FunctionType]:
+    # (Any: whatever a namespace holds, told apart by its type kept in ``kind``, which
+    # mypy does not narrow ``found`` on)
     kind = type(found)
     if kind is types.FunctionType:
         yield found
@@ -239,7 +243,7 @@ def _original(state: ModuleState, code: types.CodeType) -> types.CodeType | None
     return originals.get((code.co_qualname, code.co_firstlineno))
 
 
-def _compile_originals(state: ModuleState, name: str) -> dict[tuple[str, int], Any]:
+def _compile_originals(state: ModuleState, name: str) -> dict[tuple[str, int], types.CodeType]:
     """(qualified name, first line) -> code, for each function of the module as
     Python compiles it, those two alike left out; empty where the source on disk is not
     the one measured or does not compile. Compile-time warnings were shown at import:
@@ -262,7 +266,7 @@ def _compile_originals(state: ModuleState, name: str) -> dict[tuple[str, int], A
         return {}
     if not isinstance(module, types.CodeType) or module.co_filename != name:
         return {}
-    found: dict[tuple[str, int], Any] = {}
+    found: dict[tuple[str, int], types.CodeType] = {}
     twice: set[tuple[str, int]] = set()
     pending = [module]
     while pending:

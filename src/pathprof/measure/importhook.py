@@ -37,7 +37,7 @@ import warnings
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 from types import CodeType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, TypeGuard
 
 from pathprof import config, runtime
 from pathprof.measure import codecache, goback
@@ -49,6 +49,12 @@ from pathprof.runtime.passthrough import must_pass
 if TYPE_CHECKING:
     import ast
 
+    # (the class typeshed declares SourceFileLoader.get_code on, which _get_code replaces)
+    from importlib._bootstrap_external import SourceLoader as _SourceLoader
+    from importlib.machinery import ModuleSpec
+
+    from _typeshed import StrOrBytesPath
+
     from pathprof.measure.partial import CopyPlan
 
     #: What the cache keeps of a module (:func:`_compile_instrumented`): its code, with
@@ -56,6 +62,13 @@ if TYPE_CHECKING:
     Unbound = CodeType | tuple[CodeType, bytes] | tuple[CodeType, CodeType]
     #: What runs: a module's code, or (in place) its code and its prologue's.
     Bound = CodeType | tuple[CodeType, ...]
+
+    class _Wrapped(TypedDict, total=False):
+        """What :func:`_wrap_direct_loads` wrapped: ``SourceFileLoader.get_code``
+        (True), and ``runpy._get_code_from_file``'s original."""
+
+        loader: bool
+        runpy: Callable[..., CodeType | tuple[CodeType, StrOrBytesPath]]
 
 __all__ = ["ImportHook", "InstrumentOptions", "InstrumentingLoader", "WarmResult",
            "compile_instrumented", "warm_cache"]
@@ -282,7 +295,7 @@ def _cached(source: bytes, filename: str, options: InstrumentOptions,
     return bind_code(_noting_original(code, source, filename), options)
 
 
-def _well_formed(code: object, in_place: bool) -> bool:
+def _well_formed(code: object, in_place: bool) -> TypeGuard[Unbound]:
     """Whether a cache entry holds what a module's code is kept as: a code object, a
     code object and its functions' originals marshalled (:func:`_compile_instrumented`),
     or, in place, the module's and the prologue's code objects."""
@@ -362,13 +375,13 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
         self._hook = hook
         self._rewriter = rewriter
 
-    def _uninstrumented(self, fullname: str) -> Any:
+    def _uninstrumented(self, fullname: str) -> CodeType | None:
         """The code the module runs unmeasured: what its own loader would run."""
         if self._rewriter is not None:
             return self._rewriter.fallback(fullname, self.get_filename(fullname))
         return _SOURCE_GET_CODE(self, fullname)
 
-    def get_code(self, fullname: str) -> Any:
+    def get_code(self, fullname: str) -> CodeType | None:
         given = self.get_filename(fullname)
         path = os.path.abspath(given)  # (the data names files whole; the code as given)
         try:
@@ -436,7 +449,7 @@ class ImportHook(importlib.abc.MetaPathFinder):
         self.rewriters: list[Rewriter] = []
 
     def find_spec(self, fullname: str, path: Sequence[str] | None = None,
-                  target: Any = None) -> Any:
+                  target: types.ModuleType | None = None) -> ModuleSpec | None:
         if self._busy:
             return None
         self._busy = True
@@ -456,10 +469,13 @@ class ImportHook(importlib.abc.MetaPathFinder):
         with runtime.own_work:
             if not self.selection.wants(fullname, spec.origin):
                 return spec
-            spec.loader = InstrumentingLoader(fullname, spec.origin, self, rewriter)
+            # (wants() is False for a None origin, which mypy cannot know)
+            spec.loader = InstrumentingLoader(fullname, spec.origin, self,  # type: ignore[arg-type]
+                                              rewriter)
         return spec
 
-    def _find_other(self, fullname: str, path: Any, target: Any) -> Any:
+    def _find_other(self, fullname: str, path: Sequence[str] | None,
+                    target: types.ModuleType | None) -> ModuleSpec | None:
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
                 continue
@@ -484,7 +500,8 @@ class ImportHook(importlib.abc.MetaPathFinder):
         if not _installed:
             _unwrap_direct_loads()
 
-    def code_for_loader(self, loader: Any, fullname: str) -> Any:
+    def code_for_loader(self, loader: importlib.machinery.SourceFileLoader, fullname: str
+                        ) -> CodeType | None:
         """The code a program's own ``SourceFileLoader`` gets: instrumented if the
         selection wants the file."""
         path = loader.get_filename(fullname)
@@ -494,7 +511,7 @@ class ImportHook(importlib.abc.MetaPathFinder):
             return _SOURCE_GET_CODE(loader, fullname)
         return InstrumentingLoader(fullname, path, self).get_code(fullname)
 
-    def code_for_path(self, fname: Any) -> Any:
+    def code_for_path(self, fname: StrOrBytesPath) -> CodeType | None:
         """What :func:`runpy.run_path` runs of the source file ``fname``: its
         instrumented code if the selection wants it, else None (the run compiles it
         as it would, and a compiled file, never instrumented, is read as ever)."""
@@ -519,7 +536,7 @@ class ImportHook(importlib.abc.MetaPathFinder):
                 raise
             return None
 
-    def already_imported(self) -> list[tuple[str, Any]]:
+    def already_imported(self) -> list[tuple[str, types.ModuleType]]:
         """Selected modules imported before the hook, ``(name, module)`` sorted by
         name: :mod:`pathprof.measure.inplace` measures them."""
         found = []
@@ -537,10 +554,10 @@ class ImportHook(importlib.abc.MetaPathFinder):
 _installed: list[ImportHook] = []
 #: What ``SourceFileLoader`` inherits, and ``runpy``'s reading of a file's code.
 _SOURCE_GET_CODE = importlib.machinery.SourceFileLoader.get_code
-_wrapped: dict[str, Any] = {}
+_wrapped: _Wrapped = {}
 
 
-def _get_code(self: Any, fullname: str) -> Any:
+def _get_code(self: _SourceLoader, fullname: str) -> CodeType | None:
     """``SourceFileLoader.get_code`` while a hook is installed (see :class:`ImportHook`)."""
     if _installed and type(self) is importlib.machinery.SourceFileLoader:
         return _installed[-1].code_for_loader(self, fullname)
@@ -550,7 +567,7 @@ def _get_code(self: Any, fullname: str) -> Any:
 functools.update_wrapper(_get_code, _SOURCE_GET_CODE)  # (its names, as the program sees it)
 
 
-def _get_code_from_file(*args: Any) -> Any:
+def _get_code_from_file(*args: StrOrBytesPath) -> CodeType | tuple[CodeType, StrOrBytesPath]:
     """``runpy._get_code_from_file`` while a hook is installed: ``(run_name, fname)``
     before 3.12, ``(fname)`` from it, returning what the original returns then."""
     original = _wrapped["runpy"]

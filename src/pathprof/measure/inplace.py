@@ -37,13 +37,16 @@ import types
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pathprof import runtime
 from pathprof.measure.importhook import InstrumentOptions, instrumented_in_place
 from pathprof.python.names import MODULE
 from pathprof.runtime import holder
 from pathprof.runtime.passthrough import must_pass
+
+if TYPE_CHECKING:
+    from pathprof.runtime import ModuleState
 
 __all__ = ["InPlaceReport", "instrument_imported"]
 
@@ -92,10 +95,10 @@ class _Target:
     """One instrumented function of a module being switched."""
 
     module: str
-    namespace: dict[str, Any]
+    namespace: dict[str, object]
     plain: types.CodeType  #: what the source compiles to: the code to replace
     instrumented: types.CodeType
-    state: Any
+    state: ModuleState
     index: int
 
 
@@ -113,7 +116,7 @@ def _by_location(code: types.CodeType) -> dict[tuple[str, int], types.CodeType]:
 @dataclass
 class _Module:
     name: str
-    namespace: dict[str, Any]
+    namespace: dict[str, object]
     targets: dict[tuple[str, int], _Target]  #: by (qualified name, first line)
     known: set[tuple[str, int]]  #: where the source has code (functions, lambdas, ...)
     switched: set[tuple[str, int]] = field(default_factory=set)
@@ -186,7 +189,7 @@ def instrument_imported(modules: Sequence[tuple[str, types.ModuleType]],
 
 def _switch(by_file: dict[str, _Module], report: InPlaceReport) -> None:
     """Give every function of the modules its instrumented code; note what cannot be."""
-    suspended = []
+    suspended: list[types.FrameType] = []
     for obj in gc.get_objects():
         kind = type(obj)
         if kind is types.FunctionType:
@@ -248,7 +251,7 @@ def _same_code(running: types.CodeType, compiled: types.CodeType) -> bool:
                     for a, b in zip(running.co_consts, compiled.co_consts, strict=True)))
 
 
-def _same_constant(running: Any, compiled: Any) -> bool:
+def _same_constant(running: object, compiled: object) -> bool:
     if isinstance(running, types.CodeType) and isinstance(compiled, types.CodeType):
         return _same_code(running, compiled)
     if isinstance(compiled, frozenset) and isinstance(running, tuple | frozenset):
@@ -256,9 +259,9 @@ def _same_constant(running: Any, compiled: Any) -> bool:
     return type(running) is type(compiled) and running == compiled
 
 
-def _running_frames() -> Iterator[Any]:
+def _running_frames() -> Iterator[types.FrameType]:
     for top in sys._current_frames().values():
-        frame: Any = top
+        frame: types.FrameType | None = top
         while frame is not None:
             yield frame
             frame = frame.f_back

@@ -20,9 +20,17 @@ import json
 import os
 from collections.abc import Container, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from pathprof.data.files import parallel_name
+
+if TYPE_CHECKING:
+    class SplitOwners(TypedDict):
+        """A function whose paths the copies split, as the plan gives it: each task's
+        DAG edges, and the copy of each task."""
+
+        tasks: list[list[int]]
+        copies: list[int]
 
 __all__ = ["ENVIRONMENT", "PLAN_FORMAT", "CopyPlan", "from_environment"]
 
@@ -46,7 +54,7 @@ class CopyPlan:
     #: module source hash -> per function (by index): the copy that profiles it, or
     #: for a function whose paths the copies split, ``{"tasks": [[dag edge, ...],
     #: ...], "copies": [copy of each task, ...]}``
-    owners: Mapping[str, tuple[Any, ...]]
+    owners: Mapping[str, tuple[int | SplitOwners, ...]]
     #: where this copy writes the calls it counted (JSON), at the end of the run
     calls_file: str
     #: the data file a copy run by the pytest plugin writes (``pathprof run``
@@ -63,7 +71,7 @@ class CopyPlan:
                          if (self.index not in owner["copies"] if isinstance(owner, dict)
                              else owner != self.index))
 
-    def shares(self, digest: str) -> dict[int, tuple[Any, Any, int]]:
+    def shares(self, digest: str) -> dict[int, tuple[list[list[int]], list[int], int]]:
         """The functions of the module whose paths the copies split and this copy
         holds some of: index -> (tasks, each task's copy, this copy's index)."""
         return {i: (owner["tasks"], owner["copies"], self.index)

@@ -36,7 +36,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pathprof import config, runtime
 from pathprof.config import CacheDir
@@ -62,11 +62,14 @@ from pathprof.runtime.passthrough import must_pass
 from pathprof.types import Cut, PathId
 
 if TYPE_CHECKING:
+    from types import FrameType
+
+    from pathprof.measure.children import ChildSettings
     from pathprof.runtime import ModuleState
 
 __all__ = ["Profiler", "load"]
 
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar("F", bound=Callable[..., object])
 
 DEFAULT_DATA_FILE = ".pathprof"
 MODES = ("path", "edge")
@@ -228,7 +231,7 @@ class Profiler(Measuring):
         """Use as a decorator: profile the modules imported while ``func`` runs."""
 
         @functools.wraps(func)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
+        def wrapper(*args: object, **kwargs: object) -> object:
             with self:
                 return func(*args, **kwargs)
 
@@ -339,7 +342,7 @@ class Profiler(Measuring):
                 state.filename, digest, Packed(state.meta_json), state.meta)
         return contract
 
-    def child_settings(self) -> dict[str, Any]:
+    def child_settings(self) -> ChildSettings:
         """What a child process that starts a new interpreter needs to measure as part
         of this run (:mod:`pathprof.measure.children`)."""
         return {"data_file": self.data_file, "token": self._token,
@@ -676,7 +679,7 @@ def _after_fork_in_parent() -> None:
 
 def _forks_to_exec() -> bool:
     """Whether the fork under way is ``subprocess``'s: its child runs a new program."""
-    frame: Any = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     for _ in range(4):
         if frame is None:
             return False

@@ -12,12 +12,19 @@ import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pathprof.exceptions import PathprofError
 from pathprof.measure.ending import RunEnd
 from pathprof.messages import warn
 from pathprof.runtime.passthrough import must_pass
+
+if TYPE_CHECKING:
+    from types import CodeType, TracebackType
+
+    from pathprof.measure.execfile import CompileFn
+    from pathprof.measure.importhook import InstrumentOptions
+    from pathprof.python.selection import Selection
 
 __all__ = ["INTERRUPTED", "Program", "die_of_sigint", "exit_status", "main_compiler",
            "resolve", "run_program"]
@@ -63,12 +70,12 @@ def resolve(name: str, args: list[str], module: bool) -> Program:
                    [os.getcwd() if on_path else os.path.dirname(path)])
 
 
-def main_compiler(selection: Any, options: Any) -> Callable[[bytes, str], object]:
+def main_compiler(selection: Selection, options: InstrumentOptions) -> CompileFn:
     """Compile the main script instrumented if it is selected, plainly otherwise."""
     from pathprof.measure.execfile import compile_script
     from pathprof.measure.importhook import compile_instrumented
 
-    def compile_main(source: bytes, filename: str) -> object:
+    def compile_main(source: bytes, filename: str) -> CodeType:
         plain = compile_script(source, filename)  # fails as Python does
         if selection.wants("__main__", filename):
             try:
@@ -84,8 +91,8 @@ def main_compiler(selection: Any, options: Any) -> Callable[[bytes, str], object
     return compile_main
 
 
-def run_program(program: Program, start: Any, stop: Any, compile_main: Any,
-                end: RunEnd | None = None) -> int:
+def run_program(program: Program, start: Callable[[], object], stop: Callable[[], object],
+                compile_main: CompileFn, end: RunEnd | None = None) -> int:
     """Run the program between ``start()`` and ``stop()``; its exit status.
 
     Everything here is pathprof's own work (:data:`pathprof.runtime.own_work`: what
@@ -121,7 +128,7 @@ def run_program(program: Program, start: Any, stop: Any, compile_main: Any,
     return status
 
 
-def _run_between(program: Program, compile_main: Any, end: RunEnd | None = None) -> int:
+def _run_between(program: Program, compile_main: CompileFn, end: RunEnd | None = None) -> int:
     """:func:`run_program`'s part while the measurement runs: the program, then what
     Python does as it ends, in the program's ``__main__``, ``sys.argv`` and
     ``sys.path``: report an uncaught exception, wait for the threads, run the exit
@@ -179,7 +186,8 @@ def _run_between(program: Program, compile_main: Any, end: RunEnd | None = None)
     return status
 
 
-def _report_uncaught(exc_type: Any, exc: Any, tb: Any) -> None:
+def _report_uncaught(exc_type: type[BaseException], exc: BaseException,
+                     tb: TracebackType | None) -> None:
     """What Python does with an exception the program did not catch: call
     ``sys.excepthook`` (the program's own, if it set one); should the hook itself
     raise, print both as Python does."""

@@ -56,6 +56,11 @@ from pathprof.runtime import stopping
 if TYPE_CHECKING:
     from pathprof.runtime import ModuleState
 
+    #: a loop that can go back to its original body, as the module registers it
+    #: (:attr:`pathprof.runtime.switching.Switching.loops`): the ``(first, count)``
+    #: ranges of its hidden paths, and the paths that span them
+    _Loop = tuple[tuple[tuple[int, int], ...], tuple[int, ...]]
+
 __all__ = ["WHEN", "StopCounting", "decision_done"]
 
 #: When a function stops counting: never (every count exact), once its basis is
@@ -84,7 +89,7 @@ class _Function:
 
     __slots__ = ("basis", "decisions", "loops", "meta", "numbers", "possible", "when")
 
-    def __init__(self, meta: FunctionInfo, when: str, loops: tuple[Any, ...] = ()
+    def __init__(self, meta: FunctionInfo, when: str, loops: tuple[_Loop, ...] = ()
                  ) -> None:
         self.meta = meta
         self.when = when
@@ -99,9 +104,10 @@ class _Function:
         #: loops still measured: ordinal -> [hidden path ranges, how many hidden
         #: paths, spanning paths, progress] (progress: hidden paths seen with
         #: "paths", spanning paths known to be spanned with "basis" -- a span
-        #: only grows)
-        self.loops = {ordinal: [ranges, sum(count for _, count in ranges), spanning, 0]
-                      for ordinal, (ranges, spanning) in enumerate(loops)}
+        #: only grows; Any: a list of four kinds of item, the last updated in place)
+        self.loops: dict[int, list[Any]] = {
+            ordinal: [ranges, sum(count for _, count in ranges), spanning, 0]
+            for ordinal, (ranges, spanning) in enumerate(loops)}
 
     def add(self, number: int) -> tuple[bool, list[int]]:
         """Record a first run; whether nothing more is to be learned, and the loops
@@ -199,7 +205,7 @@ class StopCounting:
             raise ValueError(f"stop counting when: {', '.join(WHEN[1:])}, not {when!r}")
         self.when = when
         self._functions: dict[tuple[int, int], _Function] = {}
-        self._queue: list[tuple[Any, int, int]] = []
+        self._queue: list[tuple[ModuleState, int, int]] = []
         #: whether a thread drains the queue (see the class docstring)
         self._draining = False
 

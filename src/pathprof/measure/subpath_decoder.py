@@ -16,7 +16,7 @@ import contextlib
 import sys
 from dataclasses import dataclass
 from types import CodeType, FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pathprof import runtime
 from pathprof.contract import Compound, FunctionInfo, Role
@@ -70,7 +70,7 @@ class PathDecoder:
         self.call_prefixes: dict[tuple[CodeType, int, int],
                                  tuple[int, list[int], tuple[int, ...]] | None] = {}
 
-    def function(self, frame: FrameType) -> tuple[Any, int] | None:
+    def function(self, frame: FrameType) -> tuple[ModuleState, int] | None:
         """The module state and function index of an instrumented frame, or None."""
         code = frame.f_code
         if code in self._functions:
@@ -105,7 +105,7 @@ class PathDecoder:
                 return self._decode_path(state, index, number, key)
         return found
 
-    def _decode_path(self, state: ModuleState, index: int, number: int, key: Any
+    def _decode_path(self, state: ModuleState, index: int, number: int, key: tuple[int, int, int]
                      ) -> tuple[tuple[int, ...], bool]:
         function = state.meta.functions[index]
         ends = (function.entry, function.exit)
@@ -302,7 +302,7 @@ def jumps_out(function: FunctionInfo, block: int, first: int, last: int) -> bool
     return bool(targets) and not any(inside(function, t, first, last) for t in targets)
 
 
-def track_of(frame: FrameType) -> Any:
+def track_of(frame: FrameType) -> object:
     """The track an instrumented frame holds (``@pp_track``, kept where its
     register is), or None."""
     return _frame_local(frame, "@pp_track", None)
@@ -315,7 +315,7 @@ def register_of(frame: FrameType) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def _frame_local(frame: FrameType, name: str, default: Any) -> Any:
+def _frame_local(frame: FrameType, name: str, default: object) -> object:
     """One of pathprof's names (``@pp_*``) in an instrumented frame: a local, or kept
     outside the frame for a function whose code can reach its own frame (its code
     then calls ``registers``); ``default`` for a function that keeps none. The
@@ -348,4 +348,4 @@ _LOCALS_SNAPSHOT = sys.version_info < (3, 13)
 
 #: code object -> where its frames keep pathprof's names: "local", "outside" or "none"
 #: (worked out once per code: instrumented code, which the module states keep anyway)
-_REGISTER_KEPT: dict[Any, str] = {}
+_REGISTER_KEPT: dict[CodeType, str] = {}

@@ -13,9 +13,19 @@ from __future__ import annotations
 import _thread
 from collections.abc import Hashable, Iterator
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from pathprof.runtime.subpaths import ExactSubpathCounter, SubpathSampler
+
+if TYPE_CHECKING:
+    from pathprof.runtime.subpaths import StreamState, _Window
+
+    class Moment(TypedDict):
+        """One checkpoint (:attr:`Streams.moments`): the blocks seen so far, and the
+        rank among the estimates of each of the exact top 5 (None: not in the sample)."""
+
+        positions: int
+        ranks: list[int | None]
 
 __all__ = ["OWN_STREAM", "Streams", "stream_key"]
 
@@ -44,10 +54,10 @@ class Streams:
         #: with ``exact`` and ``checkpoint_every`` N: every N blocks, the exact top 5
         #: so far and each one's rank among the estimates (Oren's Table 4.11)
         self.checkpoint_every = checkpoint_every if exact else 0
-        self.moments: list[dict[str, Any]] = []
+        self.moments: list[Moment] = []
         self.exact = ExactSubpathCounter(sorted(sampler.lengths.probabilities),
                                          sampler.encoding) if exact else None
-        self._open: dict[Hashable, tuple[Any, Any]] = {}
+        self._open: dict[Hashable, tuple[StreamState, ExactSubpathCounter | None]] = {}
 
     def send(self, key: Hashable, idents: list[int]) -> None:
         """The blocks ``idents`` ran next in stream ``key``."""
@@ -82,12 +92,12 @@ class Streams:
             stream.close()
         self._open.clear()
 
-    def windows(self) -> Iterator[Any]:
+    def windows(self) -> Iterator[_Window]:
         """The sample windows open in every stream."""
         for stream, _exact in self._open.values():
             yield from stream.windows
 
-    def _stream(self, key: Hashable) -> tuple[Any, Any]:
+    def _stream(self, key: Hashable) -> tuple[StreamState, ExactSubpathCounter | None]:
         found = self._open.get(key)
         if found is None:
             exact = self.exact.stream() if self.exact is not None else None

@@ -77,6 +77,7 @@ from pathprof.runtime.tracks import Track as _Track
 
 if TYPE_CHECKING:
     from pathprof.runtime import ModuleState
+    from pathprof.runtime.tracks import StreamKey
 
 __all__ = ["BlockInfo", "SubpathProfiler", "horizon", "stream_key"]
 
@@ -98,7 +99,8 @@ NEEDS_KEPT = 32
 NOTES_TAKEN = 4096
 
 
-#: Not worked out yet (a call's prefix may be None: it cannot be told).
+#: Not worked out yet (a call's prefix may be None: it cannot be told). Any: a
+#: sentinel, which mypy cannot tell apart from the prefixes it stands among.
 _UNKNOWN: Any = object()
 
 
@@ -136,7 +138,7 @@ class SubpathProfiler:
         self.decoder = PathDecoder(sampler)
         #: what each block id of the stream stands for
         self.blocks: list[BlockInfo] = self.decoder.blocks
-        self._decoded: dict[tuple[int, int], dict[int, Any]] = {}
+        self._decoded: dict[tuple[int, int], dict[int, tuple[list[int], bool, int | None]]] = {}
         #: how many times observation began: a track from an earlier one is stale
         self._generation = 0
         #: (code, offset of a call, register) -> the caller's blocks through the call
@@ -144,7 +146,7 @@ class SubpathProfiler:
         self._frames: dict[int, _Track] = {}
         #: held ``__exit__`` streams -> the track of the frame that called it, and
         #: the hold (one of its ``held``)
-        self._held: dict[Any, tuple[_Track, Any]] = {}
+        self._held: dict[StreamKey, tuple[_Track, Hold]] = {}
         self._lock = SafeLock()  # (no signal handler's exception leaves it held)
         self._busy = 0  #: the thread inside, so that pathprof's own code is not observed
         self._armed = runtime.FAR  #: what the countdown was set to last
@@ -224,7 +226,7 @@ class SubpathProfiler:
     # -- called by the runtime ---------------------------------------------------
 
     def path_end(self, state: ModuleState, index: int, number: int, frame: FrameType,
-                 track: Any = None) -> Any:
+                 track: _Track | None = None) -> _Track | None:
         """Path ``number`` of ``frame`` ended (the notes are taken first). Returns the
         frame's track for it to note its next path ends with, or None."""
         with self._lock:
@@ -242,7 +244,8 @@ class SubpathProfiler:
             finally:
                 self._busy = 0
 
-    def _path_end(self, state: ModuleState, index: int, number: int, frame: FrameType) -> Any:
+    def _path_end(self, state: ModuleState, index: int, number: int, frame: FrameType
+                  ) -> _Track | None:
         if not self.observing:
             # A path that ends the call (a return, counted before its value) leaves the
             # frame untracked, as below: calls in the return's value do not send its
@@ -312,7 +315,7 @@ class SubpathProfiler:
         frames = self._frames
         call_prefixes = self._call_prefixes
         run: list[int] = []  # blocks going to one stream, sent together
-        run_stream: Any = None
+        run_stream: StreamKey | None = None
         generation = self._generation
         track: _Track
         for note in taken:
@@ -406,6 +409,10 @@ class SubpathProfiler:
     def _take_note(self, note: tuple[Any, ...]) -> None:
         """One note, on its own (see :meth:`take_notes`): a track from an earlier
         observation, a frame whose call a return ended, or something held."""
+        # (Any: a :data:`pathprof.runtime.osp_notes` note, read as its kind's items;
+        # ``number`` is a path number, a call's blocks or None, told apart by
+        # ``__class__``, and a held caller's track has a ``home``: nothing mypy can
+        # follow, where ``runtime.tracks.Note`` would need casts)
         generation = self._generation
         frames = self._frames
         number: Any
@@ -472,7 +479,7 @@ class SubpathProfiler:
         return (self.decoder.idents(track.state, track.index, blocks), ended,
                 blocks[-1] if blocks else None)
 
-    def enter(self, state: ModuleState, index: int, frame: FrameType) -> Any:
+    def enter(self, state: ModuleState, index: int, frame: FrameType) -> _Track | None:
         """A call of an instrumented function begins. Returns its frame's track, or
         None."""
         with self._lock:
@@ -523,7 +530,7 @@ class SubpathProfiler:
             code=frame.f_code)
         return track
 
-    def _hold_exit(self, caller: FrameType, frame: FrameType) -> Any:
+    def _hold_exit(self, caller: FrameType, frame: FrameType) -> StreamKey | None:
         """A with statement's ``__exit__`` called by ``caller``: its blocks (and its
         callees') are held and go out at the caller's next blocks, before the first
         that is not in the with's body -- the block after the with, the one after
@@ -644,7 +651,7 @@ class SubpathProfiler:
         while caller is not None:
             callers.append(caller)
             caller = caller.f_back
-        key: Any = ("thread", _thread.get_ident())
+        key: StreamKey = ("thread", _thread.get_ident())
         for caller in reversed(callers):  # from the bottom: each one's stream_key
             if caller.f_code.co_flags & OWN_STREAM:
                 key = ("frame", id(caller))
@@ -672,7 +679,7 @@ class SubpathProfiler:
         self._observe()
         return True
 
-    def _flush_caller(self, caller: FrameType, found: tuple[Any, int]) -> None:
+    def _flush_caller(self, caller: FrameType, found: tuple[ModuleState, int]) -> None:
         """A call from ``caller`` (``found``: its module state and function index): its
         blocks up to the one making the call go out before the callee's."""
         state, index = found
@@ -709,8 +716,8 @@ class SubpathProfiler:
             track = self._adopt(frame, state, index, stream_key(frame))
         return track
 
-    def _adopt(self, frame: FrameType, state: ModuleState, index: int, stream: Any, done: int = 0,
-               sent: int = 0) -> _Track:
+    def _adopt(self, frame: FrameType, state: ModuleState, index: int, stream: StreamKey,
+               done: int = 0, sent: int = 0) -> _Track:
         """The track of ``frame``, which joins the stream with ``done`` blocks of its
         path out (``sent`` of them counted in the positions): the one its code
         holds if it holds one, so that its notes and the profiler's own events
