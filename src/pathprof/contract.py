@@ -30,7 +30,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, overload
 
 __all__ = [
     "FORMAT_VERSION",
@@ -282,6 +282,7 @@ class FunctionInfo:
     events: EventTables | None = None
     #: with conditions measured: the function's decisions, in source order
     decisions: tuple[DecisionInfo, ...] = ()
+    # each name's value is of the type its ``compute`` gives: no one type for them all
     _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
                                      compare=False)
 
@@ -304,7 +305,7 @@ class FunctionInfo:
 
     # -- serialization -------------------------------------------------------
 
-    def _row(self) -> list[Any]:
+    def _row(self) -> list[object]:
         return [
             self.qualname, self.first_line, self.last_line, self.code_line,
             int(self.is_async), self.entry, self.exit,
@@ -334,6 +335,9 @@ class FunctionInfo:
 
     @classmethod
     def _from_row(cls, row: Sequence[Any]) -> FunctionInfo:
+        # ``row`` is decoded JSON, unpacked into the fields as it is: what is not of
+        # their types raises the TypeError or ValueError :func:`_checked` turns into
+        # a ContractError (or is caught by :meth:`check`)
         (qualname, first_line, last_line, code_line, is_async, entry, exit_, blocks, edges,
          fall_off, restarts, backedges, num_paths, counter, query, returns, early_returns,
          compounds, unreachable, mode, calls_only, share, edge_counters, events,
@@ -407,7 +411,7 @@ _piece = functools.partial(tuple.__new__, Piece)
 _edge = functools.partial(tuple.__new__, Edge)
 
 
-def _compound_row(c: Compound) -> list[Any]:
+def _compound_row(c: Compound) -> list[object]:
     return [c.kind, int(c.is_async), list(c.span),
             None if c.header is None else list(c.header),
             None if c.iter is None else list(c.iter),
@@ -415,6 +419,7 @@ def _compound_row(c: Compound) -> list[Any]:
 
 
 def _compound(row: Sequence[Any]) -> Compound:
+    # decoded JSON unpacked as it is (see FunctionInfo._from_row)
     kind, is_async, span, header, iter_, for_iter, for_next, with_enter, with_exit = row
     return Compound(kind, bool(is_async), Span(*span),
                     None if header is None else Span(*header),
@@ -449,7 +454,7 @@ class ModuleInfo:
                           separators=(",", ":"))
 
     @classmethod
-    def decode(cls, text: str | bytes, guard: AbstractContextManager[Any] | None = None
+    def decode(cls, text: str | bytes, guard: AbstractContextManager[object] | None = None
                ) -> ModuleInfo:
         """The module :meth:`encode` wrote (or format 8 wrote: the rows inline, no
         index); :class:`ContractError` for anything else. ``guard`` is entered around
@@ -509,8 +514,8 @@ class _Functions(Sequence[FunctionInfo]):
 
     __slots__ = ("_decoded", "_guard", "_index", "_rows")
 
-    def __init__(self, rows: list[Any], index: list[Any] | None = None,
-                 guard: AbstractContextManager[Any] | None = None) -> None:
+    def __init__(self, rows: list[object], index: list[object] | None = None,
+                 guard: AbstractContextManager[object] | None = None) -> None:
         self._rows = rows
         self._index = index
         self._guard = guard
@@ -525,7 +530,13 @@ class _Functions(Sequence[FunctionInfo]):
         for index in range(len(self._rows)):
             yield self[index]
 
-    def __getitem__(self, index: Any) -> Any:
+    if TYPE_CHECKING:
+        @overload
+        def __getitem__(self, index: int) -> FunctionInfo: ...
+        @overload
+        def __getitem__(self, index: slice) -> list[FunctionInfo]: ...
+
+    def __getitem__(self, index: int | slice) -> FunctionInfo | list[FunctionInfo]:
         if isinstance(index, slice):
             return [self[i] for i in range(len(self))[index]]
         found = self._decoded[index]
@@ -543,6 +554,7 @@ class _Functions(Sequence[FunctionInfo]):
 
     def _entry(self, index: int) -> list[Any] | None:
         """The index entry of the function at ``index`` when it is well formed."""
+        # ``[str, int, int, int, int, int]``, checked here: no type says so of a list
         if self._index is None or self._decoded[index] is not None:
             return None
         entry = self._index[index]
@@ -578,7 +590,7 @@ class _Functions(Sequence[FunctionInfo]):
     __hash__ = None  # type: ignore[assignment]
 
 
-def _loads(text: str | bytes) -> Any:
+def _loads(text: str | bytes) -> object:
     try:
         return json.loads(text)
     except (TypeError, ValueError) as err:
@@ -591,7 +603,9 @@ def _check_version(version: object) -> None:
                             f"{min(_MODULE_LENGTHS)} to {FORMAT_VERSION}")
 
 
-def _checked(build: Callable[[Any], _T], row: Any) -> _T:
+def _checked(build: Callable[[Any], _T], row: object) -> _T:
+    # ``build`` unpacks the decoded JSON as it is; what is not of its fields' types
+    # raises here
     try:
         return build(row)
     except (TypeError, ValueError) as err:

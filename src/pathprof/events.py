@@ -27,13 +27,18 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pathprof.exceptions import ConfigError, PathprofError
 from pathprof.measure.measuring import Measuring
 from pathprof.runtime import events as _eventrt
 from pathprof.runtime import holder as _holder
 from pathprof.runtime.events import EventBudgetExceeded
+
+if TYPE_CHECKING:
+    from typing import ParamSpec
+
+    _P = ParamSpec("_P")
 
 __all__ = ["EventBudgetExceeded", "EventCounter", "EventCounts", "FunctionEvents",
            "assert_events_at_most", "budget", "counts", "is_counting", "read"]
@@ -90,8 +95,8 @@ def budget(limit: int) -> Iterator[None]:
         thread.budgets.remove(record)
 
 
-def assert_events_at_most(fn: Callable[..., Any], limit: int, *args: Any, **kwargs: Any
-                          ) -> int:
+def assert_events_at_most(fn: Callable[_P, object], limit: int, *args: _P.args,
+                          **kwargs: _P.kwargs) -> int:
     """Call ``fn(*args, **kwargs)`` and fail if it ran more than ``limit`` events.
 
     Returns the number of events the call ran. Raises :class:`AssertionError`
@@ -133,7 +138,7 @@ class EventCounts:
     total: int
     functions: list[FunctionEvents] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"kind": self.kind, "total": self.total,
                 "functions": [asdict(f) for f in self.functions]}
 

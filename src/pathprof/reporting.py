@@ -17,8 +17,8 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, TextIO
 
 from pathprof.exceptions import PathprofError
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # (imported when called)
     from pathprof.data.measurement import Measurement
     from pathprof.data.profile import FunctionProfile
     from pathprof.python.selection import Selection
+    from pathprof.subpaths import SubpathsDocument
 
     #: What a renderer writes on: a text stream, a rich console (the text renderers)
     #: or a directory (the HTML renderers).
@@ -364,7 +365,7 @@ def renderer(name: str) -> Callable[..., str | None]:
     return found
 
 
-def subpath_sources(document: Mapping[str, Any]) -> dict[str, list[str] | str]:
+def subpath_sources(document: SubpathsDocument) -> dict[str, list[str] | str]:
     """The lines of every source file a subpath document (``pathprof hot --json``)
     names, or why they cannot be read: what its HTML report shows (``sources=``)."""
     from pathprof.report.htmlfiles import source_lines

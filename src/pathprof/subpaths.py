@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from pathprof.exceptions import ConfigError
 from pathprof.measure.measuring import Measuring
+
+if TYPE_CHECKING:
+    from pathprof.measure.subpath_streams import Moment
 
 __all__ = ["ENCODINGS", "LENGTHS", "HotSubpath", "SubpathSampling", "snapshot"]
 
@@ -44,7 +47,72 @@ STARTS_KEPT = 300
 LONGEST_PERIOD = 10_000.0
 
 
-def period_text(summary: dict[str, Any]) -> str:
+class SubpathBlockJson(TypedDict):
+    """A block of a subpath in JSON (:meth:`HotSubpath.to_json`)."""
+
+    file: str
+    function: str
+    first_line: int | None
+    last_line: int | None
+    function_line: int
+
+
+class SubpathCycleJson(TypedDict):
+    """The cycle a subpath repeats, in JSON."""
+
+    turns: float
+    turn_length: int | None
+    other_repetitions: int
+
+
+class SubpathJson(TypedDict):
+    """One subpath's estimate in JSON (:meth:`HotSubpath.to_json`)."""
+
+    rank: int
+    length: int
+    sampled: int
+    estimate: float
+    relative_error: float
+    low: float
+    high: float | None
+    blocks: list[SubpathBlockJson]
+    exact: NotRequired[int]
+    mean_cost: NotRequired[float]
+    cycle: NotRequired[SubpathCycleJson]
+
+
+class SamplingSummary(TypedDict):
+    """What the sampler did (:meth:`SubpathSampling.summary`)."""
+
+    positions: int
+    period: float
+    initial_period: float
+    period_from_run: bool
+    grown: int
+    distinct_sampled: int
+    sample_bytes: int
+    sampled: int
+    budget: int
+    resamplings: int
+    failures: int
+    overshot: int
+    moments: NotRequired[list[Moment]]
+
+
+class SubpathsDocument(SamplingSummary):
+    """What ``pathprof hot --json`` writes: the summary, the settings and the subpaths
+    (format 1)."""
+
+    format: int
+    confidence: float
+    one_sided: bool
+    rank: str
+    encoding: str
+    costs: str | None
+    subpaths: list[SubpathJson]
+
+
+def period_text(summary: SamplingSummary) -> str:
     """Which period was used, in words: ``one start per 3,125 blocks (chosen from the
     run: from 100, grown 15 times as it went on; 0 resamplings for the budget)``."""
     text = f"one start per {summary['period']:,.0f} blocks"
@@ -89,8 +157,8 @@ class HotSubpath:
         """Blocks in one turn of the cycle this subpath repeats (None: not a cycle)."""
         return None if self.turns is None else round(len(self.blocks) / self.turns)
 
-    def to_json(self) -> dict[str, Any]:
-        found: dict[str, Any] = {
+    def to_json(self) -> SubpathJson:
+        found: SubpathJson = {
             "rank": self.rank, "length": len(self.blocks), "sampled": self.sampled,
             "estimate": round(self.estimate, 3), "relative_error": round(self.error, 6),
             "low": round(self.low, 3),
@@ -178,9 +246,10 @@ class SubpathSampling(Measuring):
         return _hottest(self.profiler, top=top, confidence=confidence, one_sided=one_sided,
                         rank=rank, threshold=threshold, fold=fold)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> SamplingSummary:
         """What the sampler did: positions seen, period, sample size, resamplings."""
         sampler = self.profiler.sampler
+        # (the ignore: mypy does not follow ``moments`` spread in when there are some)
         return {"positions": sampler.positions, "period": sampler.period,
                 "initial_period": sampler.initial_period,
                 "period_from_run": sampler.starts is not None, "grown": sampler.grown,
@@ -188,9 +257,11 @@ class SubpathSampling(Measuring):
                 "sampled": sum(sampler.counts.values()), "budget": sampler.budget,
                 "resamplings": sampler.resamplings, "failures": self.profiler.failures,
                 "overshot": self.profiler.overshot,
-                **({"moments": self.profiler.moments} if self.profiler.moments else {})}
+                **({"moments": self.profiler.moments} if self.profiler.moments else {})}  # type: ignore[typeddict-item]
 
 
+# profiler: the SubpathProfiler (pathprof.measure.subpaths), which the runtime holds
+# as its Sampler protocol (:func:`snapshot`), which has none of what is read here
 def _hottest(profiler: Any, *, top: int | None, confidence: float, one_sided: bool,
              rank: str, threshold: float | None, fold: bool = True) -> list[HotSubpath]:
     from pathprof.analysis.subpaths import estimate_subpaths, fold_cycles

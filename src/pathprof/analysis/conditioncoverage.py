@@ -23,13 +23,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pathprof.analysis.conditions import ConditionVerdict, Decision, Vector, mcdc
 from pathprof.analysis.edgepredict import cfg_edge_counts
 from pathprof.analysis.exclusions import ExcludedSource
 from pathprof.contract import DecisionInfo, Piece
 from pathprof.data.profile import FunctionProfile
+
+if TYPE_CHECKING:
+    from pathprof.analysis.pathcoverage import PathCoverage
 
 __all__ = ["ConditionTotals", "DecisionCoverage", "condition_totals", "decision_coverage",
            "suggestion", "totals_of"]
@@ -196,7 +199,7 @@ def totals_of(decisions: Iterable[DecisionCoverage]) -> ConditionTotals:
     return totals
 
 
-def condition_totals(coverage: Any) -> ConditionTotals:
+def condition_totals(coverage: PathCoverage) -> ConditionTotals:
     """The figures of every measured decision of a
     :class:`~pathprof.analysis.pathcoverage.PathCoverage`."""
     return totals_of(d for fn in coverage.functions() for d in fn.decisions)

@@ -45,7 +45,7 @@ import ast
 import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pathprof.graph.shortcircuit import (
     Tree,
@@ -58,6 +58,9 @@ from pathprof.graph.shortcircuit import (
 )
 
 _Tree = Tree
+
+if TYPE_CHECKING:
+    from pathprof.contract import DecisionInfo
 
 __all__ = ["ConditionVerdict", "Decision", "Vector", "boolean_tree", "decisions_in",
            "evaluation_vectors", "mcdc", "parse_tree", "tree_text"]
@@ -75,7 +78,7 @@ class Decision:
     tree: _Tree
 
     @classmethod
-    def from_info(cls, info: Any) -> Decision:
+    def from_info(cls, info: DecisionInfo) -> Decision:
         """The decision the contract declares (a :class:`pathprof.contract.DecisionInfo`)."""
         return cls(info.kind, info.span.line, info.text, tuple(info.conditions),
                    parse_tree(info.tree))

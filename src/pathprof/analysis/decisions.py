@@ -9,12 +9,30 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 
 from pathprof.contract import FunctionInfo
 from pathprof.data.profile import FunctionProfile, Path
 
 __all__ = ["decisions", "edge_label", "path_brief", "path_steps", "path_story"]
+
+
+class TakenBranch(TypedDict):
+    """A decision of a path (:func:`decisions`): its block, the line of the block's
+    end, and the branch taken."""
+
+    block: int
+    line: int | None
+    taken: str
+
+
+class PathStep(TypedDict):
+    """A step of :func:`path_steps`: a decision's line and code (None: none), and the
+    branch to take."""
+
+    line: int | None
+    code: str | None
+    taken: str
 
 
 def edge_label(meta: FunctionInfo, eid: int) -> str:
@@ -24,14 +42,14 @@ def edge_label(meta: FunctionInfo, eid: int) -> str:
     return meta.fall_off.get(eid, meta.edges[eid].label)
 
 
-def decisions(fn: FunctionProfile, path: Path) -> list[dict[str, Any]]:
+def decisions(fn: FunctionProfile, path: Path) -> list[TakenBranch]:
     """The branch taken at each block of the path that has a choice, the last one
     included: the branch out of the function, or back to a loop's header."""
     meta = fn.meta
     out_labels: dict[int, dict[int, list[str]]] = {}
     for eid, (src, dst, _label) in enumerate(meta.edges):
         out_labels.setdefault(src, {}).setdefault(dst, []).append(edge_label(meta, eid))
-    result = []
+    result: list[TakenBranch] = []
     sequence = list(path.blocks)
     if path.end == "return" or path.end in ("raise", "reraise"):
         sequence.append(meta.exit)
@@ -92,14 +110,14 @@ def _decision_line(fn: FunctionProfile, block: int) -> int | None:
 
 
 def path_steps(fn: FunctionProfile, path: Path, lines: Sequence[str] | None
-               ) -> list[dict[str, Any]]:
+               ) -> list[PathStep]:
     """The decisions a test must take to run ``path``, as a test writer reads them:
     each decision's line, its code (from ``lines``, the source, when at hand) and the
     branch to take; how the path starts (after an iteration, in a handler) and ends
     (round the loop again, raising) are steps too, with ``line`` None where it has
     none."""
     meta = fn.meta
-    steps: list[dict[str, Any]] = []
+    steps: list[PathStep] = []
     if path.start == "handler" and path.blocks:
         handler = meta.blocks[path.blocks[0]].label  # "except at line N"
         line = int(handler.rsplit(" ", 1)[-1]) if handler.rsplit(" ", 1)[-1].isdigit() \

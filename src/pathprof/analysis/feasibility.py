@@ -74,7 +74,9 @@ _PURE_EXPRESSIONS = (ast.Name, ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryO
 #: Operators whose operands are read, not passed on (their special methods are
 #: taken to change nothing).
 _OPERATORS = (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp)
-_COMPARE: dict[type, Callable[[Any, Any], Any]] = {
+# operands: constants of any type, which the operators (typed for the operands they
+# support) are tried on: a TypeError is caught where they are compared
+_COMPARE: dict[type, Callable[[Any, Any], object]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
     ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
     ast.Is: operator.is_, ast.IsNot: operator.is_not,
@@ -95,7 +97,7 @@ class _Test:
     names: frozenset[str]
     identity: bool
     node: ast.expr = field(compare=False)
-    equality: tuple[str, Any] | None = field(default=None, compare=False)
+    equality: tuple[str, object] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,7 @@ class _Effect:
 
     binds: frozenset[str]
     opaque: bool
-    constants: tuple[tuple[str, Any], ...] = ()
+    constants: tuple[tuple[str, object], ...] = ()
     #: names whose objects this piece passes on
     escapes: frozenset[str] = frozenset()
 
@@ -267,7 +269,7 @@ def _inside(node: ast.AST, piece: Piece) -> bool:
             and (end_line, end_col) <= (piece.end_line, piece.end_col))
 
 
-def _constant(node: ast.expr, fresh: bool = False) -> tuple[bool, Any]:
+def _constant(node: ast.expr, fresh: bool = False) -> tuple[bool, object]:
     """``(True, value)`` for a constant or a tuple of constants, and with ``fresh`` for
     a list, set or dict display of constants too (a new object each time it runs);
     else ``(False, None)``."""
@@ -360,7 +362,7 @@ def _effect_of(piece: Piece, by_line: dict[int, list[ast.AST]],
                 if isinstance(node, ast.Name) and (node.lineno,
                                                    node.col_offset) in escaping_reads:
                     escapes.add(node.id)
-    constants: tuple[tuple[str, Any], ...] = ()
+    constants: tuple[tuple[str, object], ...] = ()
     statement = statements.get((piece.line, piece.col))
     if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
             and isinstance(statement.targets[0], ast.Name)):
@@ -488,7 +490,7 @@ def _always_raising(tree: ast.Module, local: set[str]) -> set[str]:
     return found
 
 
-def _evaluate(node: ast.expr, values: dict[str, Any]) -> Any:
+def _evaluate(node: ast.expr, values: dict[str, object]) -> object:
     """The value of a test of names bound to constants; raises LookupError when it
     cannot be worked out here."""
     if isinstance(node, ast.Constant):
@@ -502,7 +504,7 @@ def _evaluate(node: ast.expr, values: dict[str, Any]) -> Any:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return not _evaluate(node.operand, values)
     if isinstance(node, ast.BoolOp):
-        result: Any = None
+        result: object = None
         for value in node.values:
             result = _evaluate(value, values)
             if bool(result) is isinstance(node.op, ast.Or):
@@ -533,8 +535,8 @@ class _Known:
     local: frozenset[str] = frozenset()
     passed_on: frozenset[str] = frozenset()
     tests: dict[str, tuple[bool, int, _Test]] = field(default_factory=dict)
-    equal: dict[str, tuple[Any, int, str]] = field(default_factory=dict)
-    values: dict[str, tuple[Any, int]] = field(default_factory=dict)
+    equal: dict[str, tuple[object, int, str]] = field(default_factory=dict)
+    values: dict[str, tuple[object, int]] = field(default_factory=dict)
 
     def clear(self, escaped: frozenset[str]) -> None:
         self.tests.clear()
@@ -607,7 +609,7 @@ def _decide(test: _Test, outcome: bool, line: int, known: _Known) -> Contradicti
     return None
 
 
-def _differ(first: Any, second: Any) -> bool:
+def _differ(first: object, second: object) -> bool:
     """Whether two constants are unequal (``1`` and ``True`` are equal)."""
     try:
         return bool(first != second)

@@ -28,13 +28,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pathprof.analysis.basis import BasisBuilder
 from pathprof.analysis.feasibility import Contradiction, FunctionFacts, infeasible
 from pathprof.analysis.pathspace import PathSpace
 from pathprof.data.profile import FunctionProfile, Path, decode_paths
-from pathprof.graph import EdgeKind, regenerate
+from pathprof.graph import Dag, EdgeKind, regenerate
 
 __all__ = ["Completion", "CutShort", "NextPaths", "complete_basis", "next_paths"]
 
@@ -137,7 +136,7 @@ def _entry_ways(space: PathSpace, ways: _Ways, edge_runs: dict[int, int]) -> dic
     return way_in
 
 
-def _prefix(dag: Any, way_in: dict[int, int], block: int) -> list[int]:
+def _prefix(dag: Dag, way_in: dict[int, int], block: int) -> list[int]:
     edges = []
     while block != dag.entry:
         eid = way_in[block]

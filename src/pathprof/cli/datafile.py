@@ -5,17 +5,23 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pathprof import api
 from pathprof.cli.options import OK, data_file_option
 from pathprof.cli.progress import progress
 from pathprof.exceptions import PathprofError
 
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    #: the subcommands' parsers, each command's added to them
+    _Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
 __all__ = ["add_combine", "add_erase"]
 
 
-def add_combine(commands: Any) -> None:
+def add_combine(commands: _Commands) -> None:
     """``pathprof combine``: the data files beside the data file, into it."""
     combine = commands.add_parser(
         "combine",
@@ -50,7 +56,7 @@ def command_combine(args: argparse.Namespace) -> int:
     return OK
 
 
-def add_erase(commands: Any) -> None:
+def add_erase(commands: _Commands) -> None:
     """``pathprof erase``: the data file and the files beside it."""
     erase = commands.add_parser(
         "erase", help="remove the data file",

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pathprof import api
 from pathprof.cli.after_run import AfterTheRun, check_directory_destination, check_file_destination
@@ -30,15 +30,24 @@ from pathprof.cli.options import (
 from pathprof.cli.progress import progress
 from pathprof.exceptions import PathprofError
 
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from pathprof.measure.program import Program
+    from pathprof.subpaths import HotSubpath, SubpathsDocument
+
+    #: the subcommands' parsers, each command's added to them
+    _Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
 __all__ = ["add_count", "add_hot", "add_instrument", "add_run"]
 
 
-def _program(args: argparse.Namespace) -> Any:
+def _program(args: argparse.Namespace) -> Program:
     """The program named on the command line (:func:`pathprof.api.program`)."""
     return api.program(args.program, args.args, args.module)
 
 
-def add_run(commands: Any) -> None:
+def add_run(commands: _Commands) -> None:
     """``pathprof run``: run a program and measure its path profile."""
     run = commands.add_parser(
         "run",
@@ -114,7 +123,7 @@ def command_run(args: argparse.Namespace) -> int:
                             conditions=args.conditions)
 
 
-def _parallel_run(args: argparse.Namespace, program: Any) -> int:
+def _parallel_run(args: argparse.Namespace, program: Program) -> int:
     """``run --parallel K``: see :mod:`pathprof.parallel.run`."""
     run_args: list[str] = []
     for option, values in (("--source", args.source), ("--include", args.include),
@@ -141,7 +150,7 @@ def _parallel_run(args: argparse.Namespace, program: Any) -> int:
     return 128 - status if status < 0 else status
 
 
-def add_count(commands: Any) -> None:
+def add_count(commands: _Commands) -> None:
     """``pathprof count``: run a program and count the events it runs."""
     count = commands.add_parser(
         "count",
@@ -244,7 +253,7 @@ def _period(text: str) -> float | None:
                                          "'auto'") from None
 
 
-def add_hot(commands: Any) -> None:
+def add_hot(commands: _Commands) -> None:
     """``pathprof hot``: run a program and estimate its hottest subpaths."""
     hot = commands.add_parser(
         "hot",
@@ -329,7 +338,7 @@ def command_hot(args: argparse.Namespace) -> int:
                                checkpoint_every=args.checkpoint_every, costs=args.costs,
                                cache_dir=args.cache_dir)
 
-    def hottest() -> list[Any]:
+    def hottest() -> list[HotSubpath]:
         return sampling.hottest(top=args.top, confidence=args.confidence,
                                 one_sided=args.one_sided, rank=args.rank,
                                 threshold=args.threshold, fold=args.fold)
@@ -359,7 +368,7 @@ def command_hot(args: argparse.Namespace) -> int:
         with after.reporting():
             found = hottest()
             summary = sampling.summary()
-            document = {"format": 1, "confidence": args.confidence,
+            document: SubpathsDocument = {"format": 1, "confidence": args.confidence,
                         "one_sided": args.one_sided, "rank": args.rank,
                         "encoding": args.encoding, "costs": args.costs, **summary,
                         "subpaths": [h.to_json() for h in found]}
@@ -387,7 +396,7 @@ def command_hot(args: argparse.Namespace) -> int:
     return api.run_measured(program, sampling, _Reporting(report, after, ended=stop_live))
 
 
-def _write_hot_html(document: dict[str, Any], directory: str, shown: str) -> str:
+def _write_hot_html(document: SubpathsDocument, directory: str, shown: str) -> str:
     try:
         return api.render_pages("subpaths-html", document, directory,
                           sources=api.subpath_sources(document))
@@ -398,7 +407,7 @@ def _write_hot_html(document: dict[str, Any], directory: str, shown: str) -> str
         raise PathprofError(f"cannot write the report to {shown}: {err}") from err
 
 
-def add_instrument(commands: Any) -> None:
+def add_instrument(commands: _Commands) -> None:
     """``pathprof instrument``: fill the cache of instrumented code."""
     instrument = commands.add_parser(
         "instrument",

@@ -24,7 +24,10 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["LONG_WORK", "SHOW_AFTER", "progress", "stderr_is_a_terminal"]
 
@@ -48,7 +51,7 @@ def stderr_is_a_terminal() -> bool:
         return False
 
 
-def _stderr_console() -> Any:
+def _stderr_console() -> Console:
     from rich.console import Console
 
     return Console(stderr=True)
@@ -64,7 +67,8 @@ def progress(what: str, *, count: bool = True) -> Iterator[Callable[[int, int], 
         yield _nothing
         return
     started = _clock()
-    shown: list[Any] = []  # the rich Progress and its task, once shown
+    # the rich Progress and its task, once shown (Any: a list of the two)
+    shown: list[Any] = []
 
     def advance(done: int, total: int) -> None:
         if shown:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pathprof import api
 from pathprof.cli.options import (
@@ -24,16 +24,26 @@ from pathprof.cli.progress import progress
 from pathprof.exceptions import PathprofError
 from pathprof.messages import warn
 
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from pathprof.analysis.pathcoverage import PathCoverage
+    from pathprof.data.measurement import Measurement
+    from pathprof.reporting import Reporting
+
+    #: the subcommands' parsers, each command's added to them
+    _Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
 __all__ = ["add_coverage", "add_diff", "add_export", "add_html", "add_plan", "add_report"]
 
 
-def _load_reported(args: argparse.Namespace) -> Any:
+def _load_reported(args: argparse.Namespace) -> Measurement:
     """The data file, with only the functions of the files --include and --omit let
     through."""
     return api.load(args.data_file, args.report_include, args.report_omit)
 
 
-def add_plan(commands: Any) -> None:
+def add_plan(commands: _Commands) -> None:
     """``pathprof plan CFG.json``."""
     plan = commands.add_parser(
         "plan",
@@ -62,7 +72,7 @@ def command_plan(args: argparse.Namespace) -> int:
     return OK
 
 
-def add_report(commands: Any) -> None:
+def add_report(commands: _Commands) -> None:
     """``pathprof report``: the measured paths, as text or JSON."""
     report = commands.add_parser(
         "report",
@@ -94,7 +104,7 @@ def command_report(args: argparse.Namespace) -> int:
     return OK
 
 
-def add_coverage(commands: Any) -> None:
+def add_coverage(commands: _Commands) -> None:
     """``pathprof coverage``: path and basis path coverage."""
     coverage = commands.add_parser(
         "coverage",
@@ -147,7 +157,7 @@ def coverage_scope_options(parser: argparse.ArgumentParser) -> None:
                         "blocks, abstract stubs) as any other code")
 
 
-def reporting_of(args: argparse.Namespace) -> Any:
+def reporting_of(args: argparse.Namespace) -> Reporting:
     """The reports of the data file as a reporting command's options and the
     configuration ask (:class:`pathprof.api.Reporting`): the files --include and --omit
     let through, exclusions (unless --no-exclude), never-imported files of the source."""
@@ -156,7 +166,7 @@ def reporting_of(args: argparse.Namespace) -> Any:
                          include=args.report_include, omit=args.report_omit)
 
 
-def coverage_of(args: argparse.Namespace) -> Any:
+def coverage_of(args: argparse.Namespace) -> PathCoverage:
     """Path coverage as a reporting command's options and the configuration ask."""
     return reporting_of(args).coverage()
 
@@ -187,7 +197,7 @@ def command_coverage(args: argparse.Namespace) -> int:
     return status
 
 
-def add_html(commands: Any) -> None:
+def add_html(commands: _Commands) -> None:
     """``pathprof html``: the report as web pages."""
     html = commands.add_parser(
         "html",
@@ -220,7 +230,7 @@ def command_html(args: argparse.Namespace) -> int:
     return OK
 
 
-def add_export(commands: Any) -> None:
+def add_export(commands: _Commands) -> None:
     """``pathprof lcov`` and ``pathprof xml``: the coverage formats other tools read."""
     for name, default, what in (("lcov", "coverage.lcov", "an LCOV tracefile"),
                                 ("xml", "coverage.xml", "a Cobertura XML report")):
@@ -258,7 +268,7 @@ def command_export(args: argparse.Namespace) -> int:
                              measured=bool(coverage.files))
 
 
-def add_diff(commands: Any) -> None:
+def add_diff(commands: _Commands) -> None:
     """``pathprof diff OLD NEW``: paths that appeared, vanished or changed."""
     diff = commands.add_parser(
         "diff",

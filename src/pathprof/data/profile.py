@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
 from pathprof.contract import FunctionInfo
 from pathprof.data.modules import ModuleContract
@@ -95,7 +94,7 @@ def _build_cfg(meta: FunctionInfo) -> Cfg:
                tuple(r.block for r in meta.restarts), backedges=meta.backedges)
 
 
-def decision_vectors(meta: FunctionInfo, slots: Mapping[Any, int]
+def decision_vectors(meta: FunctionInfo, slots: Mapping[int | tuple[int, int], int]
                      ) -> dict[tuple[int, int], int]:
     """The runs of a function's vectors by (decision, vector), from the runs of the
     module's vector counters (by slot) its decisions own; the evaluations a condition

@@ -47,6 +47,7 @@ class Vector:
 
 
 #: The boolean tree: ("and" | "or", children), ("not", child), ("leaf", index).
+#: (Any: the second item's type follows the tag, which the code tests as a string)
 Tree = tuple[Any, ...]
 _Tree = Tree
 

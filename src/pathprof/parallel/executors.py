@@ -27,13 +27,16 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, BinaryIO
 
 from pathprof.data.files import files_of
 from pathprof.exceptions import ConfigError, PathprofError
 from pathprof.measure import handover
 from pathprof.measure.partial import ENVIRONMENT
 from pathprof.parallel.signals import Interruption
+
+if TYPE_CHECKING:
+    from distributed import Client, Event, Future
 
 __all__ = ["CopyJob", "CopyOutcome", "check_scheduler", "feed_stdin", "run_here", "run_on_dask",
            "wait_for"]
@@ -172,7 +175,7 @@ class _Started:
     calls: str
     feeder: threading.Thread | None
     #: where its output goes (copies other than 0)
-    files: tuple[Any, ...]
+    files: tuple[BinaryIO, ...]
 
     def close(self) -> None:
         if self.feeder is not None:
@@ -419,8 +422,8 @@ def run_on_dask(jobs: list[CopyJob], scheduler: str,
             client.close()
 
 
-def _await_copies(client: Any, futures: list[Any], scheduler: str,
-                  interruption: Interruption, stop: Any) -> None:
+def _await_copies(client: Client, futures: list[Future], scheduler: str,
+                  interruption: Interruption, stop: Event) -> None:
     """Return once every copy's task has finished, or one has failed, setting
     ``stop`` once the run is signalled; raise PathprofError once the cluster has
     had no worker for too long."""

@@ -27,9 +27,9 @@ import json
 import os
 import warnings
 from collections import Counter
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from pathprof.data.profile import FunctionProfile
 from pathprof.graph import (
@@ -37,6 +37,7 @@ from pathprof.graph import (
     EdgeKind,
     Plan,
     ProbeOp,
+    ProbePlan,
     Task,
     number_paths,
     plan_probes,
@@ -51,7 +52,18 @@ from pathprof.measure.partial import PLAN_FORMAT
 from pathprof.python.cfg import build_cfg, iter_functions
 from pathprof.python.plan import plan_function, share_feasible, writable_path_count
 
+if TYPE_CHECKING:
+    from pathprof.python.cfgtypes import FunctionCfg
+
 __all__ = ["CopiesPlan", "plan_copies"]
+
+
+class _Split(TypedDict):
+    """The owner of a function split among copies: its tasks' DAG edges, and each
+    task's copy."""
+
+    tasks: list[list[int]]
+    copies: list[int]
 
 
 @dataclass(frozen=True)
@@ -61,7 +73,7 @@ class CopiesPlan:
     copies: int
     #: source hash -> per function (by index): the copy that profiles it whole, or
     #: ``{"tasks": [[dag edge, ...], ...], "copies": [...]}`` for one split among copies
-    owners: dict[str, tuple[Any, ...]]
+    owners: dict[str, tuple[int | _Split, ...]]
     #: source hash -> the file it was read from (for ``pathprof plan`` and messages)
     files: dict[str, str]
     #: per copy, the probes of the functions it profiles (the paper's load)
@@ -81,7 +93,8 @@ class CopiesPlan:
         return sum(isinstance(o, dict) for owners in self.owners.values() for o in owners)
 
 
-def _functions(source: bytes, filename: str) -> tuple[ast.Module, list[tuple[Any, Dag]]] | None:
+def _functions(source: bytes, filename: str
+               ) -> tuple[ast.Module, list[tuple[FunctionCfg, Dag]]] | None:
     """A file's tree and its functions' CFGs and DAGs in instrumentation order, or
     None when the file does not parse (it is then not planned: copy 0 profiles it,
     if it runs)."""
@@ -129,7 +142,7 @@ def plan_copies(files: Iterable[str], copies: int, *, partition: bool = True,
     if copies < 1:
         raise ValueError(f"copies must be at least 1, not {copies}")
     dags: dict[tuple[str, int], Dag] = {}
-    cfgs: dict[tuple[str, int], Any] = {}
+    cfgs: dict[tuple[str, int], FunctionCfg] = {}
     names: dict[str, str] = {}
     counts: dict[str, int] = {}
     trees = []
@@ -171,7 +184,7 @@ def plan_copies(files: Iterable[str], copies: int, *, partition: bool = True,
             break
         for procedure in infeasible:  # a probe would need a place the code lacks
             callers[procedure] = 2
-    owners: dict[str, list[Any]] = {digest: [0] * n for digest, n in counts.items()}
+    owners: dict[str, list[int | _Split]] = {digest: [0] * n for digest, n in counts.items()}
     for (digest, index) in dags:
         planned = plan.tasks_of((digest, index))
         if len(planned) == 1:
@@ -183,7 +196,7 @@ def plan_copies(files: Iterable[str], copies: int, *, partition: bool = True,
                       tuple(plan.loads))
 
 
-def _ops(plan: Any, edges: Iterable[int]) -> int:
+def _ops(plan: ProbePlan, edges: Iterable[int]) -> int:
     """Probe operations along ``edges`` (a SET 0 on a normal edge emits nothing)."""
     ops = 0
     for eid in edges:
@@ -198,7 +211,7 @@ def _ops(plan: Any, edges: Iterable[int]) -> int:
 
 
 def _measured_paths(profile: Iterable[FunctionProfile], names: dict[str, str],
-                    dags: dict[tuple[str, int], Dag], cfgs: dict[tuple[str, int], Any]
+                    dags: dict[tuple[str, int], Dag], cfgs: dict[tuple[str, int], FunctionCfg]
                     ) -> dict[tuple[str, int], list[tuple[frozenset[int], int]]]:
     """Per planned function: the edge sets of the paths an earlier run ran, with
     their counts (functions matched by source hash, name and line)."""
@@ -220,9 +233,10 @@ def _measured_paths(profile: Iterable[FunctionProfile], names: dict[str, str],
 
 
 def _measured_cost(runs: dict[tuple[str, int], list[tuple[frozenset[int], int]]],
-                   cfgs: dict[tuple[str, int], Any]) -> Any:
+                   cfgs: dict[tuple[str, int], FunctionCfg]
+                   ) -> Callable[[Hashable, Task], int]:
     """``cost(procedure, task)``: Ball-Larus probes the task's paths ran."""
-    plans: dict[tuple[str, int], Any] = {}
+    plans: dict[tuple[str, int], ProbePlan] = {}
 
     def cost(procedure: Hashable, task: Task) -> int:
         key = cast("tuple[str, int]", procedure)  # (digest, index)
@@ -235,7 +249,7 @@ def _measured_cost(runs: dict[tuple[str, int], list[tuple[frozenset[int], int]]]
     return cost
 
 
-def _feasible(plan: Plan, procedure: Hashable, cfg: Any) -> bool:
+def _feasible(plan: Plan, procedure: Hashable, cfg: FunctionCfg) -> bool:
     """Whether every copy's share of a split function can be instrumented."""
     planned = plan.tasks_of(procedure)
     numbering = number_paths(plan.dags[procedure])

@@ -25,8 +25,8 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from types import FrameType, TracebackType
-from typing import Any
 
 __all__ = ["GRACE", "Interruption", "die_of", "signal_name"]
 
@@ -53,7 +53,8 @@ class Interruption:
         self.count = 0
         #: when the first came (``time.monotonic``)
         self.since = 0.0
-        self._previous: dict[int, Any] = {}
+        #: each signal's handler before (a Python function, or SIG_DFL)
+        self._previous: dict[int, Callable[[int, FrameType | None], object] | int] = {}
 
     def __enter__(self) -> Interruption:
         if threading.current_thread() is not threading.main_thread():

@@ -31,9 +31,12 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from pathprof.parallel.run import ParallelResult
 
 __all__ = ["ParallelSession"]
 
@@ -91,7 +94,7 @@ class ParallelSession:
             status = int(pytest.ExitCode.INTERRUPTED)
         return self.results.exit_status(status)
 
-    def _show(self, config: pytest.Config, result: Any) -> None:
+    def _show(self, config: pytest.Config, result: ParallelResult) -> None:
         from _pytest.config import create_terminal_writer
 
         from pathprof.api import parallel_summary
@@ -170,7 +173,8 @@ def _before_positional_only(command: list[str], options: list[str]) -> list[str]
     return [*command, *options]
 
 
-def start_parallel_session(early_config: pytest.Config, options: argparse.Namespace) -> Any:
+def start_parallel_session(early_config: pytest.Config, options: argparse.Namespace
+                           ) -> ParallelSession:
     """Register the session that runs the copies (the plugin's entry to this module)."""
     session = ParallelSession(options)
     early_config.pluginmanager.register(session, "_pathprof_parallel")

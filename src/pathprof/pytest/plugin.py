@@ -22,7 +22,7 @@ import contextlib
 import os
 import sys
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -32,6 +32,15 @@ from pathprof.pytest.session import (
     session_settings,
     source_in_effect,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Generator, Iterator
+    from contextlib import AbstractContextManager
+    from typing import ParamSpec
+
+    from pathprof.config import Config
+
+    _P = ParamSpec("_P")
 
 __all__ = ["EventsFixture", "PathprofPlugin", "pathprof_events"]
 
@@ -180,7 +189,8 @@ class EventsFixture:
 
         return thread_events(sys._getframe(1))
 
-    def assert_at_most(self, limit: int, fn: Any, *args: Any, **kwargs: Any) -> int:
+    def assert_at_most(self, limit: int, fn: Callable[_P, object], *args: _P.args,
+                       **kwargs: _P.kwargs) -> int:
         """Call ``fn`` and fail the test if it ran more than ``limit`` events; returns
         the count."""
         from pathprof.events import assert_events_at_most
@@ -188,7 +198,7 @@ class EventsFixture:
         return assert_events_at_most(fn, limit, *args, **kwargs)
 
     @contextlib.contextmanager
-    def at_most(self, limit: int) -> Any:
+    def at_most(self, limit: int) -> Iterator[argparse.Namespace]:
         """``with pathprof_events.at_most(n):`` fails the test if the block ran more
         than ``n`` events. Yields an object whose ``count`` is set at the end."""
         from pathprof.api import thread_events
@@ -201,7 +211,7 @@ class EventsFixture:
             raise AssertionError(f"the block ran {result.count:,} events, more than the "
                                  f"{limit:,} allowed")
 
-    def budget(self, limit: int) -> Any:
+    def budget(self, limit: int) -> AbstractContextManager[None]:
         """Raise :class:`~pathprof.events.EventBudgetExceeded` once the block has run
         more than ``limit`` events: a deterministic timeout."""
         from pathprof.events import budget
@@ -302,7 +312,7 @@ class PathprofPlugin:
             loaded=loaded,
             fallback=lambda name, path: rewrite._rewrite_test(Path(path), early_config)[1])
 
-    def _stop_counting(self, options: argparse.Namespace, config: Any) -> str:
+    def _stop_counting(self, options: argparse.Namespace, config: Config) -> str:
         """When functions stop counting: coverage needs to know whether each path
         ran, so by default once their basis is full; contexts and the time metric
         need every run, so never with them."""
@@ -361,7 +371,7 @@ class PathprofPlugin:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None
-                                ) -> Any:
+                                ) -> Generator[None, object, None]:
         if self.context == "test":
             self.profiler.switch_context(item.nodeid)
         yield
@@ -417,13 +427,13 @@ class PathprofPlugin:
         return not self.in_copy
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+    def pytest_testnodedown(self, node: object, error: object) -> None:
         """An xdist worker is done: keep the sources that matched nothing in it."""
         output = getattr(node, "workeroutput", None) or {}
         if UNMATCHED in output:
             self.unmatched_in_workers.append(list(output[UNMATCHED]))
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.worker is not None or self.in_copy:
             return
         if not (self.results.has_output() or self.notes):

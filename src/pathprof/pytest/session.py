@@ -13,7 +13,10 @@ import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pathprof.config import Threshold
+    from collections.abc import Callable
+
+    from pathprof.analysis.pathcoverage import PathCoverage
+    from pathprof.config import Config, Threshold
 
 __all__ = ["REPORT_KINDS", "SESSION_REPORTS", "CoverageReports", "report_kind", "session_settings",
            "source_in_effect"]
@@ -56,11 +59,13 @@ class CoverageReports:
 
     def __init__(self, data_file: str, reports: list[str], fail_under: Threshold | None,
                  source: str = "the default source", sources: list[str] | None = None,
-                 config: Any = None) -> None:
+                 config: Config | None = None) -> None:
         self.data_file = data_file
         #: the configuration the session read (None: read when reporting)
         self.config = config
         #: the reports of the data file (:class:`pathprof.api.Reporting`), once read
+        #: (Any: None until :meth:`produce` reads the data file, and the methods that
+        #: use it run after that, which a ``Reporting | None`` would not let them)
         self.reporting: Any = None
         #: the source in effect, as :func:`source_in_effect` describes it
         self.source = source
@@ -72,6 +77,7 @@ class CoverageReports:
         self.fail_under = fail_under
         #: the least total MC/DC, where conditions were measured (None: no check)
         self.fail_under_mcdc: Threshold | None = None
+        #: the path coverage, once read (Any: as :attr:`reporting`)
         self.coverage: Any = None
         self.failed_under: str | None = None
         #: what pathprof could not do: read the data file, write a report asked for
@@ -174,7 +180,7 @@ class CoverageReports:
             self.problems.append(f"the {kind} report was not written to {destination}: "
                                  f"{_reason(err)}")
 
-    def _coverage(self) -> Any:
+    def _coverage(self) -> PathCoverage:
         """Path coverage of the data file, less the configuration's exclusions, with the
         files of the sources never imported at 0%."""
         from pathprof import api
@@ -204,7 +210,9 @@ class CoverageReports:
         return bool(self.problems or self.unmatched or self.nothing_measured or terms
                     or self.written or self.failed_under)
 
-    def show(self, write_line: Any, write: Any, width: int | None, markup: bool) -> None:
+    # write_line(line, red=True, ...): a terminal's (its first parameter's name varies)
+    def show(self, write_line: Callable[..., object], write: Callable[[str], object],
+             width: int | None, markup: bool) -> None:
         """The terminal part: problems, sources that matched nothing, the table
         (``term``/``term-missing``) or that nothing was measured, the files written,
         a failed threshold. ``width`` is the terminal's; None for a log (not a
@@ -265,7 +273,7 @@ def _reason(err: Exception) -> str:
     return str(err)
 
 
-def source_in_effect(options: argparse.Namespace, config: Any) -> str:
+def source_in_effect(options: argparse.Namespace, config: Config) -> str:
     """The source a session measures, and where it was set, in words: what the
     summary names when nothing was measured."""
     given = [s for s in options.pathprof_source or () if s is not True]
@@ -277,7 +285,7 @@ def source_in_effect(options: argparse.Namespace, config: Any) -> str:
     return f"the current directory, {os.getcwd()} (the default)"
 
 
-def session_settings(options: argparse.Namespace) -> tuple[Any, list[str], str, list[str],
+def session_settings(options: argparse.Namespace) -> tuple[Config, list[str], str, list[str],
                                                     Threshold | None]:
     """The configuration, sources, data file, reports and threshold of a session."""
     from pathprof.config import Threshold, read_config

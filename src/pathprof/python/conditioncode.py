@@ -57,11 +57,11 @@ import copy
 import sys
 from collections.abc import Container, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from pathprof.constructs import FUNCTIONS
 from pathprof.contract import DecisionInfo, Span
 from pathprof.graph.shortcircuit import (
+    Tree,
     Vector,
     boolean_tree,
     evaluation_vectors,
@@ -85,7 +85,7 @@ class DecisionSite:
     ``index`` is not None)."""
 
     kind: str
-    holder: Any
+    holder: ast.AST
     attr: str
     index: int | None
     #: False inside a comprehension's iterable, where no assignment expression may go
@@ -173,7 +173,7 @@ def _span(node: ast.expr) -> Span:
                 node.end_col_offset if node.end_col_offset is not None else -1)
 
 
-def _unfold(tree: Any, leaves: list[ast.expr], numbers: dict[Vector, int], slot: int
+def _unfold(tree: Tree, leaves: list[ast.expr], numbers: dict[Vector, int], slot: int
             ) -> ast.expr:
     """The test rewritten: a conditional expression per way each condition is
     reached, a counter update per vector. What is added takes the location of the
@@ -246,7 +246,7 @@ def _located_shell(node: ast.expr, where: ast.expr) -> ast.expr:
     return ast.copy_location(node, where)
 
 
-def _size(tree: Any, leaves: list[ast.expr], vectors: list[Vector]) -> int:
+def _size(tree: Tree, leaves: list[ast.expr], vectors: list[Vector]) -> int:
     """How many nodes the unfolded test holds: each condition once per way it is
     reached (the vectors it is evaluated in, counted by their distinct prefixes)."""
     sizes = [len(walk(leaf)) for leaf in leaves]

@@ -38,13 +38,13 @@ import ast
 import dis
 import warnings
 from types import CodeType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pathprof.constructs import SCOPES, WITHS
 from pathprof.contract import EventTables, FunctionInfo, Role
 from pathprof.graph import find_backedges
 from pathprof.graph.events import EventPlan, plan_events, rest_of_block, static_event_weights
-from pathprof.python.cfgtypes import FunctionCfg, SiteKind
+from pathprof.python.cfgtypes import FinallyInfo, FunctionCfg, Piece, Site, SiteKind
 from pathprof.python.exits import exception_position
 from pathprof.python.names import (
     BASE,
@@ -80,6 +80,9 @@ from pathprof.python.nodes import (
 )
 from pathprof.python.rewrite import RESTART, RETURN_CODE, FunctionRewriter
 
+if TYPE_CHECKING:
+    from pathprof.python.plan import FunctionPlan
+
 __all__ = ["EVENT_KINDS", "PLACEMENTS", "piece_weights", "plan_events_for"]
 
 EVENT_KINDS = ("statements", "instructions")
@@ -111,7 +114,7 @@ _LAYOUT_OPS = {"NOP", "CACHE", "EXTENDED_ARG", "JUMP_FORWARD", "JUMP_BACKWARD",
                "WITH_EXCEPT_START", "CLEANUP_THROW", "PREP_RERAISE_STAR"}
 
 
-def _is_statement_event(piece: Any) -> bool:
+def _is_statement_event(piece: Piece) -> bool:
     if piece.role not in _STATEMENT_ROLES or isinstance(piece.node, ast.Global | ast.Nonlocal):
         return False
     # ``while True:`` evaluates nothing: its test is not an event.
@@ -260,7 +263,7 @@ def _budget_check(index: int, partial: ast.expr) -> ast.stmt:
 class EventRewriter(FunctionRewriter):
     """Puts event-counting probes on a function's sites (see the module docstring)."""
 
-    def __init__(self, fp: Any, plan: EventPlan, weights: list[list[int]],
+    def __init__(self, fp: FunctionPlan, plan: EventPlan, weights: list[list[int]],
                  adds: dict[int, int] | None = None, totals_only: bool = False) -> None:
         super().__init__(fp)
         #: hand over to the thread's total only (:func:`_hand_over`)
@@ -293,7 +296,7 @@ class EventRewriter(FunctionRewriter):
             code.append(add(REGISTER, increment))
         return code
 
-    def return_code(self, site: Any, code: list[ast.stmt], *, early: bool, block: int) -> None:
+    def return_code(self, site: Site, code: list[ast.stmt], *, early: bool, block: int) -> None:
         # The count is handed over after the return value is computed (a callee in
         # the value belongs to this call's inclusive count): never early.
         super().return_code(site, code, early=False, block=block)
@@ -330,7 +333,9 @@ class EventRewriter(FunctionRewriter):
                 assert isinstance(node, ast.stmt)
                 self.after_statement(node, restart.block)
 
-    def after_statement(self, node: ast.stmt, block: Any) -> None:
+    # Starts from a block, not the base's expression: its callers in the base (the
+    # restart and ``with`` code) are replaced here by restart_code, which passes blocks.
+    def after_statement(self, node: ast.stmt, block: int) -> None:  # type: ignore[override]
         """After a ``with`` whose ``__exit__`` swallowed an exception: the frame's count
         was noted in ``@pp_w``; start ``block`` (the code after it) from there."""
         stmts, index = self.after_location(node)
@@ -349,7 +354,7 @@ class EventRewriter(FunctionRewriter):
             note = assign(DONE, _plus(load(REGISTER), self.done_before(block)))
             self.edits.add(stmts, index, [note], RETURN_CODE)
 
-    def finally_entry(self, info: Any) -> list[tuple[str, ast.expr]]:
+    def finally_entry(self, info: FinallyInfo) -> list[tuple[str, ast.expr]]:
         """Entering a finally by an exception: the count so far, and a fresh start."""
         effects: list[tuple[str, ast.expr]] = [(TEMP, self.enter_call(info.start))]
         for position, name in enumerate(ENTER_RESULT):
@@ -462,7 +467,7 @@ class EventRewriter(FunctionRewriter):
 SUSPEND = RETURN_CODE + 1
 
 
-def _is_statement_suspension(piece: Any, node: ast.expr) -> bool:
+def _is_statement_suspension(piece: Piece, node: ast.expr) -> bool:
     """``yield x``, ``await v``, ``y = yield from v``... as a whole statement,
     assigning (if at all) to plain names: nothing runs between the resumption and the
     next statement, so the restart can be a statement after it. A ``yield`` only of
@@ -558,10 +563,11 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
 _Suspension = ast.Yield | ast.YieldFrom | ast.Await
 
 
-def _suspensions(piece: Any) -> list[_Suspension]:
+def _suspensions(piece: Piece) -> list[_Suspension]:
     """The yield, yield from and await expressions a piece evaluates itself (not
     those of nested functions, classes or comprehensions), inner ones first."""
-    node = piece.node
+    # a With for a WITH_ENTER piece (its role says so, not its node's type)
+    node: Any = piece.node
     if piece.role is Role.WITH_EXIT:
         return []
     if piece.role is Role.WITH_ENTER:
@@ -604,15 +610,15 @@ def _parents(func: ast.AST) -> dict[int, tuple[ast.AST, str]]:
     return parents
 
 
-def rewrite_event_function(fp: Any, plan: EventPlan, weights: list[list[int]],
-                           adds: Any, totals_only: bool = False) -> None:
+def rewrite_event_function(fp: FunctionPlan, plan: EventPlan, weights: list[list[int]],
+                           adds: dict[int, int] | None, totals_only: bool = False) -> None:
     """Put the event-counting probes of ``plan`` into ``fp``'s function, in place;
     with ``totals_only``, its count goes to the thread's total alone."""
     EventRewriter(fp, plan, weights, adds, totals_only).run()
     wrap_event_function(fp, plan, totals_only)
 
 
-def wrap_event_function(fp: Any, plan: EventPlan, totals_only: bool = False) -> None:
+def wrap_event_function(fp: FunctionPlan, plan: EventPlan, totals_only: bool = False) -> None:
     """Entry, exit and exception code of one function (see the module docstring).
 
     Per call, on the way in: ``@pp_T = _@pp_G or _@pp_L.t``, the base, and the

@@ -9,7 +9,6 @@ attribute loads: nothing can raise anew.
 from __future__ import annotations
 
 import ast
-from typing import Any
 
 from pathprof.python.names import CLOCK, MODULE, PATH_START, REGISTER
 from pathprof.python.nodes import call_module, const, load
@@ -41,7 +40,7 @@ def exception_position() -> list[ast.expr]:
     def call(func: ast.expr, *args: ast.expr) -> ast.expr:
         return ast.Call(func=func, args=list(args), keywords=[])
 
-    def getattr_or(value: ast.expr, name: str, default: Any) -> ast.expr:
+    def getattr_or(value: ast.expr, name: str, default: int | None) -> ast.expr:
         return call(runtime("getattr"), value, const(name), const(default))
 
     def lasti_here(exc: ast.expr) -> ast.expr:

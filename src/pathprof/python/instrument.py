@@ -15,7 +15,7 @@ import dataclasses
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import CodeType
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from pathprof.constructs import CONSTRUCTS, FOR_LOOPS, FUNCTIONS, WITHS
 from pathprof.contract import (
@@ -83,6 +83,10 @@ from pathprof.python.switches import (
     plan_loop_switches,
 )
 
+if TYPE_CHECKING:
+    from pathprof.python.cfgtypes import FunctionCfg
+    from pathprof.python.cfgtypes import Piece as CfgPiece
+
 __all__ = [
     "InstrumentedModule",
     "hide_own_names",
@@ -90,6 +94,8 @@ __all__ = [
     "source_hash",
 ]
 
+#: A module's code object, or the tuple of its code objects the cache keeps.
+_Code = TypeVar("_Code", CodeType, tuple[CodeType, ...])
 
 
 def _hide_in_view(call: ast.Call) -> None:
@@ -165,12 +171,12 @@ class InstrumentedModule:
     #: the functions that go back by their ``__code__`` (:mod:`pathprof.measure.goback`)
     swaps: tuple[int, ...] = ()
 
-    def compile(self, filename: str) -> Any:
+    def compile(self, filename: str) -> CodeType:
         """The module's code object, ready to run: :meth:`compile_unbound` bound to
         a holder of its own (:func:`pathprof.runtime.holder.bind`)."""
         return self.bind(self.compile_unbound(filename))
 
-    def bind(self, code: Any) -> Any:
+    def bind(self, code: _Code) -> _Code:
         """``code`` (this module's code unbound, or a tuple of its code objects, as the
         cache keeps them) bound to a new holder, with this module's runtime in it."""
         import importlib
@@ -361,7 +367,7 @@ def _branch_tests(fp: FunctionPlan) -> set[Span]:
 Share = tuple[Sequence[Sequence[int]], Sequence[int], int]
 
 
-def _share_plan(cfg: Any, index: int, share: Share) -> FunctionPlan:
+def _share_plan(cfg: FunctionCfg, index: int, share: Share) -> FunctionPlan:
     tasks, copies, this = share
     numbering = number_paths(to_dag(cfg.to_graph()))
     return plan_share_function(cfg, index, CopyShare(
@@ -589,7 +595,7 @@ def function_metadata(fp: FunctionPlan) -> FunctionInfo:
     )
 
 
-def _compounds(cfg: Any) -> tuple[Compound, ...]:
+def _compounds(cfg: FunctionCfg) -> tuple[Compound, ...]:
     """For and with statements: their whole span, and the blocks of their parts, so
     that instructions located at the statement can be told apart by opcode."""
     owners: dict[int, ast.AST] = {}
@@ -618,7 +624,7 @@ def _compounds(cfg: Any) -> tuple[Compound, ...]:
     return tuple(found)
 
 
-def _piece_flags(piece: Any) -> str:
+def _piece_flags(piece: CfgPiece) -> str:
     node = piece.node
     if piece.role is Role.STMT:
         if isinstance(node, ast.Raise):

@@ -96,7 +96,7 @@ def walk(node: ast.AST) -> list[ast.AST]:
     return found
 
 
-def copy_tree(node: _Copied, memo: dict[int, Any] | None = None) -> _Copied:
+def copy_tree(node: _Copied, memo: dict[int, ast.AST] | None = None) -> _Copied:
     """A copy of ``node`` and everything in it, as :func:`copy.deepcopy` makes one of a
     tree, at a third of its cost: each node made afresh with its attributes (fields,
     locations and any pathprof set), lists copied, everything else (identifiers,
@@ -104,7 +104,7 @@ def copy_tree(node: _Copied, memo: dict[int, Any] | None = None) -> _Copied:
     changes those in place. ``memo`` receives the copy of each node by the original's
     id."""
     kind = type(node)
-    new: Any = ast.AST.__new__(kind)
+    new = ast.AST.__new__(kind)
     attributes = new.__dict__
     for name, value in node.__dict__.items():
         if type(value) is list:
@@ -252,7 +252,7 @@ def first_evaluated(expr: ast.expr) -> ast.expr:
 # Builders: expressions (no location of their own) and artificial statements
 
 
-def load(name: str) -> Any:
+def load(name: str) -> ast.expr:
     """A read of ``name``: a local, a module global, or one of the module's names in its
     holder (``_@pp_*``: ``<placeholder>.name``, :mod:`pathprof.runtime.holder`; the
     holder itself, :data:`~pathprof.python.names.HOLDER`, the placeholder)."""
@@ -261,6 +261,8 @@ def load(name: str) -> Any:
     return ast.Name(id=name, ctx=ast.Load())
 
 
+# Any: a Name for a local (what ``:=`` and ``+=`` targets must be), an Attribute for a
+# name in the holder; which one the name decides, not its type
 def store(name: str) -> Any:
     """A store to ``name`` (see :func:`load`)."""
     if in_holder(name):
@@ -279,7 +281,7 @@ class _HolderRead(ast.Attribute):
     the node; its ``__name__`` is the node's, as :class:`ast.NodeVisitor` and
     :func:`ast.unparse` dispatch on it: ``visit_Attribute`` visits it.)"""
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         super().__setattr__(name, value)
         if name in _LOCATION:
             inner = self.__dict__.get("value")
@@ -307,6 +309,8 @@ def holder_name(node: ast.AST) -> str | None:
     return None
 
 
+# Any: a constant, or a tuple of constants (which the compiler takes, and typeshed's
+# type of ast.Constant.value leaves out)
 def const(value: Any) -> ast.Constant:
     return ast.Constant(value=value)
 

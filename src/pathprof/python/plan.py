@@ -15,7 +15,6 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
 from pathprof.contract import DecisionInfo
 from pathprof.graph import (
@@ -148,7 +147,7 @@ class FunctionPlan:
     calls_only: bool = False
     #: In one copy of a parallel run, a function whose paths the copies share: this
     #: copy's share (:class:`~pathprof.graph.copyplan.CopyShare`).
-    share: Any = None
+    share: CopyShare | None = None
     #: Subpath sampling: every path end counts its blocks down in bulk, and the
     #: runtime hears of path ends and calls while blocks are observed.
     subpaths: bool = False

@@ -11,10 +11,9 @@ The probes go in at the sites of the CFG's edges (:mod:`pathprof.python.cfg`):
 * a return counts its path where it happens: before its value is computed when
   nothing of the function runs after it and the value cannot suspend the frame
   (should the value raise, the runtime takes the count back), after it otherwise;
-* the body goes in ``try: ... except <observer>: pass``, whose clause never
-  matches: its type expression notes the path an exception cuts short as it leaves
-  (:mod:`pathprof.python.exits`), and the exception leaves as it would without
-  pathprof;
+* the body goes in ``try: ... except <observer>: pass``, whose clause never matches:
+  its type expression notes the path an exception cuts short as it leaves
+  (:mod:`pathprof.python.exits`), and the exception leaves as without pathprof;
 * exception handlers, ``finally`` clauses (which dispatch at their end on how they
   were entered), ``except*`` clauses and ``with`` statements get the calls into
   :mod:`pathprof.runtime` that record cut paths and start new ones.
@@ -44,7 +43,7 @@ from pathprof.constructs import TRIES, WITHS
 from pathprof.exceptions import CfgError
 from pathprof.graph import Probe, ProbeOp
 from pathprof.python.cfg import ROUTE_RAISE
-from pathprof.python.cfgtypes import Site, SiteKind
+from pathprof.python.cfgtypes import FinallyInfo, Site, SiteKind
 from pathprof.python.exits import exit_effects
 from pathprof.python.names import (
     CLOCK,
@@ -474,7 +473,8 @@ class FunctionRewriter:
 
     def return_code(self, site: Any, code: list[ast.stmt], *, early: bool, block: int
                     ) -> None:
-        """Count the path of a return statement.
+        """Count the path of a return statement (``site``: a RETURN site, whose node is
+        the Return and whose stmts are set, which Site's types do not say).
 
         A plain return (:meth:`plain_return`) whose value cannot suspend the frame
         is counted before its value is computed: ``<code>; return value``. Should the
@@ -648,7 +648,7 @@ class FunctionRewriter:
         self.structural.append(("with", node, observer([(REGISTER, call)])))
         self.after_statement(node, const(self.restart_value(after)))
 
-    def finally_code(self, info: Any, branches: dict[int, list[ast.stmt]]) -> None:
+    def finally_code(self, info: FinallyInfo, branches: dict[int, list[ast.stmt]]) -> None:
         node = info.node
         flag = flag_name(info.index)
         # Set the flag to "fall through" before the try.
@@ -684,7 +684,7 @@ class FunctionRewriter:
             effects = [*self.handover(node), *effects]
         self.structural.append(("finally", node, observer(effects)))
 
-    def finally_entry(self, info: Any) -> list[tuple[str, ast.expr]]:
+    def finally_entry(self, info: FinallyInfo) -> list[tuple[str, ast.expr]]:
         """Effects of entering a finally by an exception: record the cut path, start
         a new one."""
         if info.start in self.dag.restart_edges:

@@ -26,6 +26,8 @@ __all__ = ["Structural", "apply_structural", "mark_route_test"]
 #: ``try: <its other clauses> except <observer>: ... finally: ...``, the observer
 #: running before the ``finally`` when an exception leaves. ``("dispatch", try,
 #: statements)``: the statements at the end of its ``finally`` are sunk.
+#: (Any: the statement's and the third item's types follow the kind, which a tuple's
+#: type cannot say so that code testing the kind is checked)
 Structural = tuple[str, Any, Any]
 
 #: An attribute of the tests pathprof puts at the end of a ``finally`` clause, one

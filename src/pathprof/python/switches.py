@@ -104,7 +104,7 @@ def original_body(fp: FunctionPlan) -> list[ast.stmt]:
     return _original_copy(fp.cfg.node.body[fp.cfg.body_start:])
 
 
-def _original_copy(stmts: list[ast.stmt], memo: dict[int, Any] | None = None
+def _original_copy(stmts: list[ast.stmt], memo: dict[int, ast.AST] | None = None
                    ) -> list[ast.stmt]:
     """A copy of ``stmts`` without their ``global`` and ``nonlocal`` statements: the
     measured branch, which the compiler reads first, declares the same names, and a
@@ -169,6 +169,8 @@ def plan_loop_switches(fp: FunctionPlan) -> list[LoopSwitch]:
         breaks = [b for b, _, _ in own if id(b) in ends_outer]
         if any(id(b) in outer_breaks and id(b) not in ends_outer for b, _, _ in own):
             continue  # (no such break is known: its code would be lost)
+        # each node's copy by the original's id: a Break's is a Break (LoopSwitch's
+        # breaks), which no type of the memo says
         memo: dict[int, Any] = {}
         original = _original_copy(node.body, memo)
         inside = next(loop.body for loop in cfg.loops if loop.header == header)

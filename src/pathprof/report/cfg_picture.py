@@ -22,9 +22,12 @@ import itertools
 import shutil
 import subprocess
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pathprof.data.profile import FunctionProfile, numbering_of
+
+if TYPE_CHECKING:
+    from pathprof.graph import Dag
 
 __all__ = ["CfgPicture", "cfg_picture"]
 
@@ -130,7 +133,7 @@ class _Slot:
         return self.x + self.width / 2
 
 
-def _layers(dag: Any, blocks: list[int]) -> dict[int, int]:
+def _layers(dag: Dag, blocks: list[int]) -> dict[int, int]:
     """Each block's row: the longest path from ENTRY over the DAG's forward edges and
     restarts (backedges left out), so every forward edge goes down the picture and a
     handler sits below ENTRY."""

@@ -119,6 +119,6 @@ def write_cobertura(coverage: LineCoverage, output: TextIO, root: str | None = N
     output.write("\n")
 
 
-def render(coverage: LineCoverage, out: TextIO, **options: Any) -> None:
+def render(coverage: LineCoverage, out: TextIO, **options: str | None) -> None:
     """The renderer (see :mod:`pathprof.report`): :func:`write_cobertura` on ``out``."""
     write_cobertura(coverage, out, **options)

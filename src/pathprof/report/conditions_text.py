@@ -11,7 +11,7 @@ the pair of runs that shows it, or the test still to write.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import IO
 
 from rich.console import Console
 from rich.table import Table
@@ -24,7 +24,7 @@ from pathprof.analysis.conditioncoverage import (
     suggestion,
     totals_of,
 )
-from pathprof.analysis.pathcoverage import FunctionCoverage, PathCoverage
+from pathprof.analysis.pathcoverage import FileCoverage, FunctionCoverage, PathCoverage
 from pathprof.report.console import console_for
 from pathprof.report.formatting import plural
 from pathprof.report.terminal import printable_path
@@ -120,7 +120,7 @@ def _complete(fn: FunctionCoverage) -> bool:
     return all(d.complete or not d.measured for d in fn.decisions)
 
 
-def _render_missing(with_decisions: list[tuple[Any, list[FunctionCoverage]]],
+def _render_missing(with_decisions: list[tuple[FileCoverage, list[FunctionCoverage]]],
                     console: Console) -> None:
     incomplete = [(fn, d) for _file, fns in with_decisions for fn in fns
                   for d in fn.decisions if d.measured and not d.complete]
@@ -177,6 +177,6 @@ def render_decision(fn: FunctionCoverage, entry: DecisionCoverage, console: Cons
                            f"{plural(count, 'evaluation')} (no outcome)", style="dim"))
 
 
-def render(coverage: PathCoverage, out: Any, **options: Any) -> None:
+def render(coverage: PathCoverage, out: IO[str] | Console, **options: bool) -> None:
     """The renderer (see :mod:`pathprof.report`): :func:`render_conditions` on ``out``."""
     render_conditions(coverage, console_for(out), **options)

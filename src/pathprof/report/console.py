@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["WIDE", "console_for", "report_console"]
 
@@ -21,7 +24,7 @@ __all__ = ["WIDE", "console_for", "report_console"]
 WIDE = 200
 
 
-def report_console(file: IO[str] | None = None, *, stderr: bool = False) -> Any:
+def report_console(file: IO[str] | None = None, *, stderr: bool = False) -> Console:
     """A rich console for a text report written to ``file`` (default: standard
     output, or standard error with ``stderr``)."""
     from rich.console import Console
@@ -35,7 +38,7 @@ def report_console(file: IO[str] | None = None, *, stderr: bool = False) -> Any:
     return Console(file=file, stderr=stderr, width=WIDE if log else None, soft_wrap=log)
 
 
-def console_for(out: Any) -> Any:
+def console_for(out: IO[str] | Console | None) -> Console:
     """The rich console a text renderer prints on: ``out`` itself if it is one (the
     pytest plugin's, sized to its terminal), else :func:`report_console` on the stream."""
     from rich.console import Console

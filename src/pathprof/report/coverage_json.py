@@ -17,7 +17,7 @@ document ``conditions_totals``: keys added, not changed, so still version 2.
 from __future__ import annotations
 
 import json
-from typing import Any, TextIO
+from typing import TextIO
 
 from pathprof.analysis.conditioncoverage import (
     ConditionTotals,
@@ -36,7 +36,7 @@ __all__ = ["COVERAGE_JSON_VERSION", "coverage_json", "render"]
 COVERAGE_JSON_VERSION = 2
 
 
-def _totals(totals: CoverageTotals, basis: CoverageTotals) -> dict[str, Any]:
+def _totals(totals: CoverageTotals, basis: CoverageTotals) -> dict[str, object]:
     return {"paths_possible": str(totals.possible), "paths_run": totals.run,
             "missed": str(totals.missed), "percent": totals.percent,
             "basis_covered": basis.run, "basis_dimension": basis.possible,
@@ -45,13 +45,13 @@ def _totals(totals: CoverageTotals, basis: CoverageTotals) -> dict[str, Any]:
             "paths_run_at_least": totals.lower_bound}
 
 
-def _excluded(excluded: Excluded) -> dict[str, Any]:
+def _excluded(excluded: Excluded) -> dict[str, object]:
     return {"functions": dict(sorted(excluded.functions.items())),
             "partly": excluded.partly, "paths": str(excluded.paths),
             "dimensions": excluded.dimensions}
 
 
-def _path(fn: FunctionCoverage, path: Path) -> dict[str, Any]:
+def _path(fn: FunctionCoverage, path: Path) -> dict[str, object]:
     profile = fn.profile
     return {"id": path.key, "start": path.start, "end": path.end,
             "lines": [list(span) if (span := profile.block_lines(b)) else None
@@ -59,7 +59,7 @@ def _path(fn: FunctionCoverage, path: Path) -> dict[str, Any]:
             "decisions": decisions(profile, path)}
 
 
-def _missed(fn: FunctionCoverage, path: Path) -> dict[str, Any]:
+def _missed(fn: FunctionCoverage, path: Path) -> dict[str, object]:
     """A missed path, with why it cannot run when the source proves it (else null)."""
     why = fn.impossible(path)
     return {**_path(fn, path), "impossible": None if why is None else str(why)}
@@ -70,7 +70,7 @@ def _missed(fn: FunctionCoverage, path: Path) -> dict[str, Any]:
 NEXT_PATHS_LISTED = 100
 
 
-def _next(fn: FunctionCoverage) -> dict[str, Any]:
+def _next(fn: FunctionCoverage) -> dict[str, object]:
     """The function's next paths to write (the first :data:`NEXT_PATHS_LISTED`, with how
     many more its basis misses) and those proved impossible."""
     found = fn.next_paths(NEXT_PATHS_LISTED)
@@ -88,11 +88,11 @@ def _next(fn: FunctionCoverage) -> dict[str, Any]:
                              for p, why in found.impossible]}
 
 
-def _vector(vector: Vector) -> dict[str, Any]:
+def _vector(vector: Vector) -> dict[str, object]:
     return {"values": list(vector.values), "outcome": vector.outcome}
 
 
-def _condition_totals(totals: ConditionTotals) -> dict[str, Any]:
+def _condition_totals(totals: ConditionTotals) -> dict[str, object]:
     return {"decisions": totals.decisions, "unmeasured": totals.unmeasured,
             "conditions": totals.conditions, "outcomes_seen": totals.outcomes,
             "outcomes": 2 * totals.conditions, "mcdc_masking": totals.masking,
@@ -100,7 +100,7 @@ def _condition_totals(totals: ConditionTotals) -> dict[str, Any]:
             "mcdc_unique_cause_percent": totals.unique_percent}
 
 
-def decisions_json(decisions: list[DecisionCoverage]) -> list[dict[str, Any]]:
+def decisions_json(decisions: list[DecisionCoverage]) -> list[dict[str, object]]:
     """Each decision: where, its text, every vector it allows with its runs, and per
     condition the verdicts: seen true and false, the pair of vectors that shows it in
     each MC/DC form (null: none ran), the evaluations it ended by raising, and where
@@ -109,7 +109,7 @@ def decisions_json(decisions: list[DecisionCoverage]) -> list[dict[str, Any]]:
     found = []
     for entry in decisions:
         info = entry.info
-        conditions: list[dict[str, Any]] = []
+        conditions: list[dict[str, object]] = []
         ran = {entry.vectors[k] for k in entry.counts}
         if not entry.measured:  # (too big to unfold, or where it could not be counted)
             conditions = [{"index": i, "text": text, "seen_true": None, "seen_false": None,
@@ -144,7 +144,7 @@ def decisions_json(decisions: list[DecisionCoverage]) -> list[dict[str, Any]]:
     return found
 
 
-def coverage_json(coverage: PathCoverage, missed_per_function: int = 10) -> dict[str, Any]:
+def coverage_json(coverage: PathCoverage, missed_per_function: int = 10) -> dict[str, object]:
     files = []
     for file in coverage.files:
         functions = []
@@ -179,7 +179,7 @@ def coverage_json(coverage: PathCoverage, missed_per_function: int = 10) -> dict
             **conditions, "files": files}
 
 
-def render(coverage: PathCoverage, out: TextIO, **options: Any) -> None:
+def render(coverage: PathCoverage, out: TextIO, **options: int) -> None:
     """The renderer (see :mod:`pathprof.report`): :func:`coverage_json`, indented, on
     ``out``."""
     print(json.dumps(coverage_json(coverage, **options), indent=2), file=out)

@@ -21,14 +21,19 @@ ran and says how many, as coverage.py does.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import IO, TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from pathprof.analysis.decisions import path_story
-from pathprof.analysis.pathcoverage import CoverageTotals, FunctionCoverage, PathCoverage
+from pathprof.analysis.pathcoverage import (
+    CoverageTotals,
+    FileCoverage,
+    FunctionCoverage,
+    PathCoverage,
+)
 from pathprof.report.console import console_for
 from pathprof.report.formatting import (
     BASIS_NOTE,
@@ -38,6 +43,20 @@ from pathprof.report.formatting import (
     scope_sentences,
 )
 from pathprof.report.terminal import printable_path
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypedDict, Unpack
+
+    class _Options(TypedDict, total=False):
+        """The keywords of :func:`render_coverage`."""
+
+        show_missing: bool
+        missed_per_function: int
+        skip_covered: bool
+        per_file: bool
+        sort: str | None
+        missing_functions: int | None
 
 __all__ = ["MISSING_SHOWN", "headline", "render", "render_coverage"]
 
@@ -80,7 +99,8 @@ def _row(table: Table, name: str, totals: CoverageTotals, basis: CoverageTotals,
 
 
 #: ``--sort`` columns: what each orders the rows by
-SORTS: dict[str, Any] = {
+SORTS: dict[str, Callable[[str, CoverageTotals, CoverageTotals],
+                          str | tuple[float, str]]] = {
     "name": lambda name, totals, basis: name,
     "paths": lambda name, totals, basis: (totals.possible, name),
     "run": lambda name, totals, basis: (totals.run, name),
@@ -150,11 +170,11 @@ def _coverage_table(per_file: bool) -> Table:
     return table
 
 
-def _function_name(file: Any, fn: FunctionCoverage) -> str:
+def _function_name(file: FileCoverage, fn: FunctionCoverage) -> str:
     return f"{printable_path(file.file)}:{fn.profile.first_line} {fn.qualname}"
 
 
-def _file_name(file: Any) -> str:
+def _file_name(file: FileCoverage) -> str:
     return printable_path(file.file) + ("" if file.imported else " (never imported)")
 
 
@@ -320,6 +340,7 @@ def _render_function_missing(fn: FunctionCoverage, console: Console, limit: int)
         console.print(Text(f"    … and {rest:,} more", style="dim"))
 
 
-def render(coverage: PathCoverage, out: Any, **options: Any) -> None:
+def render(coverage: PathCoverage, out: IO[str] | Console, **options: Unpack[_Options]
+           ) -> None:
     """The renderer (see :mod:`pathprof.report`): :func:`render_coverage` on ``out``."""
     render_coverage(coverage, console_for(out), **options)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, TextIO
+from typing import IO, TextIO
 
 from rich.console import Console
 from rich.text import Text
@@ -60,12 +60,12 @@ def render_diff(diff: ProfileDiff, console: Console, *, limit: int = 10) -> None
                   f"{plural(len(shown), 'function')}.")
 
 
-def _change_json(change: PathChange) -> dict[str, Any]:
+def _change_json(change: PathChange) -> dict[str, object]:
     return {"id": change.path.key, "start": change.path.start, "end": change.path.end,
             "old": change.old, "new": change.new}
 
 
-def diff_json(diff: ProfileDiff) -> dict[str, Any]:
+def diff_json(diff: ProfileDiff) -> dict[str, object]:
     return {
         "format": "pathprof-diff", "version": 1, "threshold": diff.threshold,
         "functions": [
@@ -81,11 +81,11 @@ def diff_json(diff: ProfileDiff) -> dict[str, Any]:
     }
 
 
-def render(diff: ProfileDiff, out: Any, **options: Any) -> None:
+def render(diff: ProfileDiff, out: IO[str] | Console, **options: int) -> None:
     """The renderer (see :mod:`pathprof.report`): :func:`render_diff` on ``out``."""
     render_diff(diff, console_for(out), **options)
 
 
-def render_json(diff: ProfileDiff, out: TextIO, **options: Any) -> None:
+def render_json(diff: ProfileDiff, out: TextIO, **options: object) -> None:
     """The JSON renderer: :func:`diff_json`, indented, on ``out``."""
     print(json.dumps(diff_json(diff, **options), indent=2), file=out)

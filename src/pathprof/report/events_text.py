@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import IO, TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from typing import TypedDict, Unpack
+
+    class _Options(TypedDict, total=False):
+        """The keywords of :func:`render_counts`."""
+
+        sort: str
+        top: int
 
 from pathprof.events import EventCounts, FunctionEvents
 from pathprof.report.console import console_for
@@ -59,6 +68,6 @@ def render_counts(console: Console, counts: EventCounts, *, sort: str = "inclusi
                       "function; those calls' counts may be short.[/yellow]")
 
 
-def render(counts: EventCounts, out: Any, **options: Any) -> None:
+def render(counts: EventCounts, out: IO[str] | Console, **options: Unpack[_Options]) -> None:
     """The renderer (see :mod:`pathprof.report`): :func:`render_counts` on ``out``."""
     render_counts(console_for(out), counts, **options)

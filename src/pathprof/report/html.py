@@ -28,7 +28,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pathprof.analysis.conditioncoverage import DecisionCoverage, suggestion, totals_of
 from pathprof.analysis.decisions import decisions, path_steps, path_story
@@ -55,6 +55,17 @@ from pathprof.report.formatting import (
 from pathprof.report.htmlfiles import copy_static_files, json_for_script, template
 from pathprof.report.terminal import printable_path
 from pathprof.version import __version__
+
+if TYPE_CHECKING:
+    from typing import TypedDict, Unpack
+
+    from pathprof.analysis.decisions import PathStep
+
+    class _Options(TypedDict, total=False):
+        """The keywords of :func:`write_html`."""
+
+        title: str
+        progress: Callable[[int, int], None] | None
 
 __all__ = ["HTML_FORMAT_VERSION", "render", "write_html"]
 
@@ -92,7 +103,7 @@ class PathView:
     #: run, missed, next (a path to write a test for), impossible, edge-guess
     kind: str = "run"
     #: the decisions a test must take (:func:`path_steps`), for a next path
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[PathStep] = field(default_factory=list)
     story: str = ""  #: :func:`path_story`, for a next or impossible path
     #: why an impossible path cannot run; for a next path suggested last, the evidence
     reason: str = ""
@@ -315,7 +326,7 @@ def _times(count: int) -> str:
 
 
 
-def _steps_html(steps: Sequence[dict[str, Any]]) -> str:
+def _steps_html(steps: Sequence[PathStep]) -> str:
     esc = html.escape
     items = []
     for step in steps:
@@ -652,7 +663,7 @@ def write_html(coverage: PathCoverage, directory: str, *, title: str = "pathprof
     return index
 
 
-def render(coverage: PathCoverage, out: str, **options: Any) -> str:
+def render(coverage: PathCoverage, out: str, **options: Unpack[_Options]) -> str:
     """The renderer (see :mod:`pathprof.report`): :func:`write_html` of a path coverage
     (:func:`pathprof.api.coverage`) into the directory ``out``; the index file's path."""
     return write_html(coverage, out, **options)

@@ -25,7 +25,7 @@ share one). Files are named by absolute path, as geninfo writes them.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, TextIO
+from typing import TextIO
 
 from pathprof.analysis.conditioncoverage import decision_coverage
 from pathprof.analysis.linecoverage import FileLines, LineCoverage
@@ -90,6 +90,6 @@ def _write_mcdc(file: FileLines, output: TextIO) -> None:
     output.write(f"MCF:{found}\nMCH:{hit}\n")
 
 
-def render(coverage: LineCoverage, out: TextIO, **options: Any) -> None:
+def render(coverage: LineCoverage, out: TextIO, **options: object) -> None:
     """The renderer (see :mod:`pathprof.report`): :func:`write_lcov` on ``out``."""
     write_lcov(coverage, out, **options)

@@ -9,9 +9,9 @@ all paths, PSPP labels for the paths of its tasks (§3.1), or nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import IO
 
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -102,7 +102,7 @@ def render_partition(summary: PartitionSummary) -> RenderableType:
     return Group(tasks, copies, note)
 
 
-def render(named: NamedCfg, out: Any, **options: Any) -> None:
+def render(named: NamedCfg, out: IO[str] | Console, **options: int) -> None:
     """The renderer (see :mod:`pathprof.report`): how P3 splits the paths of a CFG
     among ``copies=K`` copies, on ``out``."""
     console_for(out).print(render_partition(summarize_partition(named, **options)))

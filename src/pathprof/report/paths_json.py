@@ -8,7 +8,7 @@ a version change). Path numbers are strings because they can exceed 2**53.
 from __future__ import annotations
 
 import json
-from typing import Any, TextIO
+from typing import TextIO
 
 from pathprof.analysis.decisions import decisions, edge_label
 from pathprof.analysis.edgepredict import predict_from_edges
@@ -21,12 +21,12 @@ __all__ = ["JSON_VERSION", "render", "to_json"]
 JSON_VERSION = 1
 
 
-def _path(fn: FunctionProfile, path: Path, total: int) -> dict[str, Any]:
+def _path(fn: FunctionProfile, path: Path, total: int) -> dict[str, object]:
     blocks = []
     for block in path.blocks:
         lines = fn.block_lines(block)
         blocks.append({"block": block, "lines": list(lines) if lines else None})
-    entry: dict[str, Any] = {
+    entry: dict[str, object] = {
         "id": path.key,
         "count": path.count,
         "share": path.count / total if total else 0.0,
@@ -43,11 +43,11 @@ def _path(fn: FunctionProfile, path: Path, total: int) -> dict[str, Any]:
     return entry
 
 
-def function_json(fn: FunctionProfile, top: int | None = None) -> dict[str, Any]:
+def function_json(fn: FunctionProfile, top: int | None = None) -> dict[str, object]:
     meta = fn.meta
     total = fn.total
     paths = fn.paths if top is None else fn.paths[:top]
-    data: dict[str, Any] = {
+    data: dict[str, object] = {
         "file": fn.file,
         "qualname": fn.qualname,
         "first_line": meta.first_line,
@@ -78,7 +78,7 @@ def function_json(fn: FunctionProfile, top: int | None = None) -> dict[str, Any]
     return data
 
 
-def to_json(measurement: Measurement, top: int | None = None) -> dict[str, Any]:
+def to_json(measurement: Measurement, top: int | None = None) -> dict[str, object]:
     return {
         "format": "pathprof",
         "version": JSON_VERSION,
@@ -92,6 +92,6 @@ def to_json(measurement: Measurement, top: int | None = None) -> dict[str, Any]:
     }
 
 
-def render(measurement: Measurement, out: TextIO, **options: Any) -> None:
+def render(measurement: Measurement, out: TextIO, **options: int | None) -> None:
     """The renderer (see :mod:`pathprof.report`): :func:`to_json`, indented, on ``out``."""
     print(json.dumps(to_json(measurement, **options), indent=2), file=out)

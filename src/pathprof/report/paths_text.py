@@ -9,7 +9,7 @@ how many paths they executed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import IO, TYPE_CHECKING
 
 from rich.console import Console, Group
 from rich.table import Table
@@ -22,6 +22,16 @@ from pathprof.data.profile import FunctionProfile, Path
 from pathprof.report.console import console_for
 from pathprof.report.formatting import format_duration
 from pathprof.report.terminal import plural, printable, printable_path
+
+if TYPE_CHECKING:
+    from typing import TypedDict, Unpack
+
+    class _Options(TypedDict, total=False):
+        """The keywords of :func:`render_report`."""
+
+        top: int
+        functions: int | None
+        show_unrun: bool
 
 __all__ = ["render", "render_report"]
 
@@ -193,6 +203,7 @@ def render_report(measurement: Measurement, console: Console, *, top: int = 5,
                               else " (--show-unrun lists them)."), style="dim"))
 
 
-def render(measurement: Measurement, out: Any, **options: Any) -> None:
+def render(measurement: Measurement, out: IO[str] | Console, **options: Unpack[_Options]
+           ) -> None:
     """The renderer (see :mod:`pathprof.report`): :func:`render_report` on ``out``."""
     render_report(measurement, console_for(out), **options)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import IO
 
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -112,7 +112,7 @@ def render_plan(summary: PlanSummary) -> RenderableType:
     return Group(edges, paths, totals)
 
 
-def render(named: NamedCfg, out: Any, **options: Any) -> None:
+def render(named: NamedCfg, out: IO[str] | Console, **options: object) -> None:
     """The renderer (see :mod:`pathprof.report`): the plan of a CFG read from JSON
     (:func:`pathprof.graph.serial.cfg_from_data`) on ``out``."""
     console_for(out).print(render_plan(summarize_plan(named, **options)))

@@ -17,12 +17,17 @@ import html
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pathprof.exceptions import DataError
 from pathprof.report.htmlfiles import copy_static_files, template
 from pathprof.subpaths import NOTHING_SAMPLED, bound_text, period_text
 from pathprof.version import __version__
+
+if TYPE_CHECKING:
+    from typing import NotRequired, TypedDict, Unpack
+
+    from pathprof.subpaths import SubpathBlockJson, SubpathJson, SubpathsDocument
 
 __all__ = ["render", "write_subpaths_html"]
 
@@ -74,7 +79,7 @@ class SubpathView:
     segments: list[Segment]
 
 
-def _segments(blocks: Sequence[dict[str, Any]]) -> list[Segment]:
+def _segments(blocks: Sequence[SubpathBlockJson]) -> list[Segment]:
     segments: list[Segment] = []
     for step, block in enumerate(blocks, 1):
         function_line = block.get("function_line")
@@ -107,6 +112,13 @@ def _route(segments: Sequence[Segment]) -> str:
 #: file -> its lines, or why they could not be read (:func:`pathprof.api.subpath_sources`)
 _Sources = Mapping[str, "list[str] | str"]
 
+if TYPE_CHECKING:
+    class _Options(TypedDict):
+        """The keywords of :func:`write_subpaths_html`."""
+
+        sources: _Sources
+        title: NotRequired[str]
+
 
 def _show_source(segment: Segment, sources: _Sources) -> None:
     """Fill in the segment's source lines (with context), or the reason there are none."""
@@ -136,7 +148,7 @@ def _show_source(segment: Segment, sources: _Sources) -> None:
                       for n in range(max(start, 1), min(last + CONTEXT, len(lines)) + 1)]
 
 
-def _cycle_text(subpath: dict[str, Any]) -> str:
+def _cycle_text(subpath: SubpathJson) -> str:
     """What a row folded from a loop's subpaths says (``pathprof hot``'s table)."""
     cycle = subpath.get("cycle")
     if not cycle:
@@ -147,7 +159,7 @@ def _cycle_text(subpath: dict[str, Any]) -> str:
             + ")")
 
 
-def _view(subpath: dict[str, Any], sources: _Sources) -> SubpathView:
+def _view(subpath: SubpathJson, sources: _Sources) -> SubpathView:
     segments = _segments(subpath["blocks"])
     for segment in segments:
         _show_source(segment, sources)
@@ -164,7 +176,7 @@ def _interval(view: SubpathView) -> str:
     return f"{view.low:,.0f}{DASH}{high}"
 
 
-def _summary(document: dict[str, Any]) -> str:
+def _summary(document: SubpathsDocument) -> str:
     sided = " (one-sided)" if document.get("one_sided") else ""
     ranked = ", ranked by count x length" if document.get("rank") == "length" else ""
     failures = document.get("failures", 0)
@@ -183,7 +195,7 @@ NOTE = ("Estimated = times sampled x period / P(length). ± is the Chernoff boun
         "subpaths too.")
 
 
-def _render_index(views: Sequence[SubpathView], document: dict[str, Any], title: str) -> str:
+def _render_index(views: Sequence[SubpathView], document: SubpathsDocument, title: str) -> str:
     esc = html.escape
     if not views:
         table = f'<p class="empty">{esc(NOTHING_SAMPLED)}</p>'
@@ -246,7 +258,7 @@ def _render_segment(index: int, segment: Segment) -> str:
     return f'<section class="segment" id="segment-{index}">{head}\n{body}</section>'
 
 
-def _render_subpath(view: SubpathView, document: dict[str, Any], title: str) -> str:
+def _render_subpath(view: SubpathView, document: SubpathsDocument, title: str) -> str:
     esc = html.escape
     figures = [("estimate", "estimated", view.estimate, f"{view.estimate:,.0f}"),
                ("bound", f"± ({document['confidence']:.0%})", view.error,
@@ -266,7 +278,7 @@ def _render_subpath(view: SubpathView, document: dict[str, Any], title: str) -> 
         version=esc(__version__))
 
 
-def write_subpaths_html(document: dict[str, Any], directory: str, *, sources: _Sources,
+def write_subpaths_html(document: SubpathsDocument, directory: str, *, sources: _Sources,
                         title: str = "pathprof hot") -> str:
     """Write the report of ``document`` (what ``pathprof hot --json`` writes) into
     ``directory`` (created), showing the lines of ``sources`` (each file the document
@@ -286,7 +298,7 @@ def write_subpaths_html(document: dict[str, Any], directory: str, *, sources: _S
     return index
 
 
-def render(document: dict[str, Any], out: str, **options: Any) -> str:
+def render(document: SubpathsDocument, out: str, **options: Unpack[_Options]) -> str:
     """The renderer (see :mod:`pathprof.report`): :func:`write_subpaths_html` into the
     directory ``out``; the index file's path."""
     return write_subpaths_html(document, out, **options)

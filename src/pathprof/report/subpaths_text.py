@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from pathprof.report.console import console_for
 from pathprof.subpaths import NOTHING_SAMPLED, bound_text, period_text
+
+if TYPE_CHECKING:
+    from pathprof.subpaths import HotSubpath, SamplingSummary
 
 __all__ = ["render", "render_hot", "subpath_table"]
 
@@ -33,7 +37,7 @@ def _where(places: Sequence[tuple[str, str, int | None, int | None, int]]) -> Te
     return text
 
 
-def _blocks(hot: Any) -> Text:
+def _blocks(hot: HotSubpath) -> Text:
     """The row's blocks; a cycle's as one turn, with the turns and the other
     repetitions its row stands for."""
     if hot.turns is None:
@@ -47,7 +51,7 @@ def _blocks(hot: Any) -> Text:
     return text
 
 
-def subpath_table(hottest: Sequence[Any], *, title: str | None = None,
+def subpath_table(hottest: Sequence[HotSubpath], *, title: str | None = None,
                   confidence: float = 0.95) -> Table:
     table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
     table.add_column("#", justify="right")
@@ -69,7 +73,7 @@ def subpath_table(hottest: Sequence[Any], *, title: str | None = None,
     return table
 
 
-def render_hot(console: Any, hottest: Sequence[Any], summary: dict[str, Any], *,
+def render_hot(console: Console, hottest: Sequence[HotSubpath], summary: SamplingSummary, *,
                confidence: float = 0.95) -> None:
     files = sorted({place[0] for h in hottest for place in h.places})
     title = "Hottest subpaths" + (f" ({', '.join(os.path.relpath(f) for f in files[:3])}"
@@ -99,7 +103,9 @@ def render_hot(console: Any, hottest: Sequence[Any], summary: dict[str, Any], *,
         f"{period_text(summary)}.", style="dim")
 
 
-def render(hottest: Sequence[Any], out: Any, **options: Any) -> None:
+# options: summary= (a SamplingSummary, taken out here) and render_hot's keywords, of
+# other types: one type for them all would not let them be passed on
+def render(hottest: Sequence[HotSubpath], out: IO[str] | Console, **options: Any) -> None:
     """The renderer (see :mod:`pathprof.report`): :func:`render_hot` on ``out``
     (``summary=`` is the sampling's summary)."""
     summary = options.pop("summary")

@@ -13,7 +13,6 @@ import tokenize
 from collections.abc import Iterable
 from importlib import resources
 from string import Template
-from typing import Any
 
 __all__ = ["STATIC_FILES", "copy_static_files", "json_for_script", "source_lines", "template"]
 
@@ -39,7 +38,7 @@ def source_lines(files: Iterable[str]) -> dict[str, list[str] | str]:
     return found
 
 
-def json_for_script(data: Any) -> str:
+def json_for_script(data: object) -> str:
     """JSON that can sit inside <script>: no "<" can end the element early."""
     return (json.dumps(data, separators=(",", ":")).replace("<", "\\u003c")
             .replace(">", "\\u003e").replace("&", "\\u0026"))
