@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,18 @@ def test_a_terminated_child_that_missed_sigterm_is_signalled_again(tmp_path: Pat
     (tmp_path / "missed.py").write_text(SIGTERM_MISSED_ONCE)
     done = pathprof_cli(tmp_path, "run", "missed.py")
     assert done.stdout == "joined 0\n"
+
+
+def test_a_child_started_by_a_lone_path_object_runs_measured(tmp_path: Path) -> None:
+    """``subprocess.run(pathlib.Path(executable))`` (one path object, not a list) is
+    what Python takes: the child starts, and is measured, as it would be of a list."""
+    (tmp_path / "child.py").write_text("def twice(x):\n    return 2 * x if x else 0\n")
+    (tmp_path / "parent.py").write_text(textwrap.dedent("""
+        import pathlib, subprocess, sys
+        done = subprocess.run(pathlib.Path(sys.executable), capture_output=True,
+                              input=b"import child; print(child.twice(21))")
+        print(done.returncode, done.stdout.decode().strip(), done.stderr.decode()[-300:])
+    """))
+    ran = pathprof_cli(tmp_path, "run", "parent.py")
+    assert ran.stdout.split()[:2] == ["0", "42"], ran.stdout + ran.stderr
+    assert functions_by_name(tmp_path / ".pathprof")["twice"].total == 1

@@ -43,7 +43,7 @@ import json
 import os
 import re
 import sysconfig
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, TypedDict
 
 from pathprof import runtime
@@ -177,8 +177,7 @@ class ChildMeasurement:
         execute_child: Callable[..., None]
         execute_child = subprocess.Popen._execute_child  # type: ignore[attr-defined]
 
-        # (``args`` may be a lone os.PathLike too, which _describe cannot show)
-        def _execute_child(popen: object, args: str | bytes | Sequence[StrOrBytesPath],
+        def _execute_child(popen: object, args: StrOrBytesPath | Sequence[StrOrBytesPath],
                            executable: object, preexec_fn: object, close_fds: object,
                            pass_fds: object, cwd: object, env: Mapping[str, str] | None,
                            *rest: object, **kwargs: object) -> None:
@@ -217,7 +216,16 @@ class ChildMeasurement:
                     os.unlink(os.path.join(self.directory, name))
 
 
-def _describe(args: Sequence[object] | str | bytes) -> str:
-    if isinstance(args, str | bytes):
+def _describe(args: object) -> str:
+    """What a child runs, in a short line (for the messages of a child that cannot be
+    measured). ``args`` is what the program gave ``subprocess``: a string, a path
+    object or a sequence of them; never an error of pathprof's in the program's
+    ``subprocess`` call, whatever it is (``subprocess`` says what it does not take)."""
+    try:
+        if isinstance(args, str | bytes | os.PathLike):
+            return repr(os.fspath(args))[:80]
+        if isinstance(args, Iterable):
+            return repr(list(args))[:80]
         return repr(args)[:80]
-    return repr(list(args))[:80]
+    except Exception:  # (a repr of the program's that raises)
+        return f"<{type(args).__name__}>"
