@@ -34,7 +34,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from pathprof.exceptions import PathprofError
 from pathprof.reporting import (
@@ -62,6 +62,7 @@ from pathprof.reporting import (
 if TYPE_CHECKING:  # (imported when called: the plugin loads this module in every session)
     import ast
     from types import CodeType
+    from typing import Unpack
 
     from rich.table import Table
 
@@ -72,9 +73,9 @@ if TYPE_CHECKING:  # (imported when called: the plugin loads this module in ever
     from pathprof.measure.measured_run import Keeper
     from pathprof.measure.measuring import Measuring
     from pathprof.measure.partial import CopyPlan
-    from pathprof.measure.profiler import Profiler
+    from pathprof.measure.profiler import Profiler, ProfilerSettings, RunSettings
     from pathprof.measure.program import Program
-    from pathprof.parallel.run import ParallelResult
+    from pathprof.parallel.run import ParallelResult, ParallelSettings
     from pathprof.subpaths import HotSubpath
 
     #: A parallel run's command line, or what makes copy K's
@@ -241,7 +242,7 @@ def program(name: str, args: list[str], module: bool) -> Program:
     return resolve(name, args, module)
 
 
-def profiler(**settings: Any) -> Profiler:
+def profiler(**settings: Unpack[ProfilerSettings]) -> Profiler:
     """A :class:`~pathprof.measure.profiler.Profiler` (what ``pathprof run`` and the
     pytest plugin measure with)."""
     from pathprof.measure.profiler import Profiler
@@ -261,7 +262,7 @@ def compose_rewriting(profiler: Profiler, *, tag: str, owns: Callable[[object], 
     profiler.hook.rewriters.append(Rewriter(tag, owns, rewrite, loaded, fallback))
 
 
-def measured_run(program: Program, **settings: Any) -> int:
+def measured_run(program: Program, **settings: Unpack[RunSettings]) -> int:
     """``pathprof run``: run ``program`` measured by a profiler of ``settings``, its
     child processes too, save the data file; the program's exit status.
 
@@ -372,7 +373,7 @@ def check_scheduler(executor: str, scheduler: str | None) -> None:
 def parallel_run(run_args: RunArgs, *, source: Sequence[str], include: Sequence[str],
                  omit: Sequence[str], default_dirs: Sequence[str], plan_from: str | None,
                  show: Callable[[ParallelResult, str], None] | None = None,
-                 **settings: Any) -> ParallelResult:
+                 **settings: Unpack[ParallelSettings]) -> ParallelResult:
     """Run copies of a program, each measuring part of the selected files, and merge
     their profiles (:func:`pathprof.parallel.run.run_parallel`); ``plan_from``, a data
     file whose counts plan the split. Dies of the signal the run was ended by, as
@@ -403,8 +404,8 @@ def parallel_summary(result: ParallelResult, data_file: str) -> list[str]:
     return summary(result, data_file)
 
 
-def run_parallel_copies(run_args: RunArgs, files: Sequence[str], **settings: Any
-                        ) -> ParallelResult:
+def run_parallel_copies(run_args: RunArgs, files: Sequence[str],
+                        **settings: Unpack[ParallelSettings]) -> ParallelResult:
     """Run copies of a program and merge their profiles, nothing more
     (:func:`pathprof.parallel.run.run_parallel`; the pytest plugin's parallel session)."""
     from pathprof.parallel.run import run_parallel

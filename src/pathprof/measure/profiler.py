@@ -36,7 +36,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypedDict, TypeVar
 
 from pathprof import config, runtime
 from pathprof.config import CacheDir
@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from pathprof.measure.children import ChildSettings
     from pathprof.runtime import ModuleState
 
-__all__ = ["Profiler", "load"]
+__all__ = ["Profiler", "ProfilerSettings", "RunSettings", "load"]
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -76,6 +76,31 @@ MODES = ("path", "edge")
 METRICS = (None, "time")
 
 _active: Profiler | None = None
+
+
+class RunSettings(TypedDict, total=False):
+    """:class:`Profiler`'s keywords but those a program gives (``default_dirs``,
+    ``argv``), for what passes them on (:func:`pathprof.api.measured_run`)."""
+
+    data_file: str
+    source: Sequence[str]
+    include: Sequence[str]
+    omit: Sequence[str]
+    mode: str
+    metric: str | None
+    append: bool
+    cache: bool
+    stop_counting: str
+    cache_dir: str | CacheDir | None
+    warn_unmatched: bool
+    conditions: bool
+
+
+class ProfilerSettings(RunSettings, total=False):
+    """:class:`Profiler`'s keywords (:func:`pathprof.api.profiler`)."""
+
+    default_dirs: Sequence[str] | None
+    argv: Sequence[str] | None
 
 
 class Profiler(Measuring):

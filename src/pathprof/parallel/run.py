@@ -46,6 +46,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Required, TypedDict
 
 from pathprof.data import store
 from pathprof.data.modules import Sources
@@ -66,7 +67,8 @@ from pathprof.parallel.executors import (
 from pathprof.parallel.plan import CopiesPlan, plan_copies
 from pathprof.parallel.signals import Interruption, signal_name
 
-__all__ = ["ParallelResult", "compare_profiles", "report", "run_parallel", "summary"]
+__all__ = ["ParallelResult", "ParallelSettings", "compare_profiles", "report", "run_parallel",
+           "summary"]
 
 EXECUTORS = ("local", "dask")
 #: The status of a run whose copy 0 never ran (a pathprof error).
@@ -192,6 +194,20 @@ def compare_profiles(expected: Sequence[FunctionProfile], actual: Sequence[Funct
         if (a.raised, a.unattributed) != (b.raised, b.unattributed):
             differences.append(f"{name}: exceptions differ")
     return differences
+
+
+class ParallelSettings(TypedDict, total=False):
+    """:func:`run_parallel`'s keywords after ``files`` but ``profile``, for what passes
+    them on (:func:`pathprof.api.parallel_run`, :func:`pathprof.api.run_parallel_copies`)."""
+
+    copies: Required[int]
+    data_file: Required[str]
+    append: bool
+    executor: str
+    scheduler: str | None
+    verify: bool
+    partition: bool
+    kind: str
 
 
 def run_parallel(run_args: Sequence[str] | Callable[[int], Sequence[str]],
