@@ -23,7 +23,7 @@ import traceback
 import types
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, NoReturn, Protocol, TypeVar, overload
+from typing import Any, NoReturn, Protocol, TypeVar
 
 from pathprof.exceptions import ConfigError
 
@@ -245,17 +245,12 @@ class _RecursionRoom:
             pass
 
 
-@overload
+# (Any: ``ending``'s result, or None without one. Not typed by @overload: typing's
+# registry of overloads would keep this module, and the program's __main__ it holds
+# in _last_program, alive past the runtime's modules as the interpreter shuts down.)
 def run_script(path: str, args: Sequence[str], compile_fn: CompileFn,
                argv0: str | None = None, program: ProgramWindow = nullcontext,
-               ending: None = None) -> None: ...
-@overload
-def run_script(path: str, args: Sequence[str], compile_fn: CompileFn,
-               argv0: str | None = None, program: ProgramWindow = nullcontext,
-               *, ending: Ending[_R]) -> _R: ...
-def run_script(path: str, args: Sequence[str], compile_fn: CompileFn,
-               argv0: str | None = None, program: ProgramWindow = nullcontext,
-               ending: Ending[_R] | None = None) -> _R | None:
+               ending: Ending[Any] | None = None) -> Any:
     """Execute ``path`` as ``__main__`` with ``sys.argv = [argv0 or path, *args]``.
 
     ``__main__`` gets what ``python script.py`` gives it: ``__file__`` (absolute),
@@ -304,14 +299,8 @@ def run_script(path: str, args: Sequence[str], compile_fn: CompileFn,
             sys.modules["__main__"] = old_main
 
 
-@overload
 def run_module(name: str, args: Sequence[str], program: ProgramWindow = nullcontext,
-               ending: None = None) -> None: ...
-@overload
-def run_module(name: str, args: Sequence[str], program: ProgramWindow = nullcontext,
-               *, ending: Ending[_R]) -> _R: ...
-def run_module(name: str, args: Sequence[str], program: ProgramWindow = nullcontext,
-               ending: Ending[_R] | None = None) -> _R | None:
+               ending: Ending[Any] | None = None) -> Any:  # (Any: as run_script's)
     """Execute module ``name`` as ``__main__``, as ``python -m name`` does: through
     :mod:`runpy`'s own ``_run_module_as_main``, in a fresh ``__main__`` module, all
     of it inside ``program()``. The import hook, already installed, instruments the
@@ -329,7 +318,7 @@ def run_module(name: str, args: Sequence[str], program: ProgramWindow = nullcont
     class NotFound:
         """``ending``, except that a module not found is a usage error."""
 
-        def report(self, ended: BaseException | None) -> _R | None:
+        def report(self, ended: BaseException | None) -> Any:
             if isinstance(ended, SystemExit) and ended.code == not_found:
                 raise ConfigError(f"no module named {name}")
             if ending is None:
