@@ -155,11 +155,19 @@ def _run_within(run: Callable[[], object], program: ProgramWindow, ending: Endin
     except Exception as exc:  # the program's: a SyntaxError, as Python reports it
         ended = exc
     else:
-        with program():
-            try:
-                run()
-            except BaseException as exc:  # the program's: handed to ``ending``
-                ended = exc
+        window = program()
+        try:
+            with window:
+                try:
+                    run()
+                except BaseException as exc:  # the program's: handed to ``ending``
+                    ended = exc
+        except BaseException as exc:  # a signal handler's, as the window closed after
+            # the program's last line: the program's end, as it would be without
+            # pathprof, with the window's exit finished (it may not have begun)
+            window.__exit__(None, None, None)
+            exc.__context__ = ended
+            ended = exc
     try:
         result = ending.report(ended)
         settle(ended)

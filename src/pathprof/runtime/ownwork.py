@@ -148,13 +148,19 @@ class _Released:
 
     def __init__(self, work: OwnWork) -> None:
         self._work = work
-        self._held = 0
+        #: the depth released, until it is held again (None: held again, or never released)
+        self._held: int | None = None
 
     def __enter__(self) -> None:
         self._held = self._work._release()
 
     def __exit__(self, *exc: object) -> None:
-        self._work._hold_again(self._held)
+        # (idempotent: a runner whose window's exit a signal's exception cut short
+        # calls it again, pathprof.measure.execfile)
+        held = self._held
+        if held is not None:
+            self._work._hold_again(held)
+            self._held = None
 
 
 own_work = OwnWork()
