@@ -17,7 +17,7 @@ from pathprof.config import (
     read_config,
 )
 from pathprof.exceptions import ConfigError
-from pathprof.pytest.session import REPORT_KINDS, SESSION_REPORTS, report_kind
+from pathprof.pytest.session import REPORT_KINDS, report_kind
 
 
 def test_pyproject_table_with_the_flag_names(tmp_path: Path) -> None:
@@ -127,19 +127,6 @@ def test_the_configuration_page_documents_every_key_and_report_kind() -> None:
         assert f"`{kind}" in rows["report"], kind
     assert "`lcov[:FILE]`" in rows["report"]
     assert "`xml[:FILE]`" in rows["report"]
-
-
-def test_every_session_report_kind_is_a_report_of_the_api() -> None:
-    """The one table of ``--pathprof-report`` kinds names reports the API renders, and
-    the exports go where ``pathprof lcov`` and ``pathprof xml`` write them."""
-    from pathprof import api
-
-    for kind, (name, destination) in SESSION_REPORTS.items():
-        assert name in api.REPORTS, kind
-        if name in api.EXPORTS:
-            assert destination == api.EXPORTS[name], kind
-    assert [k for k, (_n, d) in SESSION_REPORTS.items() if d is None] == ["term",
-                                                                           "term-missing"]
 
 
 @pytest.mark.parametrize("page", ["README.md", "docs/configuration.md"])

@@ -88,6 +88,10 @@ PUBLIC_API = ("pathprof", "pathprof.api", "pathprof.config", "pathprof.exception
               "pathprof.messages", "pathprof.version", "pathprof.events",
               "pathprof.subpaths")
 
+#: Tables of pure data, importing nothing of pathprof, that the faces build their
+#: options from (the report formats: names, default files).
+TABLES = ("pathprof.formats",)
+
 #: The faces: what a user runs: the command line and the pytest package (the plugin,
 #: its parallel session, and the end of a session: the reports it prints and writes).
 FACES = ("pathprof.cli.*", "pathprof.__main__", "pathprof.pytest.*")
@@ -120,6 +124,7 @@ def rules(modules: set[str]) -> list[tuple[str, str, tuple[str, ...]]]:
     return [
         ("pathprof.contract", ONLY, ()),
         ("pathprof.constructs", ONLY, ()),
+        *((table, ONLY, ()) for table in TABLES),
         ("pathprof.graph.*", ONLY, ("pathprof.graph.*", "pathprof.types",
                                     "pathprof.exceptions")),
         ("pathprof.runtime.*", ONLY, ("pathprof.runtime.*", "pathprof", "pathprof.contract")),
@@ -132,7 +137,7 @@ def rules(modules: set[str]) -> list[tuple[str, str, tuple[str, ...]]]:
                            *(other for other in renderers if other != renderer
                              and other not in RENDERER_PARTS.get(renderer, ()))))
           for renderer in renderers),
-        *((face, ONLY, (*PUBLIC_API, *FACES, *REPORT_HELPERS)) for face in FACES),
+        *((face, ONLY, (*PUBLIC_API, *TABLES, *FACES, *REPORT_HELPERS)) for face in FACES),
         ("pathprof.api", NOT, ("rich.*",)),
         ("pathprof.reporting", NOT, ("rich.*",)),
         *((name, NOT, _LIVE) for name in sorted(modules)

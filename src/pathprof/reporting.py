@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from pathprof.exceptions import PathprofError
+from pathprof.formats import EXPORTS as FORMAT_EXPORTS
+from pathprof.formats import RENDERERS
 
 if TYPE_CHECKING:  # (imported when called)
     from rich.console import Console
@@ -314,21 +316,14 @@ def diff(old: Measurement, new: Measurement, *, threshold: float = 0.1, min_coun
 
 
 #: report name -> the module of :mod:`pathprof.report` and its renderer function
-#: (every one ``render(data, out, **options)``: see :mod:`pathprof.report`).
-REPORTS = {
-    "paths": ("paths_text", "render"), "paths-json": ("paths_json", "render"),
-    "coverage": ("coverage_text", "render"), "coverage-json": ("coverage_json", "render"),
-    "conditions": ("conditions_text", "render"),
-    "diff": ("diff_text", "render"), "diff-json": ("diff_text", "render_json"),
-    "html": ("html", "render"), "lcov": ("lcov", "render"), "xml": ("cobertura", "render"),
-    "events": ("events_text", "render"), "subpaths": ("subpaths_text", "render"),
-    "subpaths-html": ("subpaths_html", "render"), "plan": ("plan", "render"),
-    "partition-plan": ("partition_plan", "render"),
-}
+#: (every one ``render(data, out, **options)``: see :mod:`pathprof.report`); the one
+#: table is :data:`pathprof.formats.RENDERERS`
+REPORTS = RENDERERS
 
 
-#: export format -> default file name (coverage.py's and pytest-cov's)
-EXPORTS = {"lcov": "coverage.lcov", "xml": "coverage.xml"}
+#: export format -> default file name (coverage.py's and pytest-cov's), from
+#: :data:`pathprof.formats.EXPORTS`
+EXPORTS = {name: export.default_file for name, export in FORMAT_EXPORTS.items()}
 
 
 def condition_totals(coverage: PathCoverage) -> ConditionTotals:

@@ -22,6 +22,7 @@ from pathprof.cli.options import (
 )
 from pathprof.cli.progress import progress
 from pathprof.exceptions import PathprofError
+from pathprof.formats import EXPORTS, HTML_DIRECTORY
 from pathprof.messages import warn
 
 if TYPE_CHECKING:
@@ -210,8 +211,8 @@ def add_html(commands: _Commands) -> None:
     )
     data_file_option(html)
     report_filter_options(html)
-    html.add_argument("-d", "--directory", default="htmlpathprof", metavar="DIR",
-                      help="where to write the report (default htmlpathprof)")
+    html.add_argument("-d", "--directory", default=HTML_DIRECTORY, metavar="DIR",
+                      help=f"where to write the report (default {HTML_DIRECTORY})")
     html.add_argument("--title", default="pathprof report", help="the report's title")
     coverage_scope_options(html)
     html.set_defaults(handler=command_html)
@@ -232,8 +233,7 @@ def command_html(args: argparse.Namespace) -> int:
 
 def add_export(commands: _Commands) -> None:
     """``pathprof lcov`` and ``pathprof xml``: the coverage formats other tools read."""
-    for name, default, what in (("lcov", "coverage.lcov", "an LCOV tracefile"),
-                                ("xml", "coverage.xml", "a Cobertura XML report")):
+    for name, (default, what, _known_as) in EXPORTS.items():
         export = commands.add_parser(
             name,
             help=f"write {what}: line, branch, function and path coverage",

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pathprof.formats import COVERAGE_JSON_FILE, HTML_DIRECTORY, exports_help
 from pathprof.pytest.session import (
     CoverageReports,
     report_kind,
@@ -76,10 +77,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     dest="pathprof_report", metavar="TYPE",
                     help="report to show or write: term (default: a row per file), "
                     "term-missing (a row per function, and the missed paths), either with "
-                    ":skip-covered, html[:DIR] (default htmlpathprof), json[:FILE] (default "
-                    "pathprof.json), lcov[:FILE] (default coverage.lcov), xml[:FILE] "
-                    "(Cobertura, default coverage.xml); repeatable; an empty value reports "
-                    "nothing")
+                    f":skip-covered, html[:DIR] (default {HTML_DIRECTORY}), json[:FILE] "
+                    f"(default {COVERAGE_JSON_FILE}), {exports_help()}; repeatable; an "
+                    "empty value reports nothing")
     group.addoption("--pathprof-append", action="store_true", default=False,
                     dest="pathprof_append",
                     help="add this session's paths to the data file instead of replacing it")

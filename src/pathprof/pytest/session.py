@@ -12,6 +12,8 @@ import io
 import os
 from typing import TYPE_CHECKING, Any
 
+from pathprof.formats import SESSION_REPORTS
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -22,15 +24,12 @@ __all__ = ["REPORT_KINDS", "SESSION_REPORTS", "CoverageReports", "report_kind", 
            "source_in_effect"]
 
 #: Each ``--pathprof-report`` kind: the report of :data:`pathprof.api.REPORTS` it is, and
-#: where it goes unless ``KIND:DESTINATION`` says (None: shown on the terminal; the
-#: exports' are :data:`pathprof.api.EXPORTS`'s, which ``tests/test_config.py`` checks).
-#: A new kind is a row here and its renderer's in :data:`pathprof.api.REPORTS`.
-SESSION_REPORTS: dict[str, tuple[str, str | None]] = {
-    "term": ("coverage", None), "term-missing": ("coverage", None),
-    "html": ("html", "htmlpathprof"), "json": ("coverage-json", "pathprof.json"),
-    "lcov": ("lcov", "coverage.lcov"), "xml": ("xml", "coverage.xml"),
-}
+#: where it goes unless ``KIND:DESTINATION`` says (None: shown on the terminal). The one
+#: table of report formats is :mod:`pathprof.formats`: a new kind is a row there.
 REPORT_KINDS = tuple(SESSION_REPORTS)
+_WRITTEN = [f"{kind}:{'DIR' if name == 'html' else 'FILE'}"
+            for kind, (name, where) in SESSION_REPORTS.items() if where]
+_DESTINATIONS = f"{', '.join(_WRITTEN[:-1])} and {_WRITTEN[-1]}"
 
 
 def report_kind(text: str) -> str:
@@ -42,8 +41,8 @@ def report_kind(text: str) -> str:
     kind, colon, rest = text.partition(":")
     if kind not in REPORT_KINDS:
         raise argparse.ArgumentTypeError(
-            f"{text!r}: choose from {', '.join(REPORT_KINDS)} (html:DIR, json:FILE, "
-            "lcov:FILE and xml:FILE name where to write; term:skip-covered and "
+            f"{text!r}: choose from {', '.join(REPORT_KINDS)} ({_DESTINATIONS} name "
+            "where to write; term:skip-covered and "
             "term-missing:skip-covered leave out what is fully covered; an empty value "
             "reports nothing)")
     if kind.startswith("term") and colon and rest != "skip-covered":
