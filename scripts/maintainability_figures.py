@@ -17,6 +17,9 @@ counts, read from ``TREE/src/pathprof`` (its ``*.py`` files):
 - **places naming the lcov report**: modules other than the renderer itself
   (``report/lcov.py``) holding a string constant that names it (docstrings left out) or
   importing the renderer — the places a new report format like it touches.
+- **modules with a test file named after them**: modules other than ``__init__.py``
+  (of the ``modules`` counted) for which ``TREE/tests`` has ``<package path>/test_<name>.py``,
+  ``test_<name>.py`` or ``test_<package>_<name>.py``.
 - **configuration reads per pytest session**: calls of ``pathprof.config.read_config`` in
   one ``pytest --pathprof=pkg --pathprof-report=term --pathprof-report=lcov``
   session of a two-test
@@ -154,6 +157,27 @@ def config_reads(tree: Path) -> int:
         return int(reads)
 
 
+def tested_by_name(tree: Path, root: Path) -> tuple[int, list[str]]:
+    """How many of the tree's modules (``__init__.py`` left out) have a test file named
+    after them, and those that have none."""
+    tests = tree / "tests"
+    untested = []
+    counted = 0
+    for path in modules(tree):
+        relative = path.relative_to(root)
+        if path.name == "__init__.py":
+            continue
+        counted += 1
+        name = f"test_{path.stem}.py"
+        package = relative.parent.parts
+        candidates = [tests.joinpath(*package, name), tests / name]
+        if package:
+            candidates.append(tests / f"test_{package[-1]}_{path.stem}.py")
+        if not any(candidate.exists() for candidate in candidates):
+            untested.append(str(relative))
+    return counted, untested
+
+
 def figures(tree: Path) -> dict[str, object]:
     root = tree / "src" / "pathprof"
     lines = anys = 0
@@ -180,6 +204,7 @@ def figures(tree: Path) -> dict[str, object]:
         if name != "report/lcov.py" and names_lcov(module):
             lcov.append(name)
     classes.sort(key=lambda c: -c[1])
+    counted, untested = tested_by_name(tree, root)
     return {
         "modules": len(modules(tree)), "lines": lines, "any": anys,
         "any_per_kloc": round(anys * 1000 / lines, 1),
@@ -188,6 +213,8 @@ def figures(tree: Path) -> dict[str, object]:
         "files_naming_a_compound_statement": compound,
         "places_naming_lcov": lcov,
         "config_reads_per_session": config_reads(tree),
+        "modules_counted_for_tests": counted,
+        "modules_without_a_test_file": untested,
     }
 
 
@@ -198,7 +225,9 @@ def row(tree: str, f: dict) -> str:
     return (f"| {tree} | {f['modules']} / {f['lines']:,} | {f['any_per_kloc']} ({f['any']}) "
             f"| {len(f['modules_over_800'])}: {big} | {cls} {size} "
             f"| {len(compound)} ({sum(compound.values())} tests) "
-            f"| {len(f['places_naming_lcov'])} | {f['config_reads_per_session']} |")
+            f"| {len(f['places_naming_lcov'])} | {f['config_reads_per_session']} "
+            f"| {f['modules_counted_for_tests'] - len(f['modules_without_a_test_file'])} of "
+            f"{f['modules_counted_for_tests']} |")
 
 
 def main() -> None:
@@ -209,8 +238,9 @@ def main() -> None:
     found = {str(tree): figures(tree) for tree in args.trees}
     print("| tree | modules / lines | Any per kLOC (uses) | modules over 800 lines "
           "| largest class (lines) | files testing for a compound statement "
-          "| places naming the lcov report | configuration reads per pytest session |")
-    print("| --- | --- | ---: | --- | --- | ---: | ---: | ---: |")
+          "| places naming the lcov report | configuration reads per pytest session "
+          "| modules with a test file named after them |")
+    print("| --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: |")
     for tree, f in found.items():
         print(row(tree, f))
     if args.json:
