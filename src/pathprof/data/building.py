@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 
 from pathprof.data import schema
+from pathprof.data.files import pid_runs
 from pathprof.exceptions import DataError
 from pathprof.version import __version__
 
@@ -85,16 +86,6 @@ def _new_temp(directory: str) -> str:
         return temp
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True  # another user's, or cannot tell: leave it
-    return True
-
-
 def remove_stale_temps(directory: str) -> None:
     """Remove what a writer killed mid-way (``kill -9``) left: files being built by a
     process of this host that no longer runs, and files of the old naming over an
@@ -109,7 +100,7 @@ def remove_stale_temps(directory: str) -> None:
         full = os.path.join(directory, name)
         stale = False
         if match is not None:
-            stale = match[2] == HOST and not _alive(int(match[1]))
+            stale = match[2] == HOST and not pid_runs(int(match[1]))
         elif OLD_TEMP.fullmatch(name):
             with contextlib.suppress(OSError):
                 stale = now - os.path.getmtime(full) > OLD_TEMP_AGE

@@ -95,7 +95,7 @@ from dataclasses import dataclass
 
 __all__ = ["CLAIM", "KINDS", "MARKS", "NOT_DATA", "Claim", "Mark", "Part", "claim_name",
            "claims", "combinable_files", "files_of", "host", "mark_alive", "mark_name",
-           "marks", "parallel_name", "parse", "running"]
+           "marks", "parallel_name", "parse", "pid_runs", "running"]
 
 #: What writes a file beside a data file (see the module docstring).
 KINDS = ("child", "xdist", "copy", "saved")
@@ -305,6 +305,20 @@ def running(claim_host: str, pid: int) -> bool | None:
     runs: None when it is another host's, which cannot be asked."""
     if claim_host != host():
         return None
+    return pid_runs(pid)
+
+
+#: The largest process id there can be (``pid_t`` is a 32-bit signed int).
+_PID_MAX = 2**31 - 1
+
+
+def pid_runs(pid: int) -> bool:
+    """Whether process ``pid`` of this host runs. ``pid`` is read from a file's name,
+    input: a number no process has (0 and below name process groups to ``os.kill``,
+    and past ``pid_t``'s range it raises ``OverflowError``) runs none. Another
+    user's process, or one that cannot be asked, is taken to run."""
+    if not 0 < pid <= _PID_MAX:
+        return False
     if pid == os.getpid():
         return True
     try:
