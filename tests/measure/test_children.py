@@ -31,7 +31,6 @@ from pathprof.measure.children import (
     STARTUP_LINE,
     VARIABLE,
     ChildMeasurement,
-    _alive,
     _describe,
 )
 
@@ -227,22 +226,18 @@ def test_stop_leaves_a_variable_the_program_set_to_another_value(
 def test_start_removes_the_pth_files_of_dead_runs_only(
         site: Path, tmp_path: Path, starters: dict[str, list[Any]]) -> None:
     dead = site / f"pathprof-children-{DEAD_PID}-deadbeef.pth"
+    # (a pid no process can have: os.kill raised OverflowError, and the run failed)
+    impossible = site / f"pathprof-children-{2**64}-deadbeef.pth"
     alive = site / f"pathprof-children-{os.getpid()}-feedface.pth"
     not_hex = site / f"pathprof-children-{DEAD_PID}-nothex.pth"
     other = site / "distutils-precedence.pth"
-    for path in (dead, alive, not_hex, other):
+    for path in (dead, impossible, alive, not_hex, other):
         path.write_text(STARTUP_LINE, encoding="utf-8")
     measurement = _measurement(tmp_path)
     measurement.start()
     measurement.stop()
     assert sorted(p.name for p in site.iterdir()) == sorted(
         p.name for p in (alive, not_hex, other))
-
-
-def test_a_process_is_alive_unless_no_process_has_its_pid() -> None:
-    assert _alive(os.getpid())
-    assert _alive(1)  # init: alive, whether or not this process may signal it
-    assert not _alive(DEAD_PID)
 
 
 def test_a_subprocess_child_gets_the_variable_in_a_copy_of_its_env(

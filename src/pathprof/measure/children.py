@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, TypedDict
 
 from pathprof import runtime
+from pathprof.data.files import pid_runs
 from pathprof.measure import handover
 from pathprof.messages import warn
 
@@ -80,16 +81,6 @@ _PTH = re.compile(r"pathprof-children-(\d+)-[0-9a-f]+\.pth")
 #: is not set (other programs of the environment that start meanwhile).
 STARTUP_LINE = (f"import os; os.environ.get({VARIABLE!r}) and "
                 "__import__('pathprof.measure.childstart', fromlist=['start']).start()\n")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 class ChildMeasurement:
@@ -211,7 +202,7 @@ class ChildMeasurement:
             return
         for name in names:
             match = _PTH.fullmatch(name)
-            if match and not _alive(int(match[1])):
+            if match and not pid_runs(int(match[1])):
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(self.directory, name))
 
