@@ -9,6 +9,7 @@ from __future__ import annotations
 import dis
 import functools
 import json
+import signal
 import sys
 import textwrap
 import types
@@ -441,3 +442,55 @@ def test_searches_of_all_objects_are_spaced_by_their_cost(tmp_path: Path, stoppi
     assert index in state.switching.sent_back
     assert goback._pending == {}
     assert goback._searched["cost"] > 0
+
+
+class _Timeout(Exception):
+    pass
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="POSIX signals")
+def test_a_module_compiled_as_an_alarm_raises_is_kept_for_the_next_try(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A program's alarm handler that raises as the compile of the module's original
+    code returns (its period shorter than the compile: a busy ``signal.setitimer``)
+    does not cost the compile again at the next function that goes back: before, each
+    try compiled the module and lost it, so such a program spent nearly all its time
+    compiling. The alarm is set as the compile starts (its audit event) and comes
+    during it; the handler raises at the first bytecode after it."""
+    many = "".join(f"\ndef f{k}(x):\n" + "".join(f"    if x & {1 << b}:\n        x += {b}\n"
+                                                 for b in range(12)) + "    return x\n"
+                   for k in range(300))
+    _loaded, state, path = _load(tmp_path, MODULE + many, "goback_alarmed")
+    monkeypatch.setattr(goback, "_originals", {})  # (compiled from the file, not handed)
+    name = str(path)
+    compiles: list[str] = []
+    armed = [True]
+
+    def audit(event: str, args: tuple[object, ...]) -> None:
+        if event == "compile" and args[1] == name:
+            compiles.append(event)
+            if armed[0]:
+                armed[0] = False
+                signal.setitimer(signal.ITIMER_REAL, 0.001)
+
+    def on_alarm(signum: int, frame: object) -> None:
+        raise _Timeout
+
+    sys.addaudithook(audit)  # (cannot be removed: it does nothing once past this test)
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    try:
+        with pytest.raises(_Timeout):
+            goback._compile_originals(state, name)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert compiles == ["compile"]
+    key = (state.filename, state.meta.source_hash)
+    (kept,) = goback._module_codes[key]
+    assert kept.co_filename == name
+    found = goback._compile_originals(state, name)
+    assert compiles == ["compile"]  # not compiled again
+    (f299,) = [code for (qualname, _line), code in found.items() if qualname == "f299"]
+    assert not any("@pp" in used for used in f299.co_names)  # Python's code, not pathprof's
+    assert key not in goback._module_codes  # (let go of once its functions are found)
+    name = None  # (the hook stays installed: it matches nothing from here on)

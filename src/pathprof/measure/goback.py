@@ -65,6 +65,9 @@ __all__ = ["register_original", "send_back"]
 #: (or read from pathprof's cache) when it was instrumented, unmarshalled at its
 #: first swap (:func:`register_original`)
 _originals: dict[tuple[str, str], bytes] = {}
+#: (file, source hash) -> its module's code once unmarshalled or compiled, until its
+#: functions are found (:func:`_module_code`)
+_module_codes: dict[tuple[str, str], list[types.CodeType]] = {}
 #: how deep a chain of ``__wrapped__`` is followed
 _WRAPPED_DEPTH = 8
 _LRU_WRAPPER = ("functools", "_lru_cache_wrapper")
@@ -248,22 +251,15 @@ def _compile_originals(state: ModuleState, name: str) -> dict[tuple[str, int], t
     Python compiles it, those two alike left out; empty where the source on disk is not
     the one measured or does not compile. Compile-time warnings were shown at import:
     none is shown again."""
+    key = (state.filename, state.meta.source_hash)
     try:
-        marshalled = _originals.pop((state.filename, state.meta.source_hash), None)
-        if marshalled is not None:
-            module = marshal.loads(marshalled)
-        else:
-            with open(state.filename, "rb") as f:
-                source = f.read()
-            if source_hash(source) != state.meta.source_hash:
-                return {}
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                module = compile(source, name, "exec", dont_inherit=True)
+        module = _module_code(key, name)
     except Exception as err:
         if must_pass(err):  # (a signal handler's: the program's)
             raise
-        return {}
+        module = None
+    _originals.pop(key, None)
+    _module_codes.pop(key, None)
     if not isinstance(module, types.CodeType) or module.co_filename != name:
         return {}
     found: dict[tuple[str, int], types.CodeType] = {}
@@ -280,3 +276,29 @@ def _compile_originals(state: ModuleState, name: str) -> dict[tuple[str, int], t
     for location in twice:
         del found[location]
     return found
+
+
+def _module_code(key: tuple[str, str], name: str) -> object:
+    """The module's code as Python compiles it (None where the source on disk is not
+    the one measured), unmarshalled from what :func:`register_original` was given or
+    compiled from the file. A signal handler may raise (a ``Timeout`` the program's
+    alarm raises) whenever bytecode runs, as soon as the C call that made the code
+    returns, and a compile of a large module takes longer than a busy alarm's
+    period: so the code is stored, by C (``list.extend`` of a ``map``), before any
+    bytecode runs, and the next try starts from it (before, each try compiled the
+    module again and lost it again: a program with a 0.5 ms alarm spent 99% of its
+    time there, measured)."""
+    kept = _module_codes.setdefault(key, [])
+    if not kept:
+        marshalled = _originals.get(key)
+        if marshalled is not None:
+            kept.extend(map(marshal.loads, (marshalled,)))
+        else:
+            with open(key[0], "rb") as f:
+                source = f.read()
+            if source_hash(source) != key[1]:
+                return None
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                kept.extend(map(compile, (source,), (name,), ("exec",), (0,), (True,)))
+    return kept[0]
