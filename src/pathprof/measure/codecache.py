@@ -221,7 +221,9 @@ def _written_by_us(status: os.stat_result) -> bool:
 
 
 def _in(path: str, directory: str) -> bool:
-    return path.startswith(directory + os.sep)
+    """Whether ``path`` names a file under ``directory``, read as the system reads it:
+    a ``..`` that climbs out (``directory/../x``) does not."""
+    return os.path.normpath(path).startswith(os.path.normpath(directory) + os.sep)
 
 
 def _usable(directory: str, entry: str) -> bool:
@@ -229,9 +231,15 @@ def _usable(directory: str, entry: str) -> bool:
     ``directory``, where ``entry`` is one (the directory and its per-interpreter
     subdirectory exist and are the user's, see above); says why not, once, when one of
     them exists and is not."""
+    return _trusted(directory, (directory, os.path.dirname(entry)))
+
+
+def _trusted(directory: str, paths: tuple[str, ...]) -> bool:
+    """Whether each of ``paths`` (the cache directory ``directory``, then its
+    subdirectories) is one to keep pathprof's code in, as :func:`_usable` says."""
     if directory in _refused:
         return False
-    for path in (directory, os.path.dirname(entry)):
+    for path in paths:
         if path in _ready:
             continue
         why = _distrust(path)
@@ -284,6 +292,8 @@ def write(where: Places, digest: bytes, filename: str, code: Unbound) -> str | N
                 if where.directory in _refused:
                     continue
                 _make_directory(where.directory)
+                if not _trusted(where.directory, (where.directory,)):
+                    continue  # (refused: nothing made in it)
                 _make_directories(os.path.dirname(path))
                 if not _usable(where.directory, path):
                     continue
@@ -319,6 +329,8 @@ def write_own(directory: str, relative: str, data: bytes) -> bool:
         return False
     try:
         _make_directory(directory)
+        if not _trusted(directory, (directory,)):
+            return False  # (refused: nothing made in it)
         _make_directories(os.path.dirname(path))
         if not _usable(directory, path):
             return False
