@@ -63,9 +63,11 @@ def add_plan(commands: _Commands) -> None:
 def command_plan(args: argparse.Namespace) -> int:
     cfg, description = api.read_cfg(args.cfg_file)
     if description:
+        from rich.text import Text
+
         from pathprof.report.console import report_console
 
-        report_console().print(f"[bold]{description}[/bold]")
+        report_console().print(Text(description, style="bold"))  # (the file's: not markup)
     if args.parallel is not None:
         api.render("partition-plan", cfg, sys.stdout, copies=args.parallel)
         return OK

@@ -63,7 +63,7 @@ def conditions_headline(totals: ConditionTotals) -> str:
 
 
 def _row(table: Table, name: str, totals: ConditionTotals, style: str | None = None) -> None:
-    table.add_row(name, f"{totals.decisions:,}", f"{totals.conditions:,}",
+    table.add_row(Text(name), f"{totals.decisions:,}", f"{totals.conditions:,}",
                   f"{totals.outcomes:,}/{2 * totals.conditions:,}",
                   f"{totals.masking:,}/{totals.conditions:,}",
                   _percent(totals.masking, totals.conditions),

@@ -93,7 +93,7 @@ def stopped_note(coverage: PathCoverage) -> str | None:
 def _row(table: Table, name: str, totals: CoverageTotals, basis: CoverageTotals,
          style: str | None = None) -> None:
     at_least, at_most = ("≥", "≤") if totals.lower_bound else ("", "")
-    table.add_row(name, f"{totals.possible:,}", f"{at_least}{totals.run:,}",
+    table.add_row(Text(name), f"{totals.possible:,}", f"{at_least}{totals.run:,}",
                   f"{at_most}{totals.missed:,}", at_least + format_percent(totals),
                   f"{basis.run:,}/{basis.possible:,}", format_percent(basis), style=style)
 

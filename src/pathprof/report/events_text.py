@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import IO, TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 if TYPE_CHECKING:
     from typing import TypedDict, Unpack
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 from pathprof.events import EventCounts, FunctionEvents
 from pathprof.report.console import console_for
-from pathprof.report.terminal import plural
+from pathprof.report.terminal import plural, printable, printable_path
 
 __all__ = ["render", "render_counts", "sort_functions"]
 
@@ -55,8 +55,8 @@ def render_counts(console: Console, counts: EventCounts, *, sort: str = "inclusi
     table.add_column("self %", justify="right")
     for fn in shown:
         share = f"{100 * fn.self / total:.1f}" if total else "-"
-        where = f"{os.path.relpath(fn.file)}:{fn.first_line}"
-        table.add_row(f"{fn.qualname} [dim]{where}[/dim]", f"{fn.self:,}",
+        where = f"{printable_path(fn.file)}:{fn.first_line}"
+        table.add_row(Text.assemble(printable(fn.qualname), " ", (where, "dim")), f"{fn.self:,}",
                       f"{fn.inclusive:,}", share)
     console.print(table)
     if len(shown) < len(ordered):

@@ -95,7 +95,8 @@ def _edge_table(fn: FunctionProfile, lines: list[str] | None) -> Table:
         code = lines[line - 1].strip() if lines and line else ""
         for e in eids:
             count = fn.edges.get(e, 0)
-            table.add_row(str(line or ""), f"{code[:40]}  → {fn.meta.edges[e].label}",
+            table.add_row(str(line or ""), Text(f"{printable(code[:40])}  → "
+                                                   f"{fn.meta.edges[e].label}"),
                           f"{count:,}", f"{count / total:.1%}" if total else "-")
     return table
 

@@ -77,7 +77,7 @@ def render_plan(summary: PlanSummary) -> RenderableType:
     for eid in range(len(dag.edges)):
         probe = summary.plan.probes.get(eid)
         edges.add_row(
-            _edge_label(summary, eid),
+            Text(_edge_label(summary, eid)),
             str(numbering.val[eid]),
             "tree" if eid in placement.tree else "",
             "" if eid in placement.tree else str(placement.increment[eid]),

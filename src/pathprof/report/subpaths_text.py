@@ -3,7 +3,6 @@ estimated count, its error bound, and the source lines it runs, across functions
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
@@ -12,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pathprof.report.console import console_for
+from pathprof.report.terminal import printable_path
 from pathprof.subpaths import NOTHING_SAMPLED, bound_text, period_text
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def _blocks(hot: HotSubpath) -> Text:
     return text
 
 
-def subpath_table(hottest: Sequence[HotSubpath], *, title: str | None = None,
+def subpath_table(hottest: Sequence[HotSubpath], *, title: str | Text | None = None,
                   confidence: float = 0.95) -> Table:
     table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
     table.add_column("#", justify="right")
@@ -76,8 +76,9 @@ def subpath_table(hottest: Sequence[HotSubpath], *, title: str | None = None,
 def render_hot(console: Console, hottest: Sequence[HotSubpath], summary: SamplingSummary, *,
                confidence: float = 0.95) -> None:
     files = sorted({place[0] for h in hottest for place in h.places})
-    title = "Hottest subpaths" + (f" ({', '.join(os.path.relpath(f) for f in files[:3])}"
-                                  f"{' …' if len(files) > 3 else ''})" if files else "")
+    title = Text("Hottest subpaths" + (
+        f" ({', '.join(printable_path(f) for f in files[:3])}{' …' if len(files) > 3 else ''})"
+        if files else ""))
     bounded = [h for h in hottest if h.low > 0]
     if not hottest:
         console.print(NOTHING_SAMPLED)
