@@ -373,7 +373,7 @@ def exclusions_of(source: str, rules: ExclusionRules, filename: str = "<source>"
     if tree is None:
         try:
             tree = ast.parse(source, filename)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # (too deep: no parse)
             return ExcludedSource()
     finder = _Finder(source, rules)
     finder.walk(tree.body)

@@ -204,7 +204,7 @@ def codeless_lines(source: str) -> set[int]:
     runs them, so coverage tools do not list them."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # (too deep: no parse)
         return set()
     codeless: set[int] = set()
     with_code: set[int] = set()

@@ -297,7 +297,7 @@ class SourceText:
             return None
         try:
             return ast.parse(self.text, self.file)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # (too deep: no parse)
             return None
 
     @cached_property

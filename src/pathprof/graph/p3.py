@@ -179,6 +179,8 @@ def plan_program(
     """
     if copies < 1:
         raise ValueError(f"at least one copy is needed, not {copies}")
+    if delta is not None and delta < 1:  # (whether or not a procedure is split)
+        raise ValueError(f"the threshold must be at least 1, not {delta}")
     missing = [p for p in dags if p not in caller_count]
     if missing:
         raise ValueError(f"no caller count for procedures {missing!r}")

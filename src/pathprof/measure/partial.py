@@ -95,18 +95,77 @@ class CopyPlan:
 
 def from_environment(environ: Mapping[str, str] | None = None) -> CopyPlan | None:
     """The plan of this copy, or None when this process is not a copy of a parallel
-    run. Raises ValueError (naming the variable) for a plan that cannot be read."""
+    run. Raises ValueError (naming the variable) for a plan that cannot be read:
+    not JSON, a file missing, or of another shape (a value of the wrong type
+    anywhere in what is read)."""
     text = (os.environ if environ is None else environ).get(ENVIRONMENT)
     if not text:
         return None
     try:
-        settings = json.loads(text)
-        with open(settings["plan"], encoding="utf-8") as f:
-            plan = json.load(f)
+        settings = _object(json.loads(text), "the variable")
+        with open(_string(settings["plan"], "plan"), encoding="utf-8") as f:
+            plan = _object(json.load(f), "the plan")
         if plan.get("format") != PLAN_FORMAT:
             raise ValueError(f"plan format {plan.get('format')!r}, not {PLAN_FORMAT}")
-        return CopyPlan(int(settings["index"]), int(plan["copies"]),
-                        {digest: tuple(owners) for digest, owners in plan["owners"].items()},
-                        settings["calls"], settings.get("data"))
-    except (OSError, KeyError, TypeError, ValueError) as err:
+        owners = _object(plan["owners"], "owners")
+        data = settings.get("data")
+        return CopyPlan(_integer(settings["index"], "index"), _integer(plan["copies"], "copies"),
+                        {digest: _owners(digest, functions)
+                         for digest, functions in owners.items()},
+                        _string(settings["calls"], "calls"),
+                        None if data is None else _string(data, "data"))
+    except (OSError, KeyError, TypeError, ValueError, RecursionError) as err:
+        # (RecursionError: JSON nested too deeply for the decoder)
         raise ValueError(f"{ENVIRONMENT}: cannot read this copy's plan ({err})") from err
+
+
+def _object(value: object, what: str) -> dict[str, object]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} is not a JSON object but {type(value).__name__}")
+    return value
+
+
+def _string(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{what} is not a string but {type(value).__name__}")
+    return value
+
+
+def _integer(value: object, what: str) -> int:
+    if isinstance(value, str):
+        int(value)  # a string of no number says so ("invalid literal for int() ...")
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"{what} is not an integer but {value!r}")
+    return value
+
+
+def _integers(value: object, what: str) -> list[int]:
+    if not isinstance(value, list) or not all(
+            isinstance(item, int) and not isinstance(item, bool) for item in value):
+        raise ValueError(f"{what} is not a list of integers")
+    return value
+
+
+def _owners(digest: str, functions: object) -> tuple[int | SplitOwners, ...]:
+    """A module's owners as the plan gives them, checked: per function, a copy's
+    index or a split function's tasks and their copies."""
+    if not isinstance(functions, list):
+        raise ValueError(f"owners of {digest!r} are not a list but {type(functions).__name__}")
+    checked: list[int | SplitOwners] = []
+    for i, owner in enumerate(functions):
+        what = f"owner {i} of {digest!r}"
+        if isinstance(owner, int) and not isinstance(owner, bool):
+            checked.append(owner)
+        elif isinstance(owner, dict):
+            tasks = owner.get("tasks")
+            if not isinstance(tasks, list):
+                raise ValueError(f"{what} has no list of tasks")
+            for task in tasks:
+                _integers(task, f"a task of {what}")
+            copies = _integers(owner.get("copies"), f"the copies of {what}")
+            if len(copies) != len(tasks):
+                raise ValueError(f"{what} has {len(tasks)} tasks but {len(copies)} copies")
+            checked.append(owner)  # type: ignore[arg-type]
+        else:
+            raise ValueError(f"{what} is neither a copy nor a split but {type(owner).__name__}")
+    return tuple(checked)

@@ -53,6 +53,12 @@ def unmeasured_profiles(files: Sequence[str], measured: Collection[str]
         except (SyntaxError, ValueError) as err:
             problems.append((file, f"does not parse: {err}"))
             continue
+        except (RecursionError, MemoryError) as err:
+            # (nested too deeply for Python's parser or for the planner's walk of it,
+            # as pathprof.parallel.plan finds too)
+            why = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+            problems.append((file, f"does not parse: nested too deeply ({why})"))
+            continue
         digest = source_hash(data)
         profiles += [FunctionProfile.of(file, digest, meta)
                      for meta in metadata.functions]
