@@ -287,6 +287,19 @@ def test_without_the_source_nothing_is_proved() -> None:
     assert all(decide.impossible(p) is None for p in decide.missed())
 
 
+def test_a_test_too_deep_to_read_back_proves_nothing_and_breaks_nothing() -> None:
+    # (parsed: 1,500 additions; read back by ast.unparse, one frame each: past the
+    # recursion limit, which pathprof html met as a RecursionError)
+    deep = " + ".join(["x"] * 1500)
+    source = f"def deep(x):\n    if {deep}:\n        return 1\n    return 2\n"
+    coverage = path_coverage(measurement(profiles(source, deep={0: 1}), source=source))
+    found = function(coverage, "deep")
+    assert found.facts is None
+    assert [p.id for p in found.missed()] == [1]
+    assert found.impossible(found.missed()[0]) is None
+    assert [p.id for p in found.next_paths().paths] == [1]
+
+
 def test_contexts_are_named_by_path_key_and_sorted() -> None:
     fns = profiles(two={3: 1, 0: 1})
     fns[0].contexts = {3: {"test_b", "test_a"}, (2, 0): {"test_c"}, 0: {"test_z"}}

@@ -188,8 +188,16 @@ class FunctionCoverage:
 
     @cached_property
     def facts(self) -> FunctionFacts | None:
-        """What the source says of the function's tests (for paths that cannot run)."""
-        return None if self.tree is None else function_facts(self.profile, self.tree)
+        """What the source says of the function's tests (for paths that cannot run);
+        None, nothing proved, where the source tells nothing: none kept, or a test
+        nested too deeply to be read back (``ast.unparse`` recurses where the parser
+        did not need to)."""
+        if self.tree is None:
+            return None
+        try:
+            return function_facts(self.profile, self.tree)
+        except (RecursionError, MemoryError):
+            return None
 
     def next_paths(self, limit: int | None = None) -> NextPaths:
         """The missed paths that would complete the basis (:mod:`pathprof.analysis.nextpaths`);
