@@ -523,6 +523,35 @@ CASES: list[dict[str, Any]] = [
         ],
     ),
     dict(
+        # a condition's own __bool__ raises (the ValueError of Doubt), not a call in it:
+        # once in condition 0, once in condition 1 (on 3.11 the jump that asks the truth
+        # is located at the whole statement; the raise went uncounted)
+        name="raise_in_a_conditions_truth",
+        source=_src("""\
+            class Doubt:
+                def __bool__(self):
+                    raise ValueError("no truth")
+
+
+            DOUBT = Doubt()
+
+
+            def f(a, b):
+                x = (a, DOUBT)[a is None]
+                y = (b, DOUBT)[b is None]
+                if x and y:
+                    return 1
+                return 0
+            """),
+        function="f",
+        calls=[(T, T), (T, F), (F, T), (None, T), (T, None)],
+        decisions=[
+            _decision(12, ("x", "y"),
+                      {((T, T), T): 1, ((T, F), F): 1, ((F, N), F): 1},
+                      raised={0: 1, 1: 1}, **_all(T, 2)),
+        ],
+    ),
+    dict(
         # a is False only in evaluations that raised: those are no vectors, so a is not
         # covered (and the decision has one vector)
         name="raise_hides_a_value",

@@ -33,6 +33,13 @@ __all__ = ["Conditions"]
 #: The instruction an ``assert`` raises its AssertionError with (a decision's
 #: conditions hold no raise statement).
 _RAISE_VARARGS = bytes([opcode.opmap["RAISE_VARARGS"]])
+#: The jumps that ask a value's truth themselves (3.11: no ``TO_BOOL`` before them),
+#: located at the whole statement rather than at the value they test.
+_TRUTH_JUMPS = frozenset(opcode.opmap[name] for name in (
+    "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_FALSE",
+    "POP_JUMP_BACKWARD_IF_TRUE", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP")
+    if name in opcode.opmap)
+_EXTENDED_ARG = opcode.opmap["EXTENDED_ARG"]
 
 _code_positions: weakref.WeakKeyDictionary[CodeType, list[tuple[int | None, ...]]] = (
     weakref.WeakKeyDictionary())
@@ -172,9 +179,17 @@ class Conditions:
             if not decisions:
                 return
             positions = _positions(code)
-            where = positions[lasti // 2] if 0 <= lasti // 2 < len(positions) else None
+            unit = lasti // 2
             if code.co_code[lasti:lasti + 1] == _RAISE_VARARGS:
                 return  # an assert's own AssertionError: its test had an outcome
+            if 0 <= unit < len(positions) and code.co_code[lasti] in _TRUTH_JUMPS:
+                # (3.11: a value's ``__bool__`` raised in the jump that tests it, which
+                # is located at the whole statement: the value is the instruction's
+                # before, whose inline caches share its position)
+                unit -= 1
+                while unit > 0 and code.co_code[2 * unit] == _EXTENDED_ARG:
+                    unit -= 1
+            where = positions[unit] if 0 <= unit < len(positions) else None
             if where is None or None in where:
                 return
             line, end_line, col, end_col = where
