@@ -26,8 +26,14 @@ statement's line, a branch arm into excluded code (a decision left with one arm 
 decision); paths and basis dimensions as path coverage counts them
 (:mod:`pathprof.analysis.pathspace`).
 
-Invariant: for every function, every line hit count is at most the sum of the
-counts of the paths through it, ``0 <= covered <= valid`` for lines, branches and
+Invariant: for every function, a line's hit count is at most the sum, over the paths
+that ran, of the path's count times the number of times a block holding a statement
+that starts on the line occurs on it (equal when no exception cut a path short). A
+line is hit more than once by one run of a path where it starts statements of two of
+its blocks: a ``for`` line is in the iterable's block and the next item's, so the path
+that enters the loop hits it twice, and a loop over n items hits it n + 2 times (once
+for ``iter``, once per ``next``; Python's line events, which see ``iter`` and the first
+``next`` as one, count n + 1). ``0 <= covered <= valid`` for lines, branches and
 functions, and a file's and the total's figures are sums over their functions.
 """
 
