@@ -197,6 +197,15 @@ def test_functions_limits_the_functions_shown(measured: Measurement) -> None:
             "them.") in text
 
 
+def test_functions_zero_shows_them_all_as_count_s_top_zero_does(measured: Measurement
+                                                               ) -> None:
+    # (it said "No paths were measured." of a measurement whose paths ran)
+    text = _text(measured, functions=0)
+    assert text == _text(measured)
+    assert "No paths were measured." not in text
+    assert "more function" not in text
+
+
 def test_nothing_that_ran_says_so(here: Path) -> None:
     measured = _measure(SOURCE, lambda m: None, str(here / "m.py"))
     assert _text(measured) == "No paths were measured.\n"

@@ -89,7 +89,7 @@ def add_report(commands: _Commands) -> None:
     report.add_argument("--top", type=whole_number, default=5, metavar="N",
                         help="paths shown per function (text; default 5; json: all)")
     report.add_argument("--functions", type=whole_number, default=None, metavar="N",
-                        help="show only the N functions that executed most paths")
+                        help="show only the N functions that executed most paths (0: all)")
     report.add_argument("--show-unrun", action="store_true",
                         help="list measured functions that never ran")
     report.add_argument("-o", "--output", metavar="FILE", type=file_name, help="write to FILE")

@@ -183,7 +183,7 @@ def render_report(measurement: Measurement, console: Console, *, top: int = 5,
                   functions: int | None = None, show_unrun: bool = False) -> None:
     measured = [f for f in measurement.functions if f.total or f.edges]
     measured.sort(key=lambda f: (-(f.total or sum(f.edges.values())), f.file, f.first_line))
-    shown = measured if functions is None else measured[:functions]
+    shown = measured if not functions else measured[:functions]  # (0, None: all)
     if not shown:
         console.print("No paths were measured.")
         return
