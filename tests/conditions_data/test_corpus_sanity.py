@@ -45,6 +45,7 @@ EXPECTED_EVALUATIONS: dict[str, tuple[int, ...]] = {
     "raise_in_property": (5,),
     "raise_in_first_condition": (4,),
     "raise_hides_a_value": (3,),
+    "raise_in_a_conditions_truth": (5,),
     "raise_caught_in_loop": (5,),
     "elif_chain": (7, 5, 3),
     "while_and_conditional_expression": (21, 18),
